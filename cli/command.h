@@ -1,0 +1,31 @@
+// Subcommand registration. Each `cmd_<name>.cc` defines a setup function that adds its
+// CLI11 subcommand (options + callback) and registers it with PAS2P_REGISTER_COMMAND;
+// main.cc only wires them together. No algorithm lives in the CLI layer.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <vector>
+
+namespace pas2p::cli {
+
+using SetupFn = void (*)(CLI::App& root);
+
+struct CommandEntry {
+  int order;  // position in `pas2p --help`
+  SetupFn setup;
+};
+
+std::vector<CommandEntry>& CommandRegistry();
+
+struct CommandRegistrar {
+  CommandRegistrar(int order, SetupFn setup) { CommandRegistry().push_back({order, setup}); }
+};
+
+}  // namespace pas2p::cli
+
+#define PAS2P_CONCAT_INNER(a, b) a##b
+#define PAS2P_CONCAT(a, b) PAS2P_CONCAT_INNER(a, b)
+// PAS2P_REGISTER_COMMAND(30, SetupSimulate);
+#define PAS2P_REGISTER_COMMAND(order, fn) \
+  static ::pas2p::cli::CommandRegistrar PAS2P_CONCAT(pas2p_command_, __LINE__)(order, fn)

@@ -1,0 +1,265 @@
+#include "stream_format.h"
+
+namespace pas2p::internal {
+namespace {
+
+enum Field : int {
+  kWallStart = 0,
+  kWallDuration,
+  kCpuNs,
+  kInstructions,
+  kCycles,
+  kComm,
+  kPeer,
+  kTag,
+  kBytes,
+  kRequest,
+  kSync,
+  kRecvPeer,
+  kRecvTag,
+  kRecvBytes,
+  kSendBytes,
+  kSendCounts,
+  kRecvCounts,
+  kRequests,
+  kCompleted,
+  kNewComm,
+  kMembers,
+  kValue,
+  kFieldCount
+};
+
+inline std::uint64_t ZigZag(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+inline std::int64_t UnZigZag(std::uint64_t v) {
+  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
+}
+
+inline void PutVarint(std::uint64_t v, std::vector<std::uint8_t>* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<std::uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<std::uint8_t>(v));
+}
+inline void PutSigned(std::int64_t v, std::vector<std::uint8_t>* out) { PutVarint(ZigZag(v), out); }
+
+class Decoder {
+ public:
+  Decoder(const std::uint8_t* data, std::size_t size, std::size_t pos)
+      : data_(data), size_(size), pos_(pos) {}
+  bool Varint(std::uint64_t* v) {
+    std::uint64_t result = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= size_) return Fail("record runs past the end of its block");
+      std::uint8_t byte = data_[pos_++];
+      result |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if (!(byte & 0x80)) {
+        *v = result;
+        return true;
+      }
+    }
+    return Fail("varint longer than 10 bytes");
+  }
+  bool Signed(std::int64_t* v) {
+    std::uint64_t u;
+    if (!Varint(&u)) return false;
+    *v = UnZigZag(u);
+    return true;
+  }
+  template <typename T>
+  bool SignedAs(T* v) {
+    std::int64_t x;
+    if (!Signed(&x)) return false;
+    *v = static_cast<T>(x);
+    return true;
+  }
+  bool Count(std::size_t* n) {
+    std::uint64_t v;
+    if (!Varint(&v)) return false;
+    if (v > size_ - pos_) return Fail("list length " + std::to_string(v) + " exceeds the block");
+    *n = static_cast<std::size_t>(v);
+    return true;
+  }
+  bool Byte(std::uint8_t* b) {
+    if (pos_ >= size_) return Fail("record runs past the end of its block");
+    *b = data_[pos_++];
+    return true;
+  }
+  bool Fail(const std::string& what) {
+    error_ = what;
+    return false;
+  }
+  std::size_t pos() const { return pos_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  const std::uint8_t* data_;
+  std::size_t size_;
+  std::size_t pos_;
+  std::string error_;
+};
+
+void PutU64List(const std::vector<std::uint64_t>& values, std::vector<std::uint8_t>* out) {
+  PutVarint(values.size(), out);
+  for (std::uint64_t v : values) PutVarint(v, out);
+}
+
+}  // namespace
+
+void EncodeEvent(const Event& e, std::int64_t* last_wall_ns, std::vector<std::uint8_t>* out) {
+  static const Event kDefault{};
+  const std::int64_t start_delta = e.wall_start_ns - *last_wall_ns;
+  const std::int64_t duration = e.wall_end_ns - e.wall_start_ns;
+  std::uint64_t mask = 0;
+  auto set = [&mask](Field f, bool present) {
+    if (present) mask |= 1ull << f;
+  };
+  set(kWallStart, start_delta != 0);
+  set(kWallDuration, duration != 0);
+  set(kCpuNs, e.cpu_ns != kDefault.cpu_ns);
+  set(kInstructions, e.instructions != kDefault.instructions);
+  set(kCycles, e.cycles != kDefault.cycles);
+  set(kComm, e.comm != kDefault.comm);
+  set(kPeer, e.peer != kDefault.peer);
+  set(kTag, e.tag != kDefault.tag);
+  set(kBytes, e.bytes != kDefault.bytes);
+  set(kRequest, e.request != kDefault.request);
+  set(kSync, e.sync);
+  set(kRecvPeer, e.recv_peer != kDefault.recv_peer);
+  set(kRecvTag, e.recv_tag != kDefault.recv_tag);
+  set(kRecvBytes, e.recv_bytes != kDefault.recv_bytes);
+  set(kSendBytes, e.send_bytes != kDefault.send_bytes);
+  set(kSendCounts, !e.send_counts.empty());
+  set(kRecvCounts, !e.recv_counts.empty());
+  set(kRequests, !e.requests.empty());
+  set(kCompleted, !e.completed.empty());
+  set(kNewComm, e.new_comm != kDefault.new_comm);
+  set(kMembers, !e.members.empty());
+  set(kValue, e.value != kDefault.value);
+
+  out->push_back(static_cast<std::uint8_t>(e.kind));
+  PutVarint(mask, out);
+  if (mask & (1ull << kWallStart)) PutSigned(start_delta, out);
+  if (mask & (1ull << kWallDuration)) PutSigned(duration, out);
+  if (mask & (1ull << kCpuNs)) PutSigned(e.cpu_ns, out);
+  if (mask & (1ull << kInstructions)) PutSigned(e.instructions, out);
+  if (mask & (1ull << kCycles)) PutSigned(e.cycles, out);
+  if (mask & (1ull << kComm)) PutVarint(e.comm, out);
+  if (mask & (1ull << kPeer)) PutSigned(e.peer, out);
+  if (mask & (1ull << kTag)) PutSigned(e.tag, out);
+  if (mask & (1ull << kBytes)) PutVarint(e.bytes, out);
+  if (mask & (1ull << kRequest)) PutVarint(e.request, out);
+  if (mask & (1ull << kRecvPeer)) PutSigned(e.recv_peer, out);
+  if (mask & (1ull << kRecvTag)) PutSigned(e.recv_tag, out);
+  if (mask & (1ull << kRecvBytes)) PutVarint(e.recv_bytes, out);
+  if (mask & (1ull << kSendBytes)) PutVarint(e.send_bytes, out);
+  if (mask & (1ull << kSendCounts)) PutU64List(e.send_counts, out);
+  if (mask & (1ull << kRecvCounts)) PutU64List(e.recv_counts, out);
+  if (mask & (1ull << kRequests)) PutU64List(e.requests, out);
+  if (mask & (1ull << kCompleted)) {
+    PutVarint(e.completed.size(), out);
+    for (const Completion& c : e.completed) {
+      PutVarint(c.request, out);
+      PutSigned(c.peer, out);
+      PutSigned(c.tag, out);
+      PutVarint(c.bytes, out);
+    }
+  }
+  if (mask & (1ull << kNewComm)) PutVarint(e.new_comm, out);
+  if (mask & (1ull << kMembers)) {
+    PutVarint(e.members.size(), out);
+    std::int64_t previous = 0;
+    for (std::int32_t m : e.members) {
+      PutSigned(m - previous, out);
+      previous = m;
+    }
+  }
+  if (mask & (1ull << kValue)) PutSigned(e.value, out);
+  *last_wall_ns = e.wall_end_ns;
+}
+
+bool DecodeEvent(const std::uint8_t* data, std::size_t size, std::size_t* pos,
+                 std::int64_t* last_wall_ns, Event* event, std::string* error) {
+  Decoder d(data, size, *pos);
+  Event e;
+  std::uint8_t kind;
+  std::uint64_t mask;
+  auto fail = [&]() {
+    *error = d.error();
+    return false;
+  };
+  if (!d.Byte(&kind)) return fail();
+  if (kind >= kEventKindCount) {
+    *error = "unknown event kind " + std::to_string(kind) + " (expected 0.." +
+             std::to_string(kEventKindCount - 1) + ")";
+    return false;
+  }
+  e.kind = static_cast<EventKind>(kind);
+  if (!d.Varint(&mask)) return fail();
+  if (mask >> kFieldCount) {
+    *error = "field mask has unknown fields set";
+    return false;
+  }
+  auto has = [mask](Field f) { return (mask & (1ull << f)) != 0; };
+  std::int64_t start_delta = 0, duration = 0;
+  auto u64_list = [&d](std::vector<std::uint64_t>* values) {
+    std::size_t n;
+    if (!d.Count(&n)) return false;
+    values->resize(n);
+    for (auto& v : *values)
+      if (!d.Varint(&v)) return false;
+    return true;
+  };
+  if (has(kWallStart) && !d.Signed(&start_delta)) return fail();
+  if (has(kWallDuration) && !d.Signed(&duration)) return fail();
+  if (has(kCpuNs) && !d.Signed(&e.cpu_ns)) return fail();
+  if (has(kInstructions) && !d.Signed(&e.instructions)) return fail();
+  if (has(kCycles) && !d.Signed(&e.cycles)) return fail();
+  if (has(kComm) && !d.Varint(&e.comm)) return fail();
+  if (has(kPeer) && !d.SignedAs(&e.peer)) return fail();
+  if (has(kTag) && !d.SignedAs(&e.tag)) return fail();
+  if (has(kBytes) && !d.Varint(&e.bytes)) return fail();
+  if (has(kRequest) && !d.Varint(&e.request)) return fail();
+  e.sync = has(kSync);
+  if (has(kRecvPeer) && !d.SignedAs(&e.recv_peer)) return fail();
+  if (has(kRecvTag) && !d.SignedAs(&e.recv_tag)) return fail();
+  if (has(kRecvBytes) && !d.Varint(&e.recv_bytes)) return fail();
+  if (has(kSendBytes) && !d.Varint(&e.send_bytes)) return fail();
+  if (has(kSendCounts) && !u64_list(&e.send_counts)) return fail();
+  if (has(kRecvCounts) && !u64_list(&e.recv_counts)) return fail();
+  if (has(kRequests) && !u64_list(&e.requests)) return fail();
+  if (has(kCompleted)) {
+    std::size_t n;
+    if (!d.Count(&n)) return fail();
+    e.completed.resize(n);
+    for (Completion& c : e.completed) {
+      if (!d.Varint(&c.request) || !d.SignedAs(&c.peer) || !d.SignedAs(&c.tag) ||
+          !d.Varint(&c.bytes))
+        return fail();
+    }
+  }
+  if (has(kNewComm) && !d.Varint(&e.new_comm)) return fail();
+  if (has(kMembers)) {
+    std::size_t n;
+    if (!d.Count(&n)) return fail();
+    e.members.resize(n);
+    std::int64_t previous = 0;
+    for (auto& m : e.members) {
+      std::int64_t delta;
+      if (!d.Signed(&delta)) return fail();
+      previous += delta;
+      m = static_cast<std::int32_t>(previous);
+    }
+  }
+  if (has(kValue) && !d.Signed(&e.value)) return fail();
+  e.wall_start_ns = *last_wall_ns + start_delta;
+  e.wall_end_ns = e.wall_start_ns + duration;
+  *last_wall_ns = e.wall_end_ns;
+  *pos = d.pos();
+  *event = std::move(e);
+  return true;
+}
+
+}  // namespace pas2p::internal

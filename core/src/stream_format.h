@@ -1,0 +1,89 @@
+// The binary layout of one rank's event stream (private to core).
+//
+//   file   := header block* footer?
+//   header := "P2PTRACE" u32 format_version i32 rank                       (16 bytes)
+//   block  := u32 magic 'BLK1' u8 flags u8[3] 0 u32 raw_bytes u32 stored_bytes
+//             u32 event_count u32 checksum(stored payload)  payload        (24 + stored)
+//   flags  := bit 0 raw (payload not compressed), bit 1 footer (payload: u64 total events)
+//
+// A block's payload is a sequence of records; each record is
+//   u8 kind, varint field mask, then every field that differs from Event{} in mask order.
+// Signed values are zig-zag varints; wall_start is a delta from the previous record's
+// wall_end inside the same block (0 at a block start), wall_end a delta from wall_start,
+// so each block decodes on its own. Little-endian throughout.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "pas2p/core/event.h"
+
+namespace pas2p::internal {
+
+inline constexpr char kStreamMagic[8] = {'P', '2', 'P', 'T', 'R', 'A', 'C', 'E'};
+inline constexpr std::size_t kStreamHeaderBytes = 16;
+inline constexpr std::uint32_t kBlockMagic = 0x314B4C42;  // "BLK1"
+inline constexpr std::size_t kBlockHeaderBytes = 24;
+inline constexpr std::uint8_t kBlockRaw = 1;
+inline constexpr std::uint8_t kBlockFooter = 2;
+inline constexpr std::uint32_t kMaxBlockBytes = 64u << 20;  // sanity bound for readers
+
+struct BlockHeader {
+  std::uint32_t magic = kBlockMagic;
+  std::uint8_t flags = 0;
+  std::uint32_t raw_bytes = 0;
+  std::uint32_t stored_bytes = 0;
+  std::uint32_t event_count = 0;
+  std::uint32_t checksum = 0;
+};
+
+inline void PutU32(std::uint8_t* p, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) p[i] = static_cast<std::uint8_t>(v >> (8 * i));
+}
+inline std::uint32_t GetU32(const std::uint8_t* p) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(p[i]) << (8 * i);
+  return v;
+}
+
+inline void EncodeBlockHeader(const BlockHeader& h, std::uint8_t out[kBlockHeaderBytes]) {
+  std::memset(out, 0, kBlockHeaderBytes);
+  PutU32(out, h.magic);
+  out[4] = h.flags;
+  PutU32(out + 8, h.raw_bytes);
+  PutU32(out + 12, h.stored_bytes);
+  PutU32(out + 16, h.event_count);
+  PutU32(out + 20, h.checksum);
+}
+inline BlockHeader DecodeBlockHeader(const std::uint8_t in[kBlockHeaderBytes]) {
+  BlockHeader h;
+  h.magic = GetU32(in);
+  h.flags = in[4];
+  h.raw_bytes = GetU32(in + 8);
+  h.stored_bytes = GetU32(in + 12);
+  h.event_count = GetU32(in + 16);
+  h.checksum = GetU32(in + 20);
+  return h;
+}
+
+// FNV-1a, 32 bit: cheap, allocation free (usable from a signal handler), and catches the
+// random damage a checksum here is for.
+inline std::uint32_t Checksum(const std::uint8_t* data, std::size_t size) {
+  std::uint32_t h = 2166136261u;
+  for (std::size_t i = 0; i < size; ++i) {
+    h ^= data[i];
+    h *= 16777619u;
+  }
+  return h;
+}
+
+// Appends `event` to `out`; `last_wall_ns` is the delta base (updated).
+void EncodeEvent(const Event& event, std::int64_t* last_wall_ns, std::vector<std::uint8_t>* out);
+
+// Decodes one record at data[*pos]; false with `error` set if the record is malformed.
+bool DecodeEvent(const std::uint8_t* data, std::size_t size, std::size_t* pos,
+                 std::int64_t* last_wall_ns, Event* event, std::string* error);
+
+}  // namespace pas2p::internal

@@ -1,0 +1,149 @@
+#include "pas2p/core/trace.h"
+
+#include <algorithm>
+#include <map>
+
+#include "pas2p/core/simgrid_ti.h"
+
+namespace pas2p {
+
+TraceDirectory::TraceDirectory(std::filesystem::path dir)
+    : dir_(std::move(dir)), metadata_(ReadMetadata(dir_)) {}
+
+std::unique_ptr<RankEventSource> TraceDirectory::OpenRank(int rank) const {
+  if (rank < 0 || rank >= metadata_.nprocs) {
+    throw TraceError(dir_.string() + ": rank " + std::to_string(rank) +
+                     " out of range: the trace has ranks 0.." +
+                     std::to_string(metadata_.nprocs - 1));
+  }
+  std::filesystem::path path = RankStreamPath(dir_, rank);
+  if (!std::filesystem::exists(path)) {
+    throw TraceError(path.string() + ": rank " + std::to_string(rank) +
+                     ": event stream missing (trace.json says " + std::to_string(metadata_.nprocs) +
+                     " ranks)");
+  }
+  return std::make_unique<RankStreamReader>(path, rank);
+}
+
+std::unique_ptr<TraceSource> OpenTrace(const std::filesystem::path& path) {
+  if (std::filesystem::is_directory(path) && std::filesystem::exists(path / kMetadataFileName)) {
+    return std::make_unique<TraceDirectory>(path);
+  }
+  if (IsSimgridTi(path)) return OpenSimgridTi(path);
+  if (!std::filesystem::exists(path))
+    throw TraceError(path.string() + ": no such file or directory");
+  throw TraceError(path.string() +
+                   ": not a trace: expected a pas2p trace directory (with trace.json) or a "
+                   "SimGrid time-independent trace list file");
+}
+
+TraceData ReadTrace(const TraceSource& source, bool require_complete,
+                    std::vector<std::string>* warnings) {
+  TraceData data;
+  data.metadata = source.metadata();
+  data.ranks.resize(static_cast<std::size_t>(source.nprocs()));
+  for (int r = 0; r < source.nprocs(); ++r) {
+    auto reader = source.OpenRank(r);
+    auto& events = data.ranks[static_cast<std::size_t>(r)];
+    Event e;
+    while (reader->Next(&e)) events.push_back(std::move(e));
+    if (reader->status() != StreamStatus::kComplete) {
+      if (require_complete) throw TraceError(reader->message());
+      if (warnings) warnings->push_back(reader->message());
+    }
+  }
+  return data;
+}
+
+void WriteTrace(const std::filesystem::path& dir, const TraceData& data) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw TraceError(dir.string() + ": cannot create trace directory: " + ec.message());
+  TraceMetadata metadata = data.metadata;
+  metadata.nprocs = static_cast<int>(data.ranks.size());
+  for (int r = 0; r < metadata.nprocs; ++r) {
+    RankStreamWriter writer;
+    bool ok = writer.Open(RankStreamPath(dir, r), r);
+    for (const Event& e : data.ranks[static_cast<std::size_t>(r)]) ok = ok && writer.Append(e);
+    ok = ok && writer.Close();
+    if (!ok) throw TraceError(RankStreamPath(dir, r).string() + ": " + writer.error());
+  }
+  WriteMetadata(dir, metadata);
+}
+
+void ResolveWildcards(std::vector<Event>* events) {
+  std::map<RequestId, std::size_t> pending;  // wildcard irecv request -> event index
+  for (std::size_t i = 0; i < events->size(); ++i) {
+    Event& e = (*events)[i];
+    if (e.kind == EventKind::kIrecv && (e.peer == kAnySource || e.tag == kAnyTag)) {
+      pending[e.request] = i;
+    } else if (IsCompletion(e.kind)) {
+      for (const Completion& c : e.completed) {
+        auto it = pending.find(c.request);
+        if (it == pending.end()) continue;
+        Event& irecv = (*events)[it->second];
+        if (c.peer >= 0) irecv.peer = c.peer;
+        if (irecv.tag == kAnyTag && c.tag != kAnyTag) irecv.tag = c.tag;
+        pending.erase(it);
+      }
+    }
+  }
+}
+
+CommTable::CommTable(int nprocs) : nprocs_(nprocs) {}
+
+void CommTable::Add(const Event& e, int rank) {
+  auto it = std::lower_bound(comms_.begin(), comms_.end(), e.new_comm,
+                             [](const auto& entry, CommId id) { return entry.first < id; });
+  if (it != comms_.end() && it->first == e.new_comm) {
+    if (it->second != e.members) {
+      throw TraceError("rank " + std::to_string(rank) + ": communicator " +
+                       std::to_string(e.new_comm) +
+                       " is defined with different members than another rank saw");
+    }
+    return;
+  }
+  if (e.new_comm == kCommWorld || e.new_comm == kCommSelf) {
+    throw TraceError("rank " + std::to_string(rank) + ": communicator id " +
+                     std::to_string(e.new_comm) + " is reserved (world/self)");
+  }
+  for (std::int32_t m : e.members) {
+    if (m < 0 || m >= nprocs_) {
+      throw TraceError("rank " + std::to_string(rank) + ": communicator " +
+                       std::to_string(e.new_comm) + " has member " + std::to_string(m) +
+                       " outside 0.." + std::to_string(nprocs_ - 1));
+    }
+  }
+  comms_.insert(it, {e.new_comm, e.members});
+}
+
+bool CommTable::Has(CommId comm) const {
+  if (comm == kCommWorld || comm == kCommSelf) return true;
+  return std::binary_search(comms_.begin(), comms_.end(),
+                            std::make_pair(comm, std::vector<std::int32_t>{}),
+                            [](const auto& a, const auto& b) { return a.first < b.first; });
+}
+
+std::vector<std::int32_t> CommTable::Members(CommId comm, int rank) const {
+  if (comm == kCommWorld) {
+    std::vector<std::int32_t> all(static_cast<std::size_t>(nprocs_));
+    for (int i = 0; i < nprocs_; ++i) all[static_cast<std::size_t>(i)] = i;
+    return all;
+  }
+  if (comm == kCommSelf) return {rank};
+  auto it = std::lower_bound(comms_.begin(), comms_.end(), comm,
+                             [](const auto& entry, CommId id) { return entry.first < id; });
+  if (it == comms_.end() || it->first != comm) {
+    throw TraceError("rank " + std::to_string(rank) + ": communicator " + std::to_string(comm) +
+                     " is used but was never created in the trace");
+  }
+  return it->second;
+}
+
+int CommTable::Size(CommId comm) const {
+  if (comm == kCommWorld) return nprocs_;
+  if (comm == kCommSelf) return 1;
+  return static_cast<int>(Members(comm, 0).size());
+}
+
+}  // namespace pas2p

@@ -1,0 +1,335 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include "pas2p/core/trace.h"
+
+namespace pas2p {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path TempDir(const std::string& name) {
+  fs::path dir =
+      fs::temp_directory_path() / ("pas2p_core_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+// A varied stream: every field of the model appears somewhere.
+std::vector<Event> SampleEvents(int rank, int n) {
+  std::vector<Event> events;
+  std::int64_t t = 0;
+  std::mt19937_64 rng(42 + rank);
+  auto stamp = [&](Event e, std::int64_t duration) {
+    e.wall_start_ns = t;
+    t += duration;
+    e.wall_end_ns = t;
+    return e;
+  };
+  Event init;
+  init.kind = EventKind::kInit;
+  init.value = 3;
+  init.wall_start_ns = -5000;
+  events.push_back(init);
+  Event split;
+  split.kind = EventKind::kCommCreate;
+  split.new_comm = 0xdeadbeefcafe1234ull;
+  split.members = {0, 2, 5, 3};
+  split.value = static_cast<int>(CommOrigin::kSplit);
+  events.push_back(stamp(split, 900));
+  for (int i = 0; i < n; ++i) {
+    events.push_back(stamp(MakeCompute(1000 + static_cast<std::int64_t>(rng() % 5000),
+                                       i % 3 ? kNotMeasured : 123456, 99),
+                           2000 + static_cast<std::int64_t>(rng() % 100)));
+    switch (i % 6) {
+      case 0:
+        events.push_back(stamp(MakeIsend((rank + 1) % 4, 5, 4096, 2 * i + 1), 300));
+        break;
+      case 1: {
+        events.push_back(stamp(MakeIrecv(kAnySource, kAnyTag, 4096, 2 * i + 2), 200));
+        Event w;
+        w.kind = EventKind::kWaitany;
+        w.requests = {static_cast<RequestId>(2 * i + 2), 7};
+        w.completed = {{static_cast<RequestId>(2 * i + 2), 3, 5, 4000}};
+        events.push_back(stamp(w, 700));
+        break;
+      }
+      case 2: {
+        Event test;
+        test.kind = EventKind::kTest;
+        test.requests = {9};
+        events.push_back(stamp(test, 50));  // a failed test
+        break;
+      }
+      case 3: {
+        Event v = MakeCollective(EventKind::kAlltoallv, 60, 70, kNoRank, split.new_comm);
+        v.send_counts = {10, 20, 30, 0};
+        v.recv_counts = {0, 30, 20, 20};
+        events.push_back(stamp(v, 4000));
+        break;
+      }
+      case 4: {
+        Event sr;
+        sr.kind = EventKind::kSendrecv;
+        sr.peer = 1;
+        sr.tag = -1;
+        sr.bytes = 1ull << 40;
+        sr.recv_peer = 2;
+        sr.recv_tag = 77;
+        sr.recv_bytes = 3;
+        sr.sync = true;
+        events.push_back(stamp(sr, 100));
+        break;
+      }
+      default:
+        events.push_back(stamp(MakeCollective(EventKind::kBcast, 0, 800, 2), 900));
+    }
+  }
+  Event fin;
+  fin.kind = EventKind::kFinalize;
+  events.push_back(stamp(fin, 10));
+  return events;
+}
+
+TEST(Stream, RoundTripIsExact) {
+  fs::path dir = TempDir("roundtrip");
+  TraceData data;
+  data.metadata.application = "sample";
+  data.metadata.command = {"./sample", "--size", "10"};
+  data.metadata.counters = {"PAPI_TOT_INS"};
+  for (int r = 0; r < 3; ++r) data.ranks.push_back(SampleEvents(r, 5000));
+  WriteTrace(dir, data);
+  TraceDirectory trace(dir);
+  EXPECT_EQ(trace.nprocs(), 3);
+  EXPECT_TRUE(trace.metadata().HasInstructions());
+  EXPECT_FALSE(trace.metadata().HasCycles());
+  TraceData back = ReadTrace(trace);
+  ASSERT_EQ(back.ranks.size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    ASSERT_EQ(back.ranks[r].size(), data.ranks[r].size());
+    for (std::size_t i = 0; i < data.ranks[r].size(); ++i)
+      ASSERT_EQ(back.ranks[r][i], data.ranks[r][i])
+          << "rank " << r << " event " << i << ": " << FormatEvent(back.ranks[r][i]);
+  }
+  EXPECT_EQ(back.metadata.command, data.metadata.command);
+  fs::remove_all(dir);
+}
+
+TEST(Stream, WritingTwiceGivesIdenticalBytes) {
+  fs::path a = TempDir("det_a"), b = TempDir("det_b");
+  TraceData data;
+  data.ranks.push_back(SampleEvents(0, 3000));
+  WriteTrace(a, data);
+  WriteTrace(b, data);
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(slurp(RankStreamPath(a, 0)), slurp(RankStreamPath(b, 0)));
+  fs::remove_all(a);
+  fs::remove_all(b);
+}
+
+// Writes one rank with small blocks and returns the byte offsets where blocks end.
+std::vector<std::uintmax_t> WriteSmallBlocks(const fs::path& dir, const std::vector<Event>& ev) {
+  TraceMetadata meta;
+  meta.nprocs = 1;
+  WriteMetadata(dir, meta);
+  RankStreamWriter writer;
+  RankStreamWriter::Options options;
+  options.block_bytes = 512;
+  EXPECT_TRUE(writer.Open(RankStreamPath(dir, 0), 0, options));
+  std::vector<std::uintmax_t> ends;
+  std::uint64_t last = writer.bytes_written();
+  for (const Event& e : ev) {
+    EXPECT_TRUE(writer.Append(e));
+    if (writer.bytes_written() != last) {
+      last = writer.bytes_written();
+      ends.push_back(last);
+    }
+  }
+  EXPECT_TRUE(writer.Close());
+  return ends;
+}
+
+TEST(Stream, CutAtEveryBlockBoundaryReadsBackItsPrefix) {
+  fs::path dir = TempDir("cut");
+  std::vector<Event> events = SampleEvents(0, 400);
+  std::vector<std::uintmax_t> ends = WriteSmallBlocks(dir, events);
+  ASSERT_GT(ends.size(), 5u);
+  std::string full;
+  {
+    std::ifstream in(RankStreamPath(dir, 0), std::ios::binary);
+    full.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::vector<std::uintmax_t> cuts = {16};
+  cuts.insert(cuts.end(), ends.begin(), ends.end());
+  std::uint64_t previous_count = 0;
+  for (std::uintmax_t cut : cuts) {
+    {
+      std::ofstream out(RankStreamPath(dir, 0), std::ios::binary | std::ios::trunc);
+      out.write(full.data(), static_cast<std::streamsize>(cut));
+    }
+    RankStreamReader reader(RankStreamPath(dir, 0), 0);
+    Event e;
+    std::uint64_t n = 0;
+    while (reader.Next(&e)) {
+      ASSERT_EQ(e, events[n]) << "cut at " << cut;
+      ++n;
+    }
+    EXPECT_EQ(reader.status(), StreamStatus::kTruncated) << "cut at " << cut;
+    EXPECT_NE(reader.message().find("rank 0"), std::string::npos);
+    EXPECT_NE(reader.message().find("without its footer"), std::string::npos) << reader.message();
+    EXPECT_GE(n, previous_count);
+    previous_count = n;
+    // Cut inside the next block too: same prefix, a message about the truncated block.
+    if (cut + 30 < full.size()) {
+      std::ofstream out(RankStreamPath(dir, 0), std::ios::binary | std::ios::trunc);
+      out.write(full.data(), static_cast<std::streamsize>(cut + 30));
+      out.close();
+      RankStreamReader mid(RankStreamPath(dir, 0), 0);
+      std::uint64_t m = 0;
+      while (mid.Next(&e)) ++m;
+      EXPECT_EQ(m, n);
+      EXPECT_EQ(mid.status(), StreamStatus::kTruncated);
+      EXPECT_NE(mid.message().find("truncated"), std::string::npos) << mid.message();
+    }
+  }
+  EXPECT_LT(previous_count, events.size());
+  // And the whole file is complete.
+  {
+    std::ofstream out(RankStreamPath(dir, 0), std::ios::binary | std::ios::trunc);
+    out.write(full.data(), static_cast<std::streamsize>(full.size()));
+  }
+  TraceDirectory trace(dir);
+  EXPECT_EQ(ReadTrace(trace).ranks[0].size(), events.size());
+  fs::remove_all(dir);
+}
+
+TEST(Stream, RandomCorruptionIsReportedNeverCrashes) {
+  fs::path dir = TempDir("corrupt");
+  std::vector<Event> events = SampleEvents(0, 300);
+  WriteSmallBlocks(dir, events);
+  std::string full;
+  {
+    std::ifstream in(RankStreamPath(dir, 0), std::ios::binary);
+    full.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  std::mt19937 rng(7);
+  int detected = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string damaged = full;
+    int flips = 1 + trial % 4;
+    for (int f = 0; f < flips; ++f) {
+      std::size_t at = 16 + rng() % (damaged.size() - 16);
+      damaged[at] = static_cast<char>(damaged[at] ^ (1 + rng() % 255));
+    }
+    {
+      std::ofstream out(RankStreamPath(dir, 0), std::ios::binary | std::ios::trunc);
+      out.write(damaged.data(), static_cast<std::streamsize>(damaged.size()));
+    }
+    RankStreamReader reader(RankStreamPath(dir, 0), 0);
+    Event e;
+    std::size_t n = 0;
+    bool prefix_ok = true;
+    while (reader.Next(&e)) {
+      if (n < events.size() && !(e == events[n])) prefix_ok = false;
+      ++n;
+    }
+    if (reader.status() != StreamStatus::kComplete) {
+      ++detected;
+      EXPECT_FALSE(reader.message().empty());
+      EXPECT_NE(reader.message().find("block"), std::string::npos) << reader.message();
+    }
+    EXPECT_TRUE(prefix_ok || reader.status() != StreamStatus::kComplete) << "trial " << trial;
+  }
+  EXPECT_EQ(detected, 300);
+  fs::remove_all(dir);
+}
+
+TEST(Stream, BadHeaderAndMissingFilesNameTheFile) {
+  fs::path dir = TempDir("bad");
+  {
+    std::ofstream out(RankStreamPath(dir, 0), std::ios::binary);
+    out << "not a trace at all";
+  }
+  try {
+    RankStreamReader reader(RankStreamPath(dir, 0), 0);
+    FAIL() << "expected TraceError";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank-0.p2t"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("magic"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(TraceDirectory(dir / "nope"), TraceError);
+  try {
+    TraceDirectory t(dir);
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("trace.json"), std::string::npos) << e.what();
+  }
+  TraceMetadata meta;
+  meta.nprocs = 2;
+  WriteMetadata(dir, meta);
+  TraceDirectory trace(dir);
+  EXPECT_THROW(trace.OpenRank(1), TraceError);  // stream missing
+  EXPECT_THROW(trace.OpenRank(5), TraceError);  // out of range
+  fs::remove_all(dir);
+}
+
+TEST(Metadata, JsonRoundTripAndErrors) {
+  TraceMetadata m;
+  m.application = "app";
+  m.command = {"./app", "x"};
+  m.nprocs = 16;
+  m.counters = {"PAPI_TOT_INS", "PAPI_TOT_CYC"};
+  m.status = "incomplete";
+  m.status_reason = "killed by signal 9";
+  TraceMetadata back = MetadataFromJson(MetadataToJson(m), "x.json");
+  EXPECT_EQ(back.command, m.command);
+  EXPECT_EQ(back.nprocs, 16);
+  EXPECT_FALSE(back.IsComplete());
+  EXPECT_EQ(back.status_reason, m.status_reason);
+  EXPECT_THROW(MetadataFromJson("{", "x.json"), TraceError);
+  EXPECT_THROW(MetadataFromJson(R"({"format":"pas2p-trace","format_version":1})", "x.json"),
+               TraceError);
+  EXPECT_THROW(
+      MetadataFromJson(R"({"format":"pas2p-trace","format_version":1,"nprocs":0})", "x.json"),
+      TraceError);
+}
+
+TEST(Wildcards, ResolvedFromCompletion) {
+  std::vector<Event> ev = {MakeIrecv(kAnySource, kAnyTag, 10, 4)};
+  Event w;
+  w.kind = EventKind::kWaitany;
+  w.requests = {4};
+  w.completed = {{4, 6, 3, 10}};
+  ev.push_back(w);
+  ResolveWildcards(&ev);
+  EXPECT_EQ(ev[0].peer, 6);
+  EXPECT_EQ(ev[0].tag, 3);
+}
+
+TEST(CommTable, MembersAndConflicts) {
+  CommTable table(6);
+  Event c;
+  c.kind = EventKind::kCommCreate;
+  c.new_comm = 77;
+  c.members = {1, 3, 5};
+  table.Add(c, 1);
+  table.Add(c, 3);
+  EXPECT_TRUE(table.Has(77));
+  EXPECT_FALSE(table.Has(78));
+  EXPECT_EQ(table.Members(77, 1), (std::vector<std::int32_t>{1, 3, 5}));
+  EXPECT_EQ(table.Size(kCommWorld), 6);
+  EXPECT_EQ(table.Members(kCommSelf, 4), (std::vector<std::int32_t>{4}));
+  c.members = {1, 3};
+  EXPECT_THROW(table.Add(c, 5), TraceError);
+  EXPECT_THROW(table.Members(99, 0), TraceError);
+}
+
+}  // namespace
+}  // namespace pas2p
