@@ -1,0 +1,156 @@
+// General equations: one communication's source -> destination rule as a function of the
+// process count P, found from its local equations at several traced counts by functional
+// similarity (paper 001, Fig. 2b and Fig. 7).
+//
+// In: the maps of the same communication at several counts (e.g. 9, 16, 25, 36).
+// Out: a GeneralEquation from one of the families below whose parameters are functions of P
+// (grid side sqrt(P), cbrt(P), MPI_Dims_create factors, log2 P bits, a fixed displacement,
+// the root rank), that reproduces every traced map exactly, plus the counts the application
+// can run at. It is evaluated lazily at any count N: At(N).Dests(src) costs O(destinations),
+// so N may be 2^20 or more. A communication that fits no family is an error that says so; the
+// fitter never guesses.
+//
+// Families, tried in this order (the first that reproduces every traced count wins; the
+// others that also do are listed as alternatives):
+//   kStar          master/worker: every rank to the root, the root to every rank, or both
+//   kGroupAll      every rank to all others of its group: all-to-all (whole world), or rows /
+//                  columns / planes of a grid
+//   kXorExchange   EC1 exchange: src ^ 2^b for bits b fixed, counted from the top (log2 P - 1 -
+//                  j) or all log2 P bits (butterfly, recursive doubling, hypercube)
+//   kBitPermute    EC1 permutation: the rank's log2 P bits rotated by a fixed amount or by half
+//                  (transpose of a 2^h x 2^h matrix), or reversed (FFT bit reversal)
+//   kStencil       EC2 displacements on a grid: fixed offset vectors, each dimension periodic or
+//                  not (ring, line/shift, torus, mesh, wavefront, 2-D/3-D halos, 9/27-point)
+//   kTranspose     grid transpose: (x, y) -> (y, x) on an R x C grid
+// Grids are tried from the fewest dimensions, and among them from the most specific count rule
+// (sqrt/cbrt grids before MPI_Dims_create grids before grids with one fixed extent), because
+// the traced counts are the evidence of what the application accepts.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pas2p/core/error.h"
+#include "pas2p/patterns/comm_map.h"
+#include "pas2p/patterns/grid.h"
+#include "pas2p/patterns/local_equation.h"
+#include "pas2p/patterns/valid_counts.h"
+
+namespace pas2p::patterns {
+
+// No family reproduces the traced maps. The message says which communication, which
+// families were tried and where each first disagreed with the traces.
+class PatternFitError : public UserError {
+ public:
+  explicit PatternFitError(const std::string& message) : UserError(message) {}
+};
+
+enum class Family { kStar, kGroupAll, kXorExchange, kBitPermute, kStencil, kTranspose };
+
+// A rank (root) or bit position as a function of P: `index` from the start, or from the end
+// (size - 1 - index) when from_end.
+struct IndexRule {
+  bool from_end = false;
+  std::int64_t index = 0;
+  std::int64_t At(std::int64_t size) const { return from_end ? size - 1 - index : index; }
+  std::string Describe(const std::string& size_name) const;  // "0", "P-1", "log2(P)-2"
+  bool operator==(const IndexRule&) const = default;
+};
+
+enum class StarDirection { kToRoot, kFromRoot, kBoth };
+enum class BitPermutation { kRotate, kRotateHalf, kReverse };
+
+struct GeneralEquation {
+  Family family = Family::kStencil;
+  std::string name;  // "torus", "mesh", "ring", "butterfly", "master-worker", ...
+
+  // kStar
+  IndexRule root;
+  StarDirection star_direction = StarDirection::kToRoot;
+
+  // kGroupAll, kStencil, kTranspose
+  GridRule grid;
+  std::vector<bool> group_dims;  // kGroupAll: dims that vary inside a group (fastest first)
+
+  // kStencil: offsets in grid coordinates (fastest first), periodic per dimension.
+  std::vector<std::vector<std::int64_t>> offsets;
+  std::vector<bool> periodic;
+
+  // kXorExchange: XOR with 2^b for each bit b of `bits`, or of every bit if all_bits.
+  // Partners >= P are dropped (recursive doubling at counts that are not powers of two).
+  std::vector<IndexRule> bits;
+  bool all_bits = false;
+
+  // kBitPermute: destination bit of source bit i is (i + rotate) mod n (kRotate), (i + n/2)
+  // mod n (kRotateHalf) or n - 1 - i (kReverse), n = log2 P.
+  BitPermutation permutation = BitPermutation::kRotate;
+  std::int64_t rotate = 0;
+
+  ValidCounts valid;                        // counts this communication can run at
+  std::vector<std::int64_t> traced_counts;  // the counts it was fitted on
+  std::vector<std::string> alternatives;    // other families that fit the traces equally
+
+  // One line in words, e.g. "torus: +1 along x, periodic, on a sqrt(P) x sqrt(P) grid
+  // (x fastest); valid counts: perfect squares >= 4".
+  std::string Describe() const;
+  // The local equation (EC1/EC2) it predicts at `nprocs` (materializes the map: small
+  // counts). Throws UserError if nprocs is not valid.
+  LocalEquation LocalAt(std::int64_t nprocs, int phase = 0, int comm = 0) const;
+
+  bool IsValidCount(std::int64_t nprocs) const { return valid.IsValid(nprocs); }
+  // Destinations of `src` at `nprocs` (sorted, unique). Recomputes the grid each call: use
+  // At(nprocs) to evaluate many sources.
+  std::vector<std::int64_t> Dests(std::int64_t src, std::int64_t nprocs) const;
+
+  class AtCount;
+  // The equation at one count, with the grid computed once. Throws UserError naming the
+  // valid counts if `nprocs` is not one.
+  AtCount At(std::int64_t nprocs) const;
+};
+
+// A GeneralEquation evaluated at one count: Dests(src) in O(number of destinations).
+class GeneralEquation::AtCount {
+ public:
+  std::int64_t nprocs() const { return nprocs_; }
+  const std::vector<std::int64_t>& extents() const { return extents_; }  // grid families
+  std::vector<std::int64_t> Dests(std::int64_t src) const;
+  // Calls fn(dest) for each destination, ascending, without building a vector.
+  void ForEachDest(std::int64_t src, const std::function<void(std::int64_t)>& fn) const;
+  std::int64_t NumDests(std::int64_t src) const;
+  // The whole map (for small counts and tests).
+  CommMap Map() const;
+
+ private:
+  friend class GeneralEquation;
+  AtCount(const GeneralEquation* equation, std::int64_t nprocs);
+  const GeneralEquation* equation_;
+  std::int64_t nprocs_;
+  std::vector<std::int64_t> extents_;
+  std::vector<std::int64_t> strides_;
+  int log2_ = 0;
+};
+
+struct FitOptions {
+  // Require at least this many distinct counts (a single count cannot show how a pattern
+  // grows; AnalyzeLocal names the shape at one count).
+  int min_counts = 2;
+  // Label for messages ("phase 2, communication 1").
+  std::string label;
+};
+
+// Fits the general equation of one communication from its maps at several counts (any
+// order; one map per count). Throws PatternFitError when no family reproduces all of them,
+// UserError on malformed input (fewer than min_counts counts, a count given twice).
+GeneralEquation FitGeneralEquation(const std::vector<CommMap>& maps,
+                                   const FitOptions& options = {});
+GeneralEquation FitGeneralEquation(const std::vector<LocalEquation>& locals,
+                                   const FitOptions& options = {});
+
+// Every family that reproduces the maps, in preference order (empty if none). For tests and
+// for explaining ambiguity to users.
+std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& maps);
+
+}  // namespace pas2p::patterns

@@ -1,0 +1,26 @@
+// Helpers shared by the general-equation and communicator fitters.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pas2p/patterns/grid.h"
+#include "pas2p/patterns/valid_counts.h"
+
+namespace pas2p::patterns::internal {
+
+// Grids that exist at every count, in preference order: fewest dimensions first, then the
+// most specific count rule (sqrt/cbrt, then MPI_Dims_create, then one fixed extent).
+// min_extent is min(2, least extent at the counts).
+std::vector<GridRule> CandidateGrids(const std::vector<std::int64_t>& counts);
+
+// The count rule a grid imposes ("perfect squares >= 4" for sqrt grids, ...).
+ValidCounts GridCounts(const GridRule& grid);
+
+// "x", "y", "z", "d3", ... for dimension i (fastest first).
+std::string DimName(std::size_t i);
+
+std::string JoinCounts(const std::vector<std::int64_t>& counts);
+
+}  // namespace pas2p::patterns::internal

@@ -1,0 +1,798 @@
+#include "pas2p/patterns/general_equation.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "fit_internal.h"
+
+namespace pas2p::patterns {
+
+using internal::CandidateGrids;
+using internal::DimName;
+using internal::GridCounts;
+using internal::JoinCounts;
+
+namespace {
+
+using Dests = std::vector<std::vector<std::int64_t>>;
+
+struct Traced {
+  std::int64_t nprocs;
+  Dests dests;  // sorted, unique
+};
+
+std::string Signed(std::int64_t v) { return v > 0 ? "+" + std::to_string(v) : std::to_string(v); }
+
+std::string FormatSet(const std::vector<std::int64_t>& v) {
+  std::string out = "{";
+  for (std::size_t i = 0; i < v.size(); ++i) out += (i ? ", " : "") + std::to_string(v[i]);
+  return out + "}";
+}
+
+std::string FormatOffset(const std::vector<std::int64_t>& o) {
+  if (o.size() == 1) return Signed(o[0]);
+  std::string out = "(";
+  for (std::size_t i = 0; i < o.size(); ++i) out += (i ? "," : "") + Signed(o[i]);
+  return out + ")";
+}
+
+std::int64_t Wrap(std::int64_t v, std::int64_t extent) {
+  v %= extent;
+  return v < 0 ? v + extent : v;
+}
+
+// Periodic difference reduced to (-extent/2, extent/2].
+std::int64_t ReduceOffset(std::int64_t diff, std::int64_t extent) {
+  std::int64_t r = Wrap(diff, extent);
+  return 2 * r > extent ? r - extent : r;
+}
+
+std::string NameStencil(const GeneralEquation& eq) {
+  const std::size_t nd = eq.periodic.size();
+  std::vector<bool> used(nd, false);
+  for (const auto& o : eq.offsets) {
+    for (std::size_t i = 0; i < nd; ++i) used[i] = used[i] || o[i] != 0;
+  }
+  bool any_periodic = false, all_periodic = true;
+  for (std::size_t i = 0; i < nd; ++i) {
+    if (!used[i]) continue;
+    any_periodic = any_periodic || eq.periodic[i];
+    all_periodic = all_periodic && eq.periodic[i];
+  }
+  bool all_nonneg = true, all_nonpos = true;
+  for (const auto& o : eq.offsets) {
+    for (std::int64_t v : o) {
+      all_nonneg = all_nonneg && v >= 0;
+      all_nonpos = all_nonpos && v <= 0;
+    }
+  }
+  if (nd == 1) {
+    if (all_periodic) return "ring";
+    return (all_nonneg || all_nonpos) ? "shift" : "line";
+  }
+  if (all_periodic) return "torus";
+  if (any_periodic) return "partially periodic mesh";
+  if (all_nonneg || all_nonpos) return "wavefront";
+  return "mesh";
+}
+
+}  // namespace
+
+std::string IndexRule::Describe(const std::string& size_name) const {
+  if (!from_end) return std::to_string(index);
+  return size_name + "-" + std::to_string(index + 1);
+}
+
+// ---------------------------------------------------------------------------------------
+// Evaluation.
+
+GeneralEquation::AtCount GeneralEquation::At(std::int64_t nprocs) const {
+  return AtCount(this, nprocs);
+}
+
+GeneralEquation::AtCount::AtCount(const GeneralEquation* equation, std::int64_t nprocs)
+    : equation_(equation), nprocs_(nprocs) {
+  const GeneralEquation& eq = *equation_;
+  if (!eq.valid.IsValid(nprocs)) {
+    throw UserError(eq.name + " pattern cannot be evaluated at " + std::to_string(nprocs) +
+                    " processes: it needs " + eq.valid.Describe());
+  }
+  if (eq.family == Family::kStencil || eq.family == Family::kTranspose ||
+      eq.family == Family::kGroupAll) {
+    auto e = eq.grid.Extents(nprocs);
+    if (!e) {
+      throw UserError(eq.name + " pattern: no " + eq.grid.Describe() + " at " +
+                      std::to_string(nprocs) + " processes");
+    }
+    extents_ = *e;
+    strides_.resize(extents_.size());
+    std::int64_t s = 1;
+    for (std::size_t i = 0; i < extents_.size(); ++i) {
+      strides_[i] = s;
+      s *= extents_[i];
+    }
+  }
+  log2_ = CeilLog2(nprocs);
+}
+
+void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
+                                           const std::function<void(std::int64_t)>& fn) const {
+  const GeneralEquation& eq = *equation_;
+  if (src < 0 || src >= nprocs_) return;
+  switch (eq.family) {
+    case Family::kStar: {
+      const std::int64_t root = eq.root.At(nprocs_);
+      const bool to = eq.star_direction != StarDirection::kFromRoot;
+      const bool from = eq.star_direction != StarDirection::kToRoot;
+      if (src != root && to) fn(root);
+      if (src == root && from) {
+        for (std::int64_t d = 0; d < nprocs_; ++d) {
+          if (d != root) fn(d);
+        }
+      }
+      return;
+    }
+    case Family::kGroupAll: {
+      // Members share src's coordinates on the other dimensions; an odometer over the group
+      // dimensions (fastest first) visits them in ascending rank order.
+      std::int64_t base = src;
+      std::vector<std::size_t> dims;
+      for (std::size_t i = 0; i < extents_.size(); ++i) {
+        if (!eq.group_dims[i]) continue;
+        dims.push_back(i);
+        base -= ((src / strides_[i]) % extents_[i]) * strides_[i];
+      }
+      std::vector<std::int64_t> c(dims.size(), 0);
+      while (true) {
+        std::int64_t r = base;
+        for (std::size_t k = 0; k < dims.size(); ++k) r += c[k] * strides_[dims[k]];
+        if (r != src) fn(r);
+        std::size_t k = 0;
+        while (k < dims.size() && ++c[k] == extents_[dims[k]]) c[k++] = 0;
+        if (k == dims.size()) break;
+      }
+      return;
+    }
+    default:
+      break;
+  }
+  std::vector<std::int64_t> out;
+  switch (eq.family) {
+    case Family::kXorExchange: {
+      const int n = log2_;
+      if (eq.all_bits) {
+        for (int b = 0; b < n; ++b) out.push_back(src ^ (std::int64_t{1} << b));
+      } else {
+        for (const IndexRule& bit : eq.bits) {
+          std::int64_t b = bit.At(n);
+          if (b >= 0 && b < 62) out.push_back(src ^ (std::int64_t{1} << b));
+        }
+      }
+      break;
+    }
+    case Family::kBitPermute: {
+      const int n = log2_;
+      std::int64_t d = 0;
+      for (int i = 0; i < n; ++i) {
+        if (!(src & (std::int64_t{1} << i))) continue;
+        std::int64_t to = 0;
+        switch (eq.permutation) {
+          case BitPermutation::kRotate:
+            to = Wrap(i + eq.rotate, n);
+            break;
+          case BitPermutation::kRotateHalf:
+            to = (i + n / 2) % n;
+            break;
+          case BitPermutation::kReverse:
+            to = n - 1 - i;
+            break;
+        }
+        d |= std::int64_t{1} << to;
+      }
+      out.push_back(d);
+      break;
+    }
+    case Family::kStencil: {
+      const std::size_t nd = extents_.size();
+      std::int64_t coords[8];
+      for (std::size_t i = 0; i < nd; ++i) coords[i] = (src / strides_[i]) % extents_[i];
+      for (const auto& o : eq.offsets) {
+        std::int64_t d = 0;
+        bool inside = true;
+        for (std::size_t i = 0; i < nd && inside; ++i) {
+          std::int64_t c = coords[i] + o[i];
+          if (eq.periodic[i]) {
+            c = Wrap(c, extents_[i]);
+          } else if (c < 0 || c >= extents_[i]) {
+            inside = false;
+          }
+          d += c * strides_[i];
+        }
+        if (inside) out.push_back(d);
+      }
+      break;
+    }
+    case Family::kTranspose: {
+      // (x, y) on extents (e0, e1) -> (y, x) on extents (e1, e0).
+      std::int64_t x = src % extents_[0], y = src / extents_[0];
+      out.push_back(y + extents_[1] * x);
+      break;
+    }
+    default:
+      break;
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  for (std::int64_t d : out) {
+    if (d >= 0 && d < nprocs_) fn(d);
+  }
+}
+
+std::vector<std::int64_t> GeneralEquation::AtCount::Dests(std::int64_t src) const {
+  std::vector<std::int64_t> out;
+  ForEachDest(src, [&out](std::int64_t d) { out.push_back(d); });
+  return out;
+}
+
+std::int64_t GeneralEquation::AtCount::NumDests(std::int64_t src) const {
+  const GeneralEquation& eq = *equation_;
+  if (src < 0 || src >= nprocs_) return 0;
+  if (eq.family == Family::kStar) {
+    const std::int64_t root = eq.root.At(nprocs_);
+    if (src == root) return eq.star_direction == StarDirection::kToRoot ? 0 : nprocs_ - 1;
+    return eq.star_direction == StarDirection::kFromRoot ? 0 : 1;
+  }
+  if (eq.family == Family::kGroupAll) {
+    std::int64_t size = 1;
+    for (std::size_t i = 0; i < extents_.size(); ++i) {
+      if (eq.group_dims[i]) size *= extents_[i];
+    }
+    return size - 1;
+  }
+  return static_cast<std::int64_t>(Dests(src).size());
+}
+
+CommMap GeneralEquation::AtCount::Map() const {
+  CommMap map;
+  map.nprocs = static_cast<int>(nprocs_);
+  map.dests.resize(static_cast<std::size_t>(nprocs_));
+  for (std::int64_t src = 0; src < nprocs_; ++src) {
+    ForEachDest(src, [&](std::int64_t d) {
+      map.dests[static_cast<std::size_t>(src)].push_back(static_cast<int>(d));
+    });
+  }
+  return map;
+}
+
+std::vector<std::int64_t> GeneralEquation::Dests(std::int64_t src, std::int64_t nprocs) const {
+  return At(nprocs).Dests(src);
+}
+
+LocalEquation GeneralEquation::LocalAt(std::int64_t nprocs, int phase, int comm) const {
+  LocalEquation local = AnalyzeLocal(At(nprocs).Map(), phase, comm);
+  local.shape = name;
+  return local;
+}
+
+std::string GeneralEquation::Describe() const {
+  std::ostringstream out;
+  out << name << ": ";
+  switch (family) {
+    case Family::kStar:
+      out << (star_direction == StarDirection::kToRoot     ? "every rank sends to rank "
+              : star_direction == StarDirection::kFromRoot ? "rank "
+                                                           : "every rank exchanges with rank ")
+          << root.Describe("P");
+      if (star_direction == StarDirection::kFromRoot) out << " sends to every rank";
+      break;
+    case Family::kGroupAll: {
+      bool whole = std::all_of(group_dims.begin(), group_dims.end(), [](bool b) { return b; });
+      if (whole) {
+        out << "every rank sends to every other rank";
+      } else {
+        out << "every rank sends to the other ranks that share its ";
+        bool first = true;
+        for (std::size_t i = 0; i < group_dims.size(); ++i) {
+          if (group_dims[i]) continue;
+          out << (first ? "" : ", ") << DimName(i);
+          first = false;
+        }
+        out << " coordinate on a " << grid.Describe() << " (x fastest)";
+      }
+      break;
+    }
+    case Family::kXorExchange:
+      out << "src XOR 2^b for ";
+      if (all_bits) {
+        out << "every bit b < log2(P)";
+      } else {
+        out << "b in {";
+        for (std::size_t i = 0; i < bits.size(); ++i) {
+          out << (i ? ", " : "") << bits[i].Describe("log2(P)");
+        }
+        out << "}";
+      }
+      out << " (partners >= P dropped)";
+      break;
+    case Family::kBitPermute:
+      out << "the log2(P) bits of src ";
+      if (permutation == BitPermutation::kReverse) {
+        out << "reversed";
+      } else if (permutation == BitPermutation::kRotateHalf) {
+        out << "rotated by log2(P)/2 (transpose of a sqrt(P) x sqrt(P) matrix)";
+      } else {
+        out << "rotated left by " << rotate;
+      }
+      break;
+    case Family::kStencil: {
+      out << "offsets {";
+      for (std::size_t i = 0; i < offsets.size(); ++i)
+        out << (i ? ", " : "") << FormatOffset(offsets[i]);
+      out << "}";
+      if (periodic.size() > 1) {
+        out << " in (";
+        for (std::size_t i = 0; i < periodic.size(); ++i) out << (i ? "," : "") << DimName(i);
+        out << ")";
+      }
+      std::string per, open;
+      for (std::size_t i = 0; i < periodic.size(); ++i) {
+        (periodic[i] ? per : open) += (periodic.size() > 1 ? DimName(i) : std::string("")) + " ";
+      }
+      if (periodic.size() == 1) {
+        out << (periodic[0] ? ", periodic" : ", not periodic (ends have no partner)");
+      } else {
+        if (!per.empty()) out << ", periodic in " << per.substr(0, per.size() - 1);
+        if (!open.empty()) out << ", open in " << open.substr(0, open.size() - 1);
+      }
+      out << ", on a " << grid.Describe() << " (x fastest)";
+      break;
+    }
+    case Family::kTranspose:
+      out << "(x, y) -> (y, x) on a " << grid.Describe() << " (x fastest)";
+      break;
+  }
+  out << "; valid counts: " << valid.Describe();
+  return out.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// Fitting.
+
+namespace {
+
+// First disagreement between an equation and one traced count, or "" if it reproduces it.
+std::string Mismatch(const GeneralEquation& eq, const Traced& t) {
+  if (!eq.valid.IsValid(t.nprocs)) {
+    return "does not exist at " + std::to_string(t.nprocs) + " processes";
+  }
+  GeneralEquation::AtCount at = eq.At(t.nprocs);
+  for (std::int64_t src = 0; src < t.nprocs; ++src) {
+    std::vector<std::int64_t> got = at.Dests(src);
+    if (got != t.dests[static_cast<std::size_t>(src)]) {
+      return "at " + std::to_string(t.nprocs) + " processes rank " + std::to_string(src) +
+             " sends to " + FormatSet(t.dests[static_cast<std::size_t>(src)]) +
+             ", the family gives " + FormatSet(got);
+    }
+  }
+  return "";
+}
+
+std::vector<std::int64_t> Counts(const std::vector<Traced>& traced) {
+  std::vector<std::int64_t> c;
+  for (const Traced& t : traced) c.push_back(t.nprocs);
+  return c;
+}
+
+bool AllPowersOfTwo(const std::vector<Traced>& traced) {
+  return std::all_of(traced.begin(), traced.end(),
+                     [](const Traced& t) { return ExactLog2(t.nprocs).has_value(); });
+}
+
+// Candidate equations of each family, in preference order, appended to `out`.
+
+void StarCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
+  const Traced& big = traced.back();
+  // The root is the rank with the most partners (in + out) at the largest count.
+  std::vector<std::int64_t> degree(static_cast<std::size_t>(big.nprocs), 0);
+  for (std::int64_t s = 0; s < big.nprocs; ++s) {
+    for (std::int64_t d : big.dests[static_cast<std::size_t>(s)]) {
+      ++degree[static_cast<std::size_t>(s)];
+      ++degree[static_cast<std::size_t>(d)];
+    }
+  }
+  const std::int64_t root = std::max_element(degree.begin(), degree.end()) - degree.begin();
+  for (IndexRule rule : {IndexRule{false, root}, IndexRule{true, big.nprocs - 1 - root}}) {
+    for (StarDirection dir :
+         {StarDirection::kToRoot, StarDirection::kFromRoot, StarDirection::kBoth}) {
+      GeneralEquation eq;
+      eq.family = Family::kStar;
+      eq.name = "master-worker";
+      eq.root = rule;
+      eq.star_direction = dir;
+      eq.valid.rule = CountRule::kAny;
+      eq.valid.min_count = std::max<std::int64_t>(2, rule.index + 1);
+      out->push_back(eq);
+    }
+  }
+}
+
+void GroupAllCandidates(const GridRule& grid, std::vector<GeneralEquation>* out) {
+  const int nd = grid.ndims;
+  // Group dimension masks: the whole grid first, then larger groups before smaller ones.
+  std::vector<unsigned> masks;
+  for (unsigned m = 1; m < (1u << nd); ++m) masks.push_back(m);
+  std::stable_sort(masks.begin(), masks.end(), [](unsigned a, unsigned b) {
+    return __builtin_popcount(a) > __builtin_popcount(b);
+  });
+  for (unsigned m : masks) {
+    if (grid.shape != GridShape::kLinear && m == (1u << nd) - 1) continue;  // = all-to-all
+    GeneralEquation eq;
+    eq.family = Family::kGroupAll;
+    eq.grid = grid;
+    eq.group_dims.resize(static_cast<std::size_t>(nd));
+    for (int i = 0; i < nd; ++i) eq.group_dims[static_cast<std::size_t>(i)] = (m >> i) & 1u;
+    if (grid.shape == GridShape::kLinear) {
+      eq.name = "all-to-all";
+    } else {
+      std::string dims;
+      for (int i = 0; i < nd; ++i) {
+        if ((m >> i) & 1u) dims += DimName(static_cast<std::size_t>(i));
+      }
+      eq.name = nd == 2 ? (m == 1u ? "all-to-all within rows" : "all-to-all within columns")
+                        : "all-to-all within " + dims + " groups";
+    }
+    eq.valid = GridCounts(grid);
+    eq.valid.min_count = std::max<std::int64_t>(eq.valid.min_count, 2);
+    out->push_back(eq);
+  }
+}
+
+void XorCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
+  std::set<int> bits;
+  for (const Traced& t : traced) {
+    for (std::int64_t s = 0; s < t.nprocs; ++s) {
+      for (std::int64_t d : t.dests[static_cast<std::size_t>(s)]) {
+        std::int64_t m = s ^ d;
+        auto b = ExactLog2(m);
+        if (!b) return;  // not a single-bit exchange
+        if (&t == &traced.back()) bits.insert(*b);
+      }
+    }
+  }
+  if (bits.empty()) return;
+  const bool pow2 = AllPowersOfTwo(traced);
+  const int n = CeilLog2(traced.back().nprocs);
+  auto make = [&](std::vector<IndexRule> rules, bool all) {
+    GeneralEquation eq;
+    eq.family = Family::kXorExchange;
+    eq.bits = std::move(rules);
+    eq.all_bits = all;
+    std::int64_t need = 1;  // bits a count needs for every rule to name a bit
+    for (const IndexRule& r : eq.bits) need = std::max<std::int64_t>(need, r.index + 1);
+    eq.valid.rule = pow2 ? CountRule::kPowersOfTwo : CountRule::kAny;
+    eq.valid.min_count = std::int64_t{1} << need;
+    if (all) {
+      eq.name = "hypercube";
+    } else if (eq.bits.size() == 1) {
+      eq.name = "pairwise exchange";
+    } else {
+      eq.name = "butterfly";
+    }
+    out->push_back(eq);
+  };
+  make({}, true);
+  std::vector<IndexRule> low, high;
+  for (int b : bits) {
+    low.push_back({false, b});
+    high.push_back({true, n - 1 - b});
+  }
+  make(low, false);
+  make(high, false);
+}
+
+void PermuteCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
+  if (!AllPowersOfTwo(traced)) return;
+  const Traced& big = traced.back();
+  const int n = *ExactLog2(big.nprocs);
+  if (n < 2 || big.nprocs < 2 || big.dests[1].size() != 1) return;
+  auto b = ExactLog2(big.dests[1][0]);
+  if (!b) return;
+  auto make = [&](BitPermutation kind, std::int64_t rotate, const std::string& name) {
+    GeneralEquation eq;
+    eq.family = Family::kBitPermute;
+    eq.permutation = kind;
+    eq.rotate = rotate;
+    eq.name = name;
+    eq.valid.rule =
+        kind == BitPermutation::kRotateHalf ? CountRule::kPowersOfFour : CountRule::kPowersOfTwo;
+    eq.valid.min_count = 4;
+    out->push_back(eq);
+  };
+  make(BitPermutation::kRotateHalf, 0, "transpose");
+  make(BitPermutation::kReverse, 0, "bit reversal");
+  if (*b != 0) {
+    make(BitPermutation::kRotate, *b, *b == 1 ? "perfect shuffle" : "bit rotation");
+    make(BitPermutation::kRotate, *b - n, *b - n == -1 ? "perfect unshuffle" : "bit rotation");
+  }
+}
+
+bool IsSymmetric(const std::vector<Traced>& traced) {
+  for (const Traced& t : traced) {
+    for (std::int64_t s = 0; s < t.nprocs; ++s) {
+      for (std::int64_t d : t.dests[static_cast<std::size_t>(s)]) {
+        const auto& back = t.dests[static_cast<std::size_t>(d)];
+        if (!std::binary_search(back.begin(), back.end(), s)) return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Offsets of every pair of one traced count on `extents`, periodic dims reduced.
+std::vector<std::vector<std::int64_t>> OffsetsAt(const Traced& t,
+                                                 const std::vector<std::int64_t>& extents,
+                                                 const std::vector<bool>& periodic) {
+  std::set<std::vector<std::int64_t>> found;
+  for (std::int64_t s = 0; s < t.nprocs; ++s) {
+    std::vector<std::int64_t> cs = RankToCoords(s, extents);
+    for (std::int64_t d : t.dests[static_cast<std::size_t>(s)]) {
+      std::vector<std::int64_t> cd = RankToCoords(d, extents);
+      std::vector<std::int64_t> o(extents.size());
+      for (std::size_t i = 0; i < extents.size(); ++i) {
+        o[i] = periodic[i] ? ReduceOffset(cd[i] - cs[i], extents[i]) : cd[i] - cs[i];
+      }
+      found.insert(o);
+    }
+  }
+  return {found.begin(), found.end()};
+}
+
+void StencilCandidates(const GridRule& grid, const std::vector<Traced>& traced,
+                       std::vector<GeneralEquation>* out) {
+  const int nd = grid.ndims;
+  // Periodic in every dimension (torus, ring), then in none (mesh), then mixed: where the
+  // traces cannot tell (an extent of 2 everywhere), the dimensions are assumed alike.
+  const unsigned full = (1u << nd) - 1;
+  std::vector<unsigned> masks = {full};
+  if (full != 0) masks.push_back(0);
+  for (unsigned m = full; m-- > 1;) masks.push_back(m);
+  std::stable_sort(masks.begin() + 2, masks.end(), [](unsigned a, unsigned b) {
+    return __builtin_popcount(a) > __builtin_popcount(b);
+  });
+  // A symmetric exchange (every s -> d has d -> s) keeps its offsets closed under negation,
+  // even where an extent of 2 makes +1 and -1 the same rank.
+  const bool symmetric = IsSymmetric(traced);
+  for (unsigned m : masks) {
+    std::vector<bool> periodic(static_cast<std::size_t>(nd));
+    for (int i = 0; i < nd; ++i) periodic[static_cast<std::size_t>(i)] = (m >> i) & 1u;
+    // Offsets seen at each count (largest first) and their union: at small extents two
+    // offsets can name the same rank (+1 and -1 on an extent of 2), so one count may not
+    // show them all, and the union may hold aliases; the verification picks what holds.
+    std::vector<std::vector<std::vector<std::int64_t>>> sets;
+    std::set<std::vector<std::int64_t>> all;
+    for (auto it = traced.rbegin(); it != traced.rend(); ++it) {
+      auto offsets = OffsetsAt(*it, *grid.Extents(it->nprocs), periodic);
+      if (symmetric) {
+        std::set<std::vector<std::int64_t>> closed(offsets.begin(), offsets.end());
+        for (auto o : offsets) {
+          for (auto& v : o) v = -v;
+          closed.insert(o);
+        }
+        offsets.assign(closed.begin(), closed.end());
+      }
+      all.insert(offsets.begin(), offsets.end());
+      if (std::find(sets.begin(), sets.end(), offsets) == sets.end()) sets.push_back(offsets);
+    }
+    std::vector<std::vector<std::int64_t>> all_v(all.begin(), all.end());
+    if (std::find(sets.begin(), sets.end(), all_v) == sets.end()) sets.push_back(all_v);
+    for (auto& offsets : sets) {
+      GeneralEquation eq;
+      eq.family = Family::kStencil;
+      eq.grid = grid;
+      eq.offsets = offsets;
+      eq.periodic = periodic;
+      // Periodicity of a dimension no offset moves along means nothing: call it open.
+      for (int i = 0; i < nd; ++i) {
+        bool moves = false;
+        for (const auto& o : offsets) moves = moves || o[static_cast<std::size_t>(i)] != 0;
+        if (!moves) eq.periodic[static_cast<std::size_t>(i)] = false;
+      }
+      eq.name = NameStencil(eq);
+      eq.valid = GridCounts(grid);
+      eq.valid.min_count = std::max<std::int64_t>(eq.valid.min_count, 2);
+      out->push_back(eq);
+    }
+  }
+}
+
+void TransposeCandidates(const GridRule& grid, std::vector<GeneralEquation>* out) {
+  if (grid.ndims != 2) return;
+  GeneralEquation eq;
+  eq.family = Family::kTranspose;
+  eq.grid = grid;
+  eq.name = "transpose";
+  eq.valid = GridCounts(grid);
+  eq.valid.min_count = std::max<std::int64_t>(eq.valid.min_count, 4);
+  out->push_back(eq);
+}
+
+bool SameEquation(const GeneralEquation& a, const GeneralEquation& b) {
+  return a.family == b.family && a.name == b.name && a.root == b.root &&
+         a.star_direction == b.star_direction && a.grid == b.grid && a.group_dims == b.group_dims &&
+         a.offsets == b.offsets && a.periodic == b.periodic && a.bits == b.bits &&
+         a.all_bits == b.all_bits && a.permutation == b.permutation && a.rotate == b.rotate;
+}
+
+std::vector<Traced> Prepare(const std::vector<CommMap>& maps, const std::string& label,
+                            int min_counts) {
+  const std::string where = label.empty() ? "communication" : label;
+  std::vector<Traced> traced;
+  for (const CommMap& raw : maps) {
+    std::string error;
+    if (!raw.IsValid(&error)) throw UserError(where + ": " + error);
+    CommMap map = raw.Normalized();
+    Traced t{map.nprocs, {}};
+    for (const auto& d : map.dests) t.dests.emplace_back(d.begin(), d.end());
+    traced.push_back(std::move(t));
+  }
+  std::sort(traced.begin(), traced.end(),
+            [](const Traced& a, const Traced& b) { return a.nprocs < b.nprocs; });
+  for (std::size_t i = 1; i < traced.size(); ++i) {
+    if (traced[i].nprocs == traced[i - 1].nprocs) {
+      throw UserError(where + ": two maps at " + std::to_string(traced[i].nprocs) +
+                      " processes; give one map per process count");
+    }
+  }
+  if (static_cast<int>(traced.size()) < min_counts) {
+    throw UserError(
+        where + ": a general equation needs the communication at >= " + std::to_string(min_counts) +
+        " different process counts, got " + std::to_string(traced.size()) +
+        " (trace the application at more counts, e.g. pas2p trace -n 4,9,16,25)");
+  }
+  return traced;
+}
+
+std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
+                                 std::vector<std::string>* misses) {
+  std::vector<GeneralEquation> fits;
+  if (traced.empty()) return fits;
+  const std::vector<std::int64_t> counts = Counts(traced);
+  auto try_all = [&](std::vector<GeneralEquation> candidates, const std::string& family,
+                     const std::string& why_none = "does not apply") {
+    std::string first_miss;
+    for (GeneralEquation& eq : candidates) {
+      if (!all && !fits.empty()) return;
+      std::string miss;
+      for (const Traced& t : traced) {
+        miss = Mismatch(eq, t);
+        if (!miss.empty()) break;
+      }
+      if (!miss.empty()) {
+        if (first_miss.empty()) first_miss = miss;
+        continue;
+      }
+      bool dup = std::any_of(fits.begin(), fits.end(),
+                             [&](const GeneralEquation& f) { return SameEquation(f, eq); });
+      if (!dup) {
+        eq.traced_counts = counts;
+        fits.push_back(eq);
+      }
+    }
+    if (misses && !family.empty()) {
+      misses->push_back(family + ": " +
+                        (candidates.empty()   ? why_none
+                         : first_miss.empty() ? std::string("fits")
+                                              : first_miss));
+    }
+  };
+  const bool empty = std::all_of(traced.begin(), traced.end(), [](const Traced& t) {
+    return std::all_of(t.dests.begin(), t.dests.end(), [](const auto& d) { return d.empty(); });
+  });
+  if (empty) return fits;  // nothing to describe
+
+  const std::vector<GridRule> grids = CandidateGrids(counts);
+  std::vector<GeneralEquation> c;
+  StarCandidates(traced, &c);
+  try_all(c, "master-worker");
+  c.clear();
+  GroupAllCandidates(GridRule{GridShape::kLinear, 1, {}, 0, 1}, &c);
+  try_all(c, "all-to-all");
+  c.clear();
+  XorCandidates(traced, &c);
+  try_all(c, "bit exchange (butterfly, hypercube)",
+          "some destination differs from its source in more than one bit");
+  c.clear();
+  PermuteCandidates(traced, &c);
+  try_all(c, "bit permutation (transpose, shuffle, reversal)",
+          "needs power-of-two counts and one destination per rank, rank 1 to a power of two");
+  // Whole rows/columns/planes of >= 4 ranks at the largest count: a group, not a stencil
+  // whose offsets happen to cover it (+-1 and +-2 cover a row of 5). Smaller groups are tried
+  // after the stencils.
+  auto group_size = [&](const GeneralEquation& eq) {
+    std::int64_t size = 1;
+    auto e = eq.grid.Extents(counts.back());
+    for (std::size_t i = 0; e && i < e->size(); ++i) {
+      if (eq.group_dims[i]) size *= (*e)[i];
+    }
+    return size;
+  };
+  std::vector<GeneralEquation> small_groups;
+  for (const GridRule& grid : grids) {
+    if (grid.shape == GridShape::kLinear) continue;
+    c.clear();
+    GroupAllCandidates(grid, &c);
+    std::vector<GeneralEquation> large;
+    for (GeneralEquation& eq : c) (group_size(eq) >= 4 ? large : small_groups).push_back(eq);
+    try_all(large, "");
+  }
+  for (const GridRule& grid : grids) {
+    c.clear();
+    StencilCandidates(grid, traced, &c);
+    try_all(c, "stencil on a " + grid.Describe());
+  }
+  for (const GridRule& grid : grids) {
+    c.clear();
+    TransposeCandidates(grid, &c);
+    try_all(c, grid.ndims == 2 ? "transpose of a " + grid.Describe() : "");
+  }
+  try_all(small_groups, "all-to-all in rows, columns or planes of a grid");
+  return fits;
+}
+
+GeneralEquation FitTraced(const std::vector<Traced>& traced, const std::vector<CommMap>& maps,
+                          const FitOptions& options) {
+  const std::string where = options.label.empty() ? "communication" : options.label;
+  std::vector<std::string> misses;
+  std::vector<GeneralEquation> fits = Fit(traced, true, &misses);
+  if (fits.empty()) {
+    std::ostringstream msg;
+    msg << where << ": no communication-pattern family reproduces the traced maps at "
+        << JoinCounts(Counts(traced)) << " processes, so it cannot be extrapolated. Traced:";
+    for (const CommMap& m : maps) {
+      LocalEquation local = AnalyzeLocal(m);
+      std::string f = local.Formula();
+      if (f.size() > 160) f = f.substr(0, 157) + "...";
+      msg << "\n  " << m.nprocs << " processes: " << f;
+    }
+    msg << "\nFamilies tried (first disagreement):";
+    std::size_t shown = 0;
+    for (const std::string& miss : misses) {
+      if (++shown > 12) {
+        msg << "\n  ... and " << misses.size() - 12 << " more grids";
+        break;
+      }
+      msg << "\n  " << miss;
+    }
+    msg << "\nIf the application's ranks talk in a way these families do not cover, its "
+           "communications cannot be predicted at other counts.";
+    throw PatternFitError(msg.str());
+  }
+  GeneralEquation best = fits.front();
+  for (std::size_t i = 1; i < fits.size() && best.alternatives.size() < 8; ++i) {
+    best.alternatives.push_back(fits[i].Describe());
+  }
+  return best;
+}
+
+}  // namespace
+
+GeneralEquation FitGeneralEquation(const std::vector<CommMap>& maps, const FitOptions& options) {
+  std::vector<Traced> traced = Prepare(maps, options.label, options.min_counts);
+  return FitTraced(traced, maps, options);
+}
+
+GeneralEquation FitGeneralEquation(const std::vector<LocalEquation>& locals,
+                                   const FitOptions& options) {
+  std::vector<CommMap> maps;
+  for (const LocalEquation& l : locals) maps.push_back(l.map);
+  return FitGeneralEquation(maps, options);
+}
+
+std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& maps) {
+  std::vector<Traced> traced = Prepare(maps, "", 1);
+  return Fit(traced, true, nullptr);
+}
+
+}  // namespace pas2p::patterns

@@ -1,0 +1,100 @@
+#include "pas2p/patterns/communicators.h"
+
+#include <gtest/gtest.h>
+
+#include "test_maps.h"
+
+namespace pas2p::patterns {
+namespace {
+
+// MPI_Comm_split(world, color = row, key = rank) on a sqrt(P) grid.
+CommunicatorLayout Rows(int p) {
+  const int s = testing::Side(p);
+  CommunicatorLayout l{p, std::vector<std::vector<int>>(static_cast<std::size_t>(s))};
+  for (int r = 0; r < p; ++r) l.groups[r / s].push_back(r);
+  return l;
+}
+
+CommunicatorLayout Columns(int p) {
+  const int s = testing::Side(p);
+  CommunicatorLayout l{p, std::vector<std::vector<int>>(static_cast<std::size_t>(s))};
+  for (int r = 0; r < p; ++r) l.groups[r % s].push_back(r);
+  return l;
+}
+
+TEST(Communicators, RowsAndColumnsOfASquareGrid) {
+  std::vector<CommunicatorLayout> rows, cols;
+  for (int p : {9, 16, 25, 36}) {
+    rows.push_back(Rows(p));
+    cols.push_back(Columns(p));
+  }
+  CommunicatorRule r = FitCommunicators(rows);
+  EXPECT_EQ(r.name, "rows");
+  EXPECT_EQ(r.grid.shape, GridShape::kSquare);
+  CommunicatorRule c = FitCommunicators(cols);
+  EXPECT_EQ(c.name, "columns");
+
+  CommunicatorLayout r49 = r.At(49).Layout(), c49 = c.At(49).Layout();
+  CommunicatorLayout want_r = Rows(49), want_c = Columns(49);
+  std::sort(want_r.groups.begin(), want_r.groups.end());
+  std::sort(want_c.groups.begin(), want_c.groups.end());
+  std::sort(r49.groups.begin(), r49.groups.end());
+  std::sort(c49.groups.begin(), c49.groups.end());
+  EXPECT_EQ(r49.groups, want_r.groups);
+  EXPECT_EQ(c49.groups, want_c.groups);
+  EXPECT_EQ(c.At(49).GroupOf(10), (std::vector<std::int64_t>{3, 10, 17, 24, 31, 38, 45}));
+  EXPECT_EQ(c.At(49).RankInGroup(10), 1);
+  EXPECT_EQ(c.At(49).GroupIndex(10), 3);
+  EXPECT_EQ(r.At(1048576).GroupSize(), 1024);
+  EXPECT_EQ(r.At(1048576).GroupOf(1048575).front(), 1047552);
+  EXPECT_THROW(r.At(50), UserError);
+}
+
+TEST(Communicators, WorldStridesAndLeaders) {
+  std::vector<CommunicatorLayout> world, stride, leaders;
+  for (int p : {4, 8, 12}) {
+    CommunicatorLayout w{p, {{}}};
+    for (int r = 0; r < p; ++r) w.groups[0].push_back(r);
+    world.push_back(w);
+    CommunicatorLayout s{p, std::vector<std::vector<int>>(4)};
+    for (int r = 0; r < p; ++r) s.groups[r % 4].push_back(r);
+    stride.push_back(s);
+    CommunicatorLayout l{p, {{}}};
+    for (int r = 0; r < p; r += 4) l.groups[0].push_back(r);
+    leaders.push_back(l);
+  }
+  CommunicatorRule w = FitCommunicators(world);
+  EXPECT_EQ(w.name, "world");
+  EXPECT_EQ(w.At(100).GroupSize(), 100);
+
+  CommunicatorRule s = FitCommunicators(stride);
+  EXPECT_EQ(s.At(40).NumGroups(), 4);
+  EXPECT_EQ(s.At(40).GroupOf(6), (std::vector<std::int64_t>{2, 6, 10, 14, 18, 22, 26, 30, 34, 38}));
+  EXPECT_FALSE(s.valid.IsValid(42));
+
+  CommunicatorRule l = FitCommunicators(leaders);
+  EXPECT_TRUE(l.only_group_of_rank0);
+  EXPECT_EQ(l.At(20).GroupOf(8), (std::vector<std::int64_t>{0, 4, 8, 12, 16}));
+  EXPECT_TRUE(l.At(20).GroupOf(9).empty());
+  EXPECT_EQ(l.At(20).GroupIndex(9), -1);
+}
+
+TEST(Communicators, IrregularGroupsAreAClearError) {
+  std::vector<CommunicatorLayout> odd = {{6, {{0, 5}, {1, 2, 3, 4}}},
+                                         {8, {{0, 7}, {1, 2, 3, 4, 5, 6}}},
+                                         {9, {{0, 1, 8}, {2, 3}, {4, 5, 6, 7}}}};
+  EXPECT_THROW(FitCommunicators(odd), PatternFitError);
+  std::vector<CommunicatorLayout> bad = {{4, {{0, 1}, {1, 2}}}};
+  EXPECT_THROW(FitCommunicators(bad), UserError);
+}
+
+TEST(Communicators, RootRule) {
+  EXPECT_EQ(FitRankRule({{4, 0}, {9, 0}}).At(49), 0);
+  IndexRule last = FitRankRule({{4, 3}, {9, 8}});
+  EXPECT_TRUE(last.from_end);
+  EXPECT_EQ(last.At(49), 48);
+  EXPECT_THROW(FitRankRule({{4, 1}, {9, 4}, {16, 2}}), PatternFitError);
+}
+
+}  // namespace
+}  // namespace pas2p::patterns

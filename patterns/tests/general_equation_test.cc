@@ -1,0 +1,245 @@
+#include "pas2p/patterns/general_equation.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+
+#include "test_maps.h"
+
+namespace pas2p::patterns {
+namespace {
+
+using testing::Side;
+
+std::vector<CommMap> At(CommMap (*make)(int), std::vector<int> counts) {
+  std::vector<CommMap> maps;
+  for (int p : counts) maps.push_back(make(p));
+  return maps;
+}
+
+// Every source's destinations at `p` equal the map built from the pattern's definition.
+void ExpectSameMap(const GeneralEquation& eq, const CommMap& expected) {
+  GeneralEquation::AtCount at = eq.At(expected.nprocs);
+  for (int src = 0; src < expected.nprocs; ++src) {
+    std::vector<std::int64_t> want(expected.dests[src].begin(), expected.dests[src].end());
+    ASSERT_EQ(at.Dests(src), want)
+        << "P=" << expected.nprocs << " src=" << src << " " << eq.Describe();
+    ASSERT_EQ(at.NumDests(src), static_cast<std::int64_t>(want.size()));
+  }
+}
+
+// Paper 001: BT at 9, 16, 25, 36 -> torus general equation -> peers at 49.
+TEST(GeneralEquation, PaperTorusPredictsBt49) {
+  std::vector<LocalEquation> locals;
+  for (int p : {9, 16, 25, 36}) locals.push_back(AnalyzeLocal(testing::TorusEast(p), 1, 1));
+  GeneralEquation eq = FitGeneralEquation(locals);
+  EXPECT_EQ(eq.family, Family::kStencil);
+  EXPECT_EQ(eq.name, "torus");
+  EXPECT_EQ(eq.grid.shape, GridShape::kSquare);
+  EXPECT_EQ(eq.offsets, (std::vector<std::vector<std::int64_t>>{{1, 0}}));
+  EXPECT_EQ(eq.valid.rule, CountRule::kSquares);
+  EXPECT_FALSE(eq.IsValidCount(50));
+  // The Dims_create grid is equally consistent with square counts: listed, not chosen.
+  ASSERT_FALSE(eq.alternatives.empty());
+  EXPECT_NE(eq.alternatives[0].find("MPI_Dims_create(P, 2)"), std::string::npos);
+
+  ExpectSameMap(eq, testing::TorusEast(49));
+  for (int src = 0; src < 49; ++src) {
+    EXPECT_EQ(eq.Dests(src, 49), (std::vector<std::int64_t>{(src / 7) * 7 + (src % 7 + 1) % 7}));
+  }
+  // Fig. 7: at 49 the local equation is [+1 {+6,+7}], [-6 {+1,+7}].
+  EXPECT_EQ(eq.LocalAt(49, 1, 1).ToString(), "EC2 {phase 1, comm 1, [+1 {+6,+7}], [-6 {+1,+7}]}");
+  EXPECT_THROW(eq.At(50), UserError);
+}
+
+TEST(GeneralEquation, ButterflyExtrapolatesToLargePowersOfTwo) {
+  // One butterfly stage at the lowest bit, and the full recursive-doubling neighbour set.
+  std::vector<CommMap> stage, full;
+  for (int p : {4, 8, 16, 32}) {
+    stage.push_back(testing::Xor(p, {0}));
+    std::vector<int> bits;
+    for (int b = 0; (1 << b) < p; ++b) bits.push_back(b);
+    full.push_back(testing::Xor(p, bits));
+  }
+  GeneralEquation s = FitGeneralEquation(stage);
+  EXPECT_EQ(s.family, Family::kXorExchange);
+  EXPECT_EQ(s.valid.rule, CountRule::kPowersOfTwo);
+  ExpectSameMap(s, testing::Xor(64, {0}));
+  ExpectSameMap(s, testing::Xor(1024, {0}));
+
+  GeneralEquation h = FitGeneralEquation(full);
+  EXPECT_EQ(h.name, "hypercube");
+  EXPECT_TRUE(h.all_bits);
+  ExpectSameMap(h, testing::Xor(64, {0, 1, 2, 3, 4, 5}));
+  ExpectSameMap(h, testing::Xor(1024, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_FALSE(h.IsValidCount(48));
+
+  // The top bit (src XOR P/2) is a bit counted from the end.
+  std::vector<CommMap> top;
+  for (int p : {4, 8, 16, 32}) top.push_back(testing::Xor(p, {__builtin_ctz(p) - 1}));
+  GeneralEquation t = FitGeneralEquation(top);
+  ASSERT_EQ(t.family, Family::kXorExchange);
+  ASSERT_EQ(t.bits.size(), 1u);
+  EXPECT_TRUE(t.bits[0].from_end);
+  EXPECT_EQ(t.Dests(3, 1024), (std::vector<std::int64_t>{3 + 512}));
+}
+
+TEST(GeneralEquation, TransposeOfPowerOfTwoAndSquareGrids) {
+  GeneralEquation bits = FitGeneralEquation(At(testing::Transpose, {4, 16, 64}));
+  EXPECT_EQ(bits.family, Family::kBitPermute);
+  EXPECT_EQ(bits.valid.rule, CountRule::kPowersOfFour);
+  ExpectSameMap(bits, testing::Transpose(256));
+  ExpectSameMap(bits, testing::Transpose(1024));
+
+  GeneralEquation grid = FitGeneralEquation(At(testing::Transpose, {9, 16, 25}));
+  EXPECT_EQ(grid.family, Family::kTranspose);
+  EXPECT_EQ(grid.valid.rule, CountRule::kSquares);
+  ExpectSameMap(grid, testing::Transpose(49));
+  ExpectSameMap(grid, testing::Transpose(100));
+}
+
+TEST(GeneralEquation, Halo3DOnDimsCreateGrids) {
+  std::vector<CommMap> maps;
+  for (int p : {8, 12, 16, 24}) maps.push_back(testing::Halo3D(p, DimsCreate(p, 3)));
+  GeneralEquation eq = FitGeneralEquation(maps);
+  EXPECT_EQ(eq.family, Family::kStencil);
+  EXPECT_EQ(eq.name, "mesh");
+  EXPECT_EQ(eq.grid.shape, GridShape::kDimsCreate);
+  EXPECT_EQ(eq.grid.ndims, 3);
+  EXPECT_EQ(eq.offsets.size(), 6u);
+  for (int p : {64, 1000, 36, 30}) {
+    ASSERT_TRUE(eq.IsValidCount(p)) << p;
+    ExpectSameMap(eq, testing::Halo3D(p, DimsCreate(p, 3)));
+  }
+  EXPECT_FALSE(eq.IsValidCount(13));  // Dims_create(13, 3) = {13, 1, 1}: not a 3-D grid
+}
+
+TEST(GeneralEquation, RingMeshWavefrontAndMasterWorker) {
+  GeneralEquation ring = FitGeneralEquation(At(testing::Ring, {4, 5, 8, 12}));
+  EXPECT_EQ(ring.name, "ring");
+  EXPECT_EQ(ring.valid.rule, CountRule::kAny);
+  ExpectSameMap(ring, testing::Ring(97));
+
+  GeneralEquation mesh = FitGeneralEquation(At(testing::Mesh, {9, 16, 25, 36}));
+  EXPECT_EQ(mesh.name, "mesh");
+  ExpectSameMap(mesh, testing::Mesh(49));
+  ExpectSameMap(mesh, testing::Mesh(100));
+
+  GeneralEquation wave = FitGeneralEquation(At(testing::Wavefront, {4, 9, 16}));
+  EXPECT_EQ(wave.name, "wavefront");
+  ExpectSameMap(wave, testing::Wavefront(64));
+
+  GeneralEquation star = FitGeneralEquation(At(testing::ToMaster, {3, 4, 7}));
+  EXPECT_EQ(star.family, Family::kStar);
+  EXPECT_EQ(star.star_direction, StarDirection::kToRoot);
+  ExpectSameMap(star, testing::ToMaster(50));
+  EXPECT_EQ(star.At(1048576).NumDests(0), 0);
+  EXPECT_EQ(star.Dests(77, 1048576), (std::vector<std::int64_t>{0}));
+}
+
+TEST(GeneralEquation, AllToAllAndRowExchanges) {
+  auto all = [](int p) {
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int s = 0; s < p; ++s) {
+      for (int d = 0; d < p; ++d) {
+        if (d != s) m.dests[s].push_back(d);
+      }
+    }
+    return m;
+  };
+  GeneralEquation eq = FitGeneralEquation(At(all, {3, 4, 6}));
+  EXPECT_EQ(eq.name, "all-to-all");
+  ExpectSameMap(eq, all(10));
+  EXPECT_EQ(eq.At(1048576).NumDests(5), 1048575);
+
+  auto rows = [](int p) {
+    const int s = Side(p);
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int r = 0; r < p; ++r) {
+      for (int c = 0; c < s; ++c) {
+        if ((r / s) * s + c != r) m.dests[r].push_back((r / s) * s + c);
+      }
+    }
+    return m;
+  };
+  GeneralEquation row = FitGeneralEquation(At(rows, {9, 16, 25}));
+  EXPECT_EQ(row.name, "all-to-all within rows");
+  ExpectSameMap(row, rows(49));
+}
+
+TEST(GeneralEquation, ShiftByHalfUsesAFixedExtent) {
+  auto half = [](int p) {
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int r = 0; r < p / 2; ++r) m.dests[r] = {r + p / 2};
+    return m;
+  };
+  GeneralEquation eq = FitGeneralEquation(At(half, {6, 10, 12, 14}));
+  EXPECT_EQ(eq.valid.rule, CountRule::kMultiplesOf);
+  EXPECT_EQ(eq.valid.factor, 2);
+  ExpectSameMap(eq, half(1000));
+}
+
+TEST(GeneralEquation, UnknownPatternIsAClearError) {
+  // A different random permutation at each count: no rule of P explains it.
+  std::mt19937 rng(7);
+  std::vector<CommMap> maps;
+  for (int p : {8, 16, 32}) {
+    std::vector<int> perm(static_cast<std::size_t>(p));
+    for (int i = 0; i < p; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int i = 0; i < p; ++i) m.dests[i] = {perm[i]};
+    maps.push_back(m);
+  }
+  FitOptions options;
+  options.label = "phase 3, communication 2";
+  try {
+    FitGeneralEquation(maps, options);
+    FAIL() << "expected PatternFitError";
+  } catch (const PatternFitError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("phase 3, communication 2: no communication-pattern family"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("cannot be extrapolated"), std::string::npos);
+    EXPECT_NE(what.find("8 processes: "), std::string::npos);
+    EXPECT_NE(what.find("Families tried"), std::string::npos);
+    EXPECT_NE(what.find("bit exchange (butterfly, hypercube): some destination differs"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("stencil on a line of P ranks: at 8 processes"), std::string::npos);
+  }
+}
+
+TEST(GeneralEquation, BadInputIsExplained) {
+  EXPECT_THROW(FitGeneralEquation(std::vector<CommMap>{testing::TorusEast(9)}), UserError);
+  EXPECT_THROW(
+      FitGeneralEquation(std::vector<CommMap>{testing::TorusEast(9), testing::TorusEast(9)}),
+      UserError);
+  CommMap broken{4, {{1}, {2}}};
+  EXPECT_THROW(FitGeneralEquation(std::vector<CommMap>{broken, testing::TorusEast(9)}), UserError);
+}
+
+TEST(GeneralEquation, EvaluatesAMillionRanksLazily) {
+  GeneralEquation torus = FitGeneralEquation(At(testing::TorusEast, {9, 16, 25, 36}));
+  std::vector<CommMap> halo;
+  for (int p : {8, 12, 16, 24}) halo.push_back(testing::Halo3D(p, DimsCreate(p, 3)));
+  GeneralEquation h3 = FitGeneralEquation(halo);
+  const std::int64_t n = 1048576;  // 1024^2 = 2^20; Dims_create(2^20, 3) = {128, 128, 64}
+  GeneralEquation::AtCount t = torus.At(n);
+  GeneralEquation::AtCount h = h3.At(n);
+  std::int64_t sum = 0;
+  for (std::int64_t src = 0; src < n; ++src) {
+    t.ForEachDest(src, [&sum](std::int64_t d) { sum += d; });
+    h.ForEachDest(src, [&sum](std::int64_t d) { sum += d & 1; });
+  }
+  EXPECT_GT(sum, 0);
+  EXPECT_EQ(t.Dests(1023), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(h.extents(), (std::vector<std::int64_t>{64, 128, 128}));
+  // Rank 0 is a corner: 3 neighbours.
+  EXPECT_EQ(h.Dests(0), (std::vector<std::int64_t>{1, 64, 64 * 128}));
+}
+
+}  // namespace
+}  // namespace pas2p::patterns

@@ -1,0 +1,63 @@
+#include "pas2p/patterns/grid.h"
+
+#include <gtest/gtest.h>
+
+namespace pas2p::patterns {
+namespace {
+
+using V = std::vector<std::int64_t>;
+
+TEST(DimsCreate, MatchesOpenMpiGreedyAssignment) {
+  // Values checked against Open MPI 4.1's MPI_Dims_create (see dims_mpi_test for all).
+  EXPECT_EQ(DimsCreate(12, 2), (V{4, 3}));
+  EXPECT_EQ(DimsCreate(9, 2), (V{3, 3}));
+  EXPECT_EQ(DimsCreate(12, 3), (V{3, 2, 2}));
+  EXPECT_EQ(DimsCreate(36, 3), (V{4, 3, 3}));
+  EXPECT_EQ(DimsCreate(360, 2), (V{20, 18}));
+  EXPECT_EQ(DimsCreate(256, 3), (V{8, 8, 4}));
+  EXPECT_EQ(DimsCreate(13, 3), (V{13, 1, 1}));
+  EXPECT_EQ(DimsCreate(1, 3), (V{1, 1, 1}));
+  EXPECT_EQ(DimsCreate(1000, 3), (V{10, 10, 10}));
+}
+
+TEST(DimsCreate, KeepsFixedDimensionsAndRejectsNonDivisors) {
+  EXPECT_EQ(DimsCreate(24, V{0, 3, 0}), (V{4, 3, 2}));
+  EXPECT_TRUE(DimsCreate(24, V{5, 0}).empty());
+  EXPECT_EQ(DimsCreate(24, V{4, 6}), (V{4, 6}));
+  EXPECT_TRUE(DimsCreate(24, V{4, 5}).empty());
+}
+
+TEST(IntegerRoots, ExactAndFloor) {
+  EXPECT_EQ(ExactSqrt(49), 7);
+  EXPECT_FALSE(ExactSqrt(50));
+  EXPECT_EQ(ExactCbrt(1000), 10);
+  EXPECT_FALSE(ExactCbrt(999));
+  EXPECT_EQ(ExactLog2(1048576), 20);
+  EXPECT_FALSE(ExactLog2(48));
+  EXPECT_EQ(FloorSqrt(1048575), 1023);
+  EXPECT_EQ(FloorCbrt(1000000000000), 10000);
+  EXPECT_EQ(CeilLog2(5), 3);
+}
+
+TEST(GridRule, ExtentsFastestFirst) {
+  GridRule cart{GridShape::kDimsCreate, 2, {1, 0}, 0, 1};
+  EXPECT_EQ(cart.Extents(12), (V{3, 4}));  // MPI dims {4, 3}, the 3 varies fastest
+  GridRule square{GridShape::kSquare, 2, {}, 0, 2};
+  EXPECT_EQ(square.Extents(49), (V{7, 7}));
+  EXPECT_FALSE(square.Extents(50));
+  GridRule cube3{GridShape::kDimsCreate, 3, {2, 1, 0}, 0, 2};
+  EXPECT_FALSE(cube3.Extents(13));  // {13, 1, 1}: extents below 2
+  GridRule fixed{GridShape::kFixedFast, 2, {}, 4, 1};
+  EXPECT_EQ(fixed.Extents(12), (V{4, 3}));
+  EXPECT_FALSE(fixed.Extents(10));
+  EXPECT_EQ(GridRule::FormatExtents({3, 4}), "4 x 3");
+}
+
+TEST(GridRule, CoordsRoundTrip) {
+  V e{3, 4, 5};
+  for (std::int64_t r = 0; r < 60; ++r) EXPECT_EQ(CoordsToRank(RankToCoords(r, e), e), r);
+  EXPECT_EQ(RankToCoords(17, e), (V{2, 1, 1}));
+}
+
+}  // namespace
+}  // namespace pas2p::patterns
