@@ -8,22 +8,38 @@ namespace pas2p::sim {
 
 int DimemasCollectiveId(EventKind kind) {
   switch (kind) {
-    case EventKind::kBarrier: return 0;
-    case EventKind::kBcast: return 1;
-    case EventKind::kGather: return 2;
-    case EventKind::kGatherv: return 3;
-    case EventKind::kScatter: return 4;
-    case EventKind::kScatterv: return 5;
-    case EventKind::kAllgather: return 6;
-    case EventKind::kAllgatherv: return 7;
-    case EventKind::kAlltoall: return 8;
-    case EventKind::kAlltoallv: return 9;
-    case EventKind::kReduce: return 10;
-    case EventKind::kAllreduce: return 11;
-    case EventKind::kReduceScatter: return 12;
-    case EventKind::kScan: return 14;
-    case EventKind::kExscan: return 14;
-    default: return -1;
+    case EventKind::kBarrier:
+      return 0;
+    case EventKind::kBcast:
+      return 1;
+    case EventKind::kGather:
+      return 2;
+    case EventKind::kGatherv:
+      return 3;
+    case EventKind::kScatter:
+      return 4;
+    case EventKind::kScatterv:
+      return 5;
+    case EventKind::kAllgather:
+      return 6;
+    case EventKind::kAllgatherv:
+      return 7;
+    case EventKind::kAlltoall:
+      return 8;
+    case EventKind::kAlltoallv:
+      return 9;
+    case EventKind::kReduce:
+      return 10;
+    case EventKind::kAllreduce:
+      return 11;
+    case EventKind::kReduceScatter:
+      return 12;
+    case EventKind::kScan:
+      return 14;
+    case EventKind::kExscan:
+      return 14;
+    default:
+      return -1;
   }
 }
 
@@ -39,10 +55,14 @@ int LogModelSteps(int comm_size, int buses) {
 
 double CollectiveModelFactor(CollModel model, int comm_size, int buses) {
   switch (model) {
-    case CollModel::kZero: return 0.0;
-    case CollModel::kConstant: return 1.0;
-    case CollModel::kLinear: return static_cast<double>(comm_size);
-    case CollModel::kLog: return static_cast<double>(LogModelSteps(comm_size, buses));
+    case CollModel::kZero:
+      return 0.0;
+    case CollModel::kConstant:
+      return 1.0;
+    case CollModel::kLinear:
+      return static_cast<double>(comm_size);
+    case CollModel::kLog:
+      return static_cast<double>(LogModelSteps(comm_size, buses));
   }
   return 0.0;
 }
@@ -52,11 +72,16 @@ double CollectivePhaseBytes(CollSize size, std::uint64_t max_sent_bytes,
   const double s = static_cast<double>(max_sent_bytes);
   const double r = static_cast<double>(max_received_bytes);
   switch (size) {
-    case CollSize::kMin: return std::min(s, r);
-    case CollSize::kMax: return std::max(s, r);
-    case CollSize::kMean: return (s + r) / 2.0;
-    case CollSize::k2Max: return 2.0 * std::max(s, r);
-    case CollSize::kSendPlusRecv: return s + r;
+    case CollSize::kMin:
+      return std::min(s, r);
+    case CollSize::kMax:
+      return std::max(s, r);
+    case CollSize::kMean:
+      return (s + r) / 2.0;
+    case CollSize::k2Max:
+      return 2.0 * std::max(s, r);
+    case CollSize::kSendPlusRecv:
+      return s + r;
   }
   return 0.0;
 }

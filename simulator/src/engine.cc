@@ -43,15 +43,24 @@ namespace pas2p::sim {
 
 std::string_view RankStateName(RankState state) {
   switch (state) {
-    case RankState::kIdle: return "Idle";
-    case RankState::kRunning: return "Running";
-    case RankState::kWaitMessage: return "Waiting a message";
-    case RankState::kBlockingSend: return "Blocking send";
-    case RankState::kSynchronization: return "Synchronization";
-    case RankState::kTestProbe: return "Test/Probe";
-    case RankState::kWaitRequests: return "Wait/WaitAll";
-    case RankState::kGroupCommunication: return "Group communication";
-    case RankState::kSendReceive: return "Send/Receive";
+    case RankState::kIdle:
+      return "Idle";
+    case RankState::kRunning:
+      return "Running";
+    case RankState::kWaitMessage:
+      return "Waiting a message";
+    case RankState::kBlockingSend:
+      return "Blocking send";
+    case RankState::kSynchronization:
+      return "Synchronization";
+    case RankState::kTestProbe:
+      return "Test/Probe";
+    case RankState::kWaitRequests:
+      return "Wait/WaitAll";
+    case RankState::kGroupCommunication:
+      return "Group communication";
+    case RankState::kSendReceive:
+      return "Send/Receive";
   }
   return "Unknown";
 }
@@ -113,9 +122,7 @@ class EventQueue {
     }
     return top;
   }
-  static int RankOf(const Entry& e) {
-    return static_cast<int>(e.key & ((1u << kRankBits) - 1));
-  }
+  static int RankOf(const Entry& e) { return static_cast<int>(e.key & ((1u << kRankBits) - 1)); }
   static std::uint64_t SeqOf(const Entry& e) { return e.key >> kRankBits; }
 
  private:
@@ -190,7 +197,8 @@ class RequestMap {
     std::uint32_t value = kNil;
   };
   static std::size_t Hash(std::int32_t rank, RequestId id) {
-    std::uint64_t h = id * 0x9E3779B97F4A7C15ull ^ (static_cast<std::uint64_t>(rank) + 0x632BE59BD9B4E019ull);
+    std::uint64_t h =
+        id * 0x9E3779B97F4A7C15ull ^ (static_cast<std::uint64_t>(rank) + 0x632BE59BD9B4E019ull);
     h ^= h >> 29;
     h *= 0xBF58476D1CE4E5B9ull;
     h ^= h >> 32;
@@ -433,7 +441,6 @@ class Engine {
   std::vector<std::vector<StateInterval>> intervals_;  // per rank, when recording
 };
 
-
 Engine::Engine(const TraceSource& trace, const Machine& machine, const SimOptions& options)
     : trace_(trace),
       machine_(machine),
@@ -441,8 +448,8 @@ Engine::Engine(const TraceSource& trace, const Machine& machine, const SimOption
       nprocs_(trace.nprocs()),
       comm_table_(std::max(trace.nprocs(), 1)) {
   if (nprocs_ <= 0)
-    throw TraceError(trace_.description() + ": the trace has no ranks (nprocs = " +
-                     std::to_string(nprocs_) + ")");
+    throw TraceError(trace_.description() +
+                     ": the trace has no ranks (nprocs = " + std::to_string(nprocs_) + ")");
   if (nprocs_ >= (1 << EventQueue::kRankBits))
     throw UserError(trace_.description() + ": " + std::to_string(nprocs_) +
                     " ranks; the simulator handles at most " +
@@ -464,8 +471,8 @@ Engine::Engine(const TraceSource& trace, const Machine& machine, const SimOption
   CommState world;
   world.id = kCommWorld;
   world.size = nprocs_;
-  world.multi_node = std::any_of(node_of.begin(), node_of.end(),
-                                 [&](int n) { return n != node_of[0]; });
+  world.multi_node =
+      std::any_of(node_of.begin(), node_of.end(), [&](int n) { return n != node_of[0]; });
   comm_index_[kCommWorld] = 0;
   comms_.push_back(std::move(world));
   coll_totals_.resize(kEventKindCount);
@@ -484,8 +491,9 @@ void Engine::CheckPeer(int rank, const Op& op, std::int32_t peer, bool may_be_an
   if (peer == kProcNull) return;
   if (peer == kAnySource && may_be_any) return;
   if (peer < 0 || peer >= nprocs_)
-    Fail(rank, op, "peer rank " + std::to_string(peer) + " is outside the run (ranks 0.." +
-                       std::to_string(nprocs_ - 1) + ")");
+    Fail(rank, op,
+         "peer rank " + std::to_string(peer) + " is outside the run (ranks 0.." +
+             std::to_string(nprocs_ - 1) + ")");
 }
 
 std::uint32_t Engine::CommIndex(int rank, const Op& op, CommId comm) {
@@ -704,11 +712,10 @@ std::uint32_t Engine::NewSlot(int rank, const Op& op, bool is_recv) {
 void Engine::FreeSlot(std::uint32_t s) { free_slots_.push_back(s); }
 
 void Engine::RecordMessage(int src, int dst, std::int32_t tag, std::uint64_t bytes,
-                           Time send_posted, Time transfer_start, Time recv_posted,
-                           Time arrival) {
+                           Time send_posted, Time transfer_start, Time recv_posted, Time arrival) {
   if (!options_.record_timeline) return;
-  message_records_.push_back(MessageRecord{src, dst, tag, bytes, send_posted, transfer_start,
-                                           recv_posted, arrival});
+  message_records_.push_back(
+      MessageRecord{src, dst, tag, bytes, send_posted, transfer_start, recv_posted, arrival});
 }
 
 void Engine::PostSend(int rank, std::uint32_t s, bool sync) {
@@ -735,7 +742,10 @@ void Engine::PostSend(int rank, std::uint32_t s, bool sync) {
   }
   if (cur != kNil) {
     Slot& rv = slots_[cur];
-    if (prev == kNil) d.posted_head = rv.next; else slots_[prev].next = rv.next;
+    if (prev == kNil)
+      d.posted_head = rv.next;
+    else
+      slots_[prev].next = rv.next;
     if (d.posted_tail == cur) d.posted_tail = prev;
     rv.next = kNil;
     const internal::Transfer t = network_->Reserve(rank, dst, bytes, now_);
@@ -777,7 +787,10 @@ void Engine::PostSend(int rank, std::uint32_t s, bool sync) {
     msg.rendezvous = true;
     msg.sender_slot = s;
   }
-  if (d.unexpected_tail == kNil) d.unexpected_head = m; else messages_[d.unexpected_tail].next = m;
+  if (d.unexpected_tail == kNil)
+    d.unexpected_head = m;
+  else
+    messages_[d.unexpected_tail].next = m;
   d.unexpected_tail = m;
 }
 
@@ -814,8 +827,7 @@ void Engine::PostRecv(int rank, std::uint32_t s) {
       }
       // Wildcard: the first message (in send order) of every source may match; take the
       // one that arrives first. Later messages of a source cannot overtake its first.
-      if (std::find(seen_sources_.begin(), seen_sources_.end(), m.source) ==
-          seen_sources_.end()) {
+      if (std::find(seen_sources_.begin(), seen_sources_.end(), m.source) == seen_sources_.end()) {
         seen_sources_.push_back(m.source);
         const Time key = m.rendezvous ? m.send_posted : m.arrival;
         if (best == kNil || key < best_key) {
@@ -830,12 +842,18 @@ void Engine::PostRecv(int rank, std::uint32_t s) {
   }
   if (best == kNil) {
     slots_[s].next = kNil;
-    if (me.posted_tail == kNil) me.posted_head = s; else slots_[me.posted_tail].next = s;
+    if (me.posted_tail == kNil)
+      me.posted_head = s;
+    else
+      slots_[me.posted_tail].next = s;
     me.posted_tail = s;
     return;
   }
   Message& m = messages_[best];
-  if (best_prev == kNil) me.unexpected_head = m.next; else messages_[best_prev].next = m.next;
+  if (best_prev == kNil)
+    me.unexpected_head = m.next;
+  else
+    messages_[best_prev].next = m.next;
   if (me.unexpected_tail == best) me.unexpected_tail = best_prev;
   Slot& rv = slots_[s];
   rv.peer = m.source;
@@ -843,8 +861,7 @@ void Engine::PostRecv(int rank, std::uint32_t s) {
   if (!m.rendezvous) {
     rv.complete = std::max(now_, m.arrival);
     rv.requested = m.requested;
-    RecordMessage(m.source, rank, m.tag, m.bytes, m.send_posted, m.transfer_start, now_,
-                  m.arrival);
+    RecordMessage(m.source, rank, m.tag, m.bytes, m.send_posted, m.transfer_start, now_, m.arrival);
   } else {
     MatchRendezvous(m.sender_slot, s, now_, m.send_posted);
   }
@@ -854,8 +871,9 @@ void Engine::PostRecv(int rank, std::uint32_t s) {
 std::uint32_t Engine::Resolve(int rank, const Op& op, RequestId id, bool* predrawn) {
   std::uint32_t* v = requests_.Find(rank, id);
   if (v == nullptr)
-    Fail(rank, op, "request " + std::to_string(id) +
-                       " was never started by this rank or has already completed");
+    Fail(rank, op,
+         "request " + std::to_string(id) +
+             " was never started by this rank or has already completed");
   *predrawn = *v == kPredrawn;
   return *v;
 }
@@ -970,9 +988,9 @@ bool Engine::StartCollective(Proc& r, int rank, const Op& op) {
     Fail(rank, op,
          "collective mismatch on " + CommName(op.comm) + ": this rank calls " +
              std::string(EventKindName(op.call)) +
-             (IsRooted(op.call) ? " (root " + std::to_string(op.peer) + ")" : "") +
-             " but rank " + std::to_string(c.first_rank) + " (event #" +
-             std::to_string(c.first_index) + ") called " + std::string(EventKindName(c.kind)) +
+             (IsRooted(op.call) ? " (root " + std::to_string(op.peer) + ")" : "") + " but rank " +
+             std::to_string(c.first_rank) + " (event #" + std::to_string(c.first_index) +
+             ") called " + std::string(EventKindName(c.kind)) +
              (IsRooted(c.kind) ? " (root " + std::to_string(c.root) + ")" : "") +
              " as the same collective of that communicator");
   }
@@ -985,11 +1003,11 @@ bool Engine::StartCollective(Proc& r, int rank, const Op& op) {
   r.coll_end = kUnknown;
   totals.bytes += op.bytes;
   if (c.arrived < c.size) return true;
-  const Time t = CollectiveTime(
-      cost, c.size, c.max_sent, c.max_received,
-      c.multi_node ? machine_.inter_latency_s : machine_.intra_latency_s,
-      c.multi_node ? machine_.inter_bandwidth_Bps : machine_.intra_bandwidth_Bps,
-      c.multi_node ? machine_.buses : 0);
+  const Time t =
+      CollectiveTime(cost, c.size, c.max_sent, c.max_received,
+                     c.multi_node ? machine_.inter_latency_s : machine_.intra_latency_s,
+                     c.multi_node ? machine_.inter_bandwidth_Bps : machine_.intra_bandwidth_Bps,
+                     c.multi_node ? machine_.buses : 0);
   const Time end = c.last_arrival + t;
   ++totals.calls;
   totals.time_s += t;
@@ -1060,14 +1078,19 @@ void Engine::AddInterval(int rank, RankState state, EventKind call, Time begin, 
 namespace {
 RankState BlockedState(EventKind call) {
   switch (call) {
-    case EventKind::kSend: return RankState::kBlockingSend;
-    case EventKind::kRecv: return RankState::kWaitMessage;
-    case EventKind::kSendrecv: return RankState::kSendReceive;
+    case EventKind::kSend:
+      return RankState::kBlockingSend;
+    case EventKind::kRecv:
+      return RankState::kWaitMessage;
+    case EventKind::kSendrecv:
+      return RankState::kSendReceive;
     case EventKind::kTest:
     case EventKind::kTestall:
     case EventKind::kTestany:
-    case EventKind::kTestsome: return RankState::kTestProbe;
-    default: return RankState::kWaitRequests;
+    case EventKind::kTestsome:
+      return RankState::kTestProbe;
+    default:
+      return RankState::kWaitRequests;
   }
 }
 }  // namespace
@@ -1168,8 +1191,8 @@ bool Engine::Start(Proc& r, int rank) {
       const std::uint32_t s = NewSlot(rank, op, is_recv);
       slots_[s].traced = true;
       if (!requests_.Insert(rank, op.request, s))
-        Fail(rank, op, "request id " + std::to_string(op.request) +
-                           " is started again while still active");
+        Fail(rank, op,
+             "request id " + std::to_string(op.request) + " is started again while still active");
       if (op.peer == kProcNull) {
         slots_[s].complete = slots_[s].requested = r.now;
       } else if (is_recv) {
@@ -1186,9 +1209,8 @@ bool Engine::Start(Proc& r, int rank) {
       r.slots.clear();
       r.mode = WaitMode::kAll;
       const bool has_send = op.kind != OpKind::kRecv && op.peer != kProcNull;
-      const bool has_recv =
-          op.kind != OpKind::kSend &&
-          (op.kind == OpKind::kSendrecv ? op.recv_peer : op.peer) != kProcNull;
+      const bool has_recv = op.kind != OpKind::kSend &&
+                            (op.kind == OpKind::kSendrecv ? op.recv_peer : op.peer) != kProcNull;
       // Post the receive first so that a sendrecv with itself matches.
       if (has_recv) {
         const std::uint32_t s = NewSlot(rank, op, true);
@@ -1230,11 +1252,13 @@ bool Engine::Start(Proc& r, int rank) {
         CommState c;
         c.id = e.new_comm;
         c.size = static_cast<int>(e.members.size());
-        if (c.size == 0) Fail(rank, op, "communicator " + std::to_string(e.new_comm) + " has no members");
+        if (c.size == 0)
+          Fail(rank, op, "communicator " + std::to_string(e.new_comm) + " has no members");
         for (std::int32_t m : e.members) {
           if (m < 0 || m >= nprocs_)
-            Fail(rank, op, "member rank " + std::to_string(m) + " of communicator " +
-                               std::to_string(e.new_comm) + " is outside the run");
+            Fail(rank, op,
+                 "member rank " + std::to_string(m) + " of communicator " +
+                     std::to_string(e.new_comm) + " is outside the run");
           if (ranks_[m].node != ranks_[e.members[0]].node) c.multi_node = true;
         }
         comm_index_[e.new_comm] = static_cast<std::uint32_t>(comms_.size());
@@ -1317,8 +1341,8 @@ std::string Engine::DescribeBlocked(int rank) {
   }
   out << "waits for";
   bool first = true;
-  const std::uint32_t n = r.mode == WaitMode::kSome ? r.candidates
-                                                   : static_cast<std::uint32_t>(r.slots.size());
+  const std::uint32_t n =
+      r.mode == WaitMode::kSome ? r.candidates : static_cast<std::uint32_t>(r.slots.size());
   for (std::uint32_t i = 0; i < n; ++i) {
     const Slot& s = slots_[r.slots[i]];
     if (s.complete != kUnknown) continue;
@@ -1331,7 +1355,8 @@ std::string Engine::DescribeBlocked(int rank) {
       out << "a matching receive at rank " << s.peer << " for its rendezvous send ("
           << TagName(s.tag) << ", " << CommName(s.comm) << ", " << s.bytes << " bytes)";
     }
-    if (s.traced) out << " [request " << s.trace_id << ", started at event #" << s.event_index << "]";
+    if (s.traced)
+      out << " [request " << s.trace_id << ", started at event #" << s.event_index << "]";
   }
   if (r.mode == WaitMode::kSome) out << " (" << r.wait_count << " of them must complete)";
   return out.str();
@@ -1366,10 +1391,9 @@ void Engine::CheckUnmatched() {
       ++total;
       if (lines.size() < 32)
         lines.push_back("rank " + std::to_string(msg.source) + ", event #" +
-                        std::to_string(msg.event_index) + ": send to rank " +
-                        std::to_string(rank) + " (" + TagName(msg.tag) + ", " +
-                        CommName(msg.comm) + ", " + std::to_string(msg.bytes) +
-                        " bytes) was never received");
+                        std::to_string(msg.event_index) + ": send to rank " + std::to_string(rank) +
+                        " (" + TagName(msg.tag) + ", " + CommName(msg.comm) + ", " +
+                        std::to_string(msg.bytes) + " bytes) was never received");
     }
     for (std::uint32_t s = r.posted_head; s != kNil; s = slots_[s].next) {
       const Slot& sl = slots_[s];

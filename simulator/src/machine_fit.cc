@@ -71,19 +71,19 @@ LinkFit FitLink(std::span<const PingPongPoint> points) {
   return fit;
 }
 
-ProtocolFit FitProtocols(std::span<const PingPongPoint> points, const ProtocolFitOptions& o) {
-  std::vector<PingPongPoint> sorted(points.begin(), points.end());
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+namespace {
+
+// FitProtocols without outlier rejection; `sorted` by size.
+ProtocolFit FitSorted(const std::vector<PingPongPoint>& sorted, const ProtocolFitOptions& o) {
   ProtocolFit out;
   out.single = FitLink(sorted);
   out.eager = out.single;
   out.eager_threshold_bytes = sorted.back().bytes;
   const std::size_t n = sorted.size(), min_seg = std::max<std::size_t>(o.min_segment_points, 2);
   double best_cost = std::numeric_limits<double>::infinity();
+  const std::span<const PingPongPoint> all(sorted);
   for (std::size_t k = min_seg; k + min_seg <= n; ++k) {
     if (sorted[k - 1].bytes == sorted[k].bytes) continue;  // a size stays in one segment
-    const std::span<const PingPongPoint> all(sorted);
     const LinkFit lo = FitLink(all.subspan(0, k));
     const LinkFit hi = FitLink(all.subspan(k));
     if (lo.cost + hi.cost < best_cost) {
@@ -104,6 +104,41 @@ ProtocolFit FitProtocols(std::span<const PingPongPoint> points, const ProtocolFi
   return out;
 }
 
+double RelativeResidual(const ProtocolFit& f, const PingPongPoint& p) {
+  const bool eager = !f.split || p.bytes <= f.eager_threshold_bytes;
+  return ((eager ? f.eager : f.rendezvous).Predict(p.bytes) - p.time_s) / p.time_s;
+}
+
+}  // namespace
+
+ProtocolFit FitProtocols(std::span<const PingPongPoint> points, const ProtocolFitOptions& o) {
+  std::vector<PingPongPoint> sorted(points.begin(), points.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  ProtocolFit fit = FitSorted(sorted, o);
+  const auto max_drops = static_cast<std::size_t>(o.max_outlier_fraction *
+                                                  static_cast<double>(points.size()));
+  std::vector<PingPongPoint> dropped;
+  while (dropped.size() < max_drops && sorted.size() > 2) {
+    std::vector<double> abs_r;
+    std::size_t worst = 0;
+    for (std::size_t i = 0; i < sorted.size(); ++i) {
+      abs_r.push_back(std::abs(RelativeResidual(fit, sorted[i])));
+      if (abs_r[i] > abs_r[worst]) worst = i;
+    }
+    const double worst_r = abs_r[worst];
+    const double median = MedianOfMeans(abs_r);
+    if (worst_r <= o.outlier_min_residual || worst_r <= o.outlier_factor * median) break;
+    dropped.push_back(sorted[worst]);
+    sorted.erase(sorted.begin() + static_cast<std::ptrdiff_t>(worst));
+    fit = FitSorted(sorted, o);
+  }
+  std::sort(dropped.begin(), dropped.end(),
+            [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  fit.outliers = std::move(dropped);
+  return fit;
+}
+
 std::string ProtocolFit::Report() const {
   char buf[512];
   auto line = [&buf](const std::string& what, const LinkFit& f) {
@@ -120,6 +155,11 @@ std::string ProtocolFit::Report() const {
     out += line("rendezvous", rendezvous);
   } else {
     out += "no protocol change found (a split would not lower the residual clearly)\n";
+  }
+  if (!outliers.empty()) {
+    out += "outliers left out of the fit (bytes):";
+    for (const auto& p : outliers) out += " " + std::to_string(p.bytes);
+    out += "\n";
   }
   return out;
 }

@@ -35,8 +35,8 @@ TopologyHops::TopologyHops(const Topology& topology, int nodes)
     case TopologyKind::kTorus3D: {
       const std::size_t want = topology_.kind == TopologyKind::kTorus2D ? 2 : 3;
       if (topology_.dims.size() != want)
-        throw UserError("topology.dims must have " + std::to_string(want) +
-                        " entries for a " + std::to_string(want) + "-D torus");
+        throw UserError("topology.dims must have " + std::to_string(want) + " entries for a " +
+                        std::to_string(want) + "-D torus");
       long long product = 1;
       for (int d : topology_.dims) {
         if (d < 1) throw UserError("topology.dims entries must be >= 1");

@@ -30,23 +30,23 @@ struct RankTimes {
 // One entry per collective operation kind that occurred.
 struct CollectiveTotals {
   EventKind kind = EventKind::kBarrier;
-  std::uint64_t calls = 0;      // collective instances (one per call of the whole comm)
-  double time_s = 0.0;          // sum over instances of FAN_IN + FAN_OUT
-  double wait_s = 0.0;          // sum over members of arrival skew (waiting for the last)
-  std::uint64_t bytes = 0;      // sum over members of bytes sent
+  std::uint64_t calls = 0;  // collective instances (one per call of the whole comm)
+  double time_s = 0.0;      // sum over instances of FAN_IN + FAN_OUT
+  double wait_s = 0.0;      // sum over members of arrival skew (waiting for the last)
+  std::uint64_t bytes = 0;  // sum over members of bytes sent
 };
 
 // What a rank is doing in a timeline interval (values follow Paraver's state numbering).
 enum class RankState : std::uint8_t {
-  kIdle = 0,          // finished, waiting for the rest of the run
-  kRunning = 1,       // compute burst
-  kWaitMessage = 3,   // blocked in a receive / wait for a message
-  kBlockingSend = 4,  // blocked in a send (rendezvous)
-  kSynchronization = 5,  // collective: waiting for the other members
-  kTestProbe = 6,     // test* call
-  kWaitRequests = 8,  // wait/waitall/waitany/waitsome
+  kIdle = 0,                 // finished, waiting for the rest of the run
+  kRunning = 1,              // compute burst
+  kWaitMessage = 3,          // blocked in a receive / wait for a message
+  kBlockingSend = 4,         // blocked in a send (rendezvous)
+  kSynchronization = 5,      // collective: waiting for the other members
+  kTestProbe = 6,            // test* call
+  kWaitRequests = 8,         // wait/waitall/waitany/waitsome
   kGroupCommunication = 13,  // collective: the FAN_IN + FAN_OUT part
-  kSendReceive = 16,  // sendrecv
+  kSendReceive = 16,         // sendrecv
 };
 std::string_view RankStateName(RankState state);
 
@@ -79,9 +79,9 @@ struct Timeline {
 
 struct SimResult {
   double predicted_time_s = 0.0;
-  std::uint64_t events = 0;    // trace events replayed (all ranks)
+  std::uint64_t events = 0;  // trace events replayed (all ranks)
   int nprocs = 0;
-  int nodes = 0;               // nodes the ranks were mapped on
+  int nodes = 0;  // nodes the ranks were mapped on
   std::string machine_name;
   std::string trace_description;
   std::uint64_t messages = 0;  // point-to-point messages
@@ -91,7 +91,7 @@ struct SimResult {
   // How many waitany/waitsome/test* completions differed from the trace (paper 003: the
   // request that completed first in the simulation was returned and the ids remapped).
   std::uint64_t remapped_completions = 0;
-  Timeline timeline;           // only with SimOptions::record_timeline
+  Timeline timeline;  // only with SimOptions::record_timeline
 };
 
 }  // namespace pas2p::sim
