@@ -1,0 +1,141 @@
+// The signature of one traced run (PAS2P): its phases, their weights and their times.
+//
+// A phase is a sequence of MPI calls (with the compute before each) that the run repeats;
+// its weight is how many times it occurs. For every rank, a phase lists the calls of one
+// occurrence in program order, with peers as world ranks and statistics over all
+// occurrences (compute burst before each call: CPU time, instructions, cycles; bytes).
+// Phases are listed in the order of their first occurrence; `sequence` gives the order in
+// which the run executes them (run-length encoded), so a later stage can replay the run.
+//
+// PET = sum over relevant phases of time_s x weight, where time_s is the wall time of one
+// occurrence. The relevant phases are the largest ones that together cover at least
+// `relevance_threshold` of the traced time.
+//
+// File format (JSON, written by SaveSignature, read by LoadSignature): one object
+//   {"format": "pas2p-signature", "version": 1, "application", "nprocs", "trace",
+//    "traced_time_s", "pet_s", "pet_error", "coverage", "relevance_threshold", "cut",
+//    "counters": [...], "warnings": [...],
+//    "communicators": [{"id", "members": [world ranks]}],
+//    "sequence": [[phase id, repetitions], ...],
+//    "phases": [{"id", "weight", "time_s", "total_time_s", "share", "relevant",
+//                "description", "structure", "first_step", "first_wall_s",
+//                "time_per_rank_max_s", "time_per_rank_min_s",
+//                "ranks": [{"rank", "weight", "time_s", "compute": {Stats x3},
+//                           "events": [{"kind", "peer", "recv_peer", "comm", "tag", "root",
+//                                       "bytes", "recv_bytes", "requests", "polls",
+//                                       "cpu_ns", "instructions", "cycles"}]}]}]}
+// Stats are {"mean", "stddev", "min", "max", "n", "m2"} (m2: sum of squared deviations). Statistics
+// over occurrences; peers are world ranks (kNoRank = -3 where not applicable, kAnySource = -1 for a
+// wildcard irecv).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "pas2p/core/event.h"
+
+namespace pas2p::phases {
+
+// Running statistics of one quantity (Welford).
+struct Stats {
+  std::int64_t n = 0;
+  double mean = 0;
+  double m2 = 0;  // sum of squared deviations
+  double min = 0;
+  double max = 0;
+
+  void Add(double x);
+  void Merge(const Stats& other);
+  double stddev() const;
+  double sum() const { return mean * static_cast<double>(n); }
+  bool operator==(const Stats&) const = default;
+};
+
+// Compute before a call (one burst, or the sum of one occurrence's bursts).
+struct ComputeStats {
+  Stats cpu_ns;
+  Stats instructions;  // n == 0 when the trace has no counters
+  Stats cycles;
+  bool operator==(const ComputeStats&) const = default;
+};
+
+// One MPI call of one occurrence of a phase on one rank.
+struct PhaseEvent {
+  EventKind kind = EventKind::kCompute;
+  std::int32_t peer = kNoRank;       // p2p partner (world rank); rooted collectives: root
+  std::int32_t recv_peer = kNoRank;  // sendrecv: source of the receive half
+  CommId comm = kCommWorld;
+  std::int32_t tag = 0;
+  std::int32_t requests = 0;  // completions: requests passed
+  Stats bytes;                // bytes sent (p2p send side, collectives) or received (recv)
+  Stats recv_bytes;           // sendrecv receive half; collectives: bytes received
+  Stats polls;                // failed tests folded into this call (polling loops)
+  ComputeStats compute;       // the compute burst before the call
+  bool operator==(const PhaseEvent&) const = default;
+};
+
+// What one rank does in one phase.
+struct RankPhase {
+  int rank = 0;
+  double weight = 0;     // occurrences on this rank (usually the phase weight)
+  double time_s = 0;     // wall time this rank spent in the phase, all occurrences
+  ComputeStats compute;  // compute per occurrence (sum of the bursts; stddev combined)
+  std::vector<PhaseEvent> events;
+  bool operator==(const RankPhase&) const = default;
+};
+
+struct Phase {
+  int id = 0;
+  double weight = 0;               // occurrences in the run
+  double time_s = 0;               // wall time of one occurrence
+  double total_time_s = 0;         // time_s x weight
+  double share = 0;                // total_time_s / traced time
+  bool relevant = false;           // part of the signature (covers the run with the others)
+  std::string description;         // what it communicates, in words
+  std::string structure;           // hex hash of the communication structure (same run only)
+  std::int64_t first_step = 0;     // logical step of its first event
+  double first_wall_s = 0;         // wall time of its first event (earliest rank)
+  double time_per_rank_max_s = 0;  // per occurrence, the slowest rank
+  double time_per_rank_min_s = 0;  // per occurrence, the fastest rank
+  std::vector<RankPhase> ranks;    // one per rank, by rank
+  bool operator==(const Phase&) const = default;
+};
+
+struct Communicator {
+  CommId id = 0;
+  std::vector<std::int32_t> members;
+  bool operator==(const Communicator&) const = default;
+};
+
+struct Signature {
+  std::string application;
+  int nprocs = 0;
+  std::string trace;  // where it came from
+  double traced_time_s = 0;
+  double pet_s = 0;
+  double pet_error = 0;  // (pet_s - traced_time_s) / traced_time_s
+  double coverage = 0;   // share of the traced time covered by the relevant phases
+  double relevance_threshold = 0.95;
+  bool cut = false;  // the trace was cut; analysed up to the cut
+  std::vector<std::string> counters;
+  std::vector<std::string> warnings;
+  std::vector<Communicator> communicators;
+  std::vector<std::pair<int, std::int64_t>> sequence;  // (phase id, repetitions)
+  std::vector<Phase> phases;
+  bool operator==(const Signature&) const = default;
+
+  const Phase* FindPhase(int id) const;
+};
+
+// JSON text of a signature (stable key order, so equal signatures give equal bytes).
+std::string SignatureToJson(const Signature& signature);
+// Throws TraceError naming `origin` when the text is not a signature.
+Signature SignatureFromJson(const std::string& json, const std::string& origin);
+// Throws UserError when the file cannot be written.
+void SaveSignature(const Signature& signature, const std::filesystem::path& path);
+// Throws TraceError when the file cannot be read or is not a signature.
+Signature LoadSignature(const std::filesystem::path& path);
+
+}  // namespace pas2p::phases

@@ -1,0 +1,606 @@
+#include "pas2p/phases/analyze.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "compressor.h"
+#include "pas2p/core/error.h"
+
+namespace pas2p::phases {
+
+using internal::Instance;
+using internal::Leaf;
+using internal::RankCompressor;
+
+bool AnalyzeOptions::IsValid(std::string* error) const {
+  auto fail = [&](const std::string& m) {
+    if (error) *error = m;
+    return false;
+  };
+  if (!(relevance_threshold > 0 && relevance_threshold <= 1)) {
+    return fail("the relevance threshold must be in (0, 1], got " +
+                std::to_string(relevance_threshold));
+  }
+  if (!(similarity >= 0 && similarity < 10)) {
+    return fail("the compute similarity must be in [0, 10), got " + std::to_string(similarity));
+  }
+  if (!(compute_floor_ns >= 0)) return fail("the compute floor must be >= 0 ns");
+  if (!(bytes_tolerance >= 0 && bytes_tolerance < 10)) {
+    return fail("the message size tolerance must be in [0, 10), got " +
+                std::to_string(bytes_tolerance));
+  }
+  if (window < 1 || window > 100000) {
+    return fail("the loop window must be in [1, 100000], got " + std::to_string(window));
+  }
+  return true;
+}
+
+namespace {
+
+using RankInstances = std::vector<std::optional<Instance>>;  // one slot per rank
+
+bool SimilarCpu(double a, double b, const AnalyzeOptions& o, std::size_t calls) {
+  return std::fabs(a - b) <=
+         o.similarity * std::max(a, b) +
+             o.compute_floor_ns * static_cast<double>(std::max<std::size_t>(1, calls));
+}
+
+void MergeInstance(Instance* into, const Instance& later) {
+  if (into->leaves.size() == later.leaves.size()) {
+    for (std::size_t i = 0; i < into->leaves.size(); ++i) into->leaves[i].Merge(later.leaves[i]);
+  }
+  into->weight += later.weight;
+  into->time_ns += later.time_ns;
+  into->dropped_calls += later.dropped_calls;
+  into->first_step = std::min(into->first_step, later.first_step);
+  into->last_step = std::max(into->last_step, later.last_step);
+  into->first_wall_ns = std::min(into->first_wall_ns, later.first_wall_ns);
+}
+
+// Consecutive instances with the same structure, whatever their compute.
+void CollapseByStructure(std::vector<Instance>* seq) {
+  std::vector<Instance> out;
+  for (Instance& inst : *seq) {
+    if (!out.empty() && out.back().hash == inst.hash &&
+        out.back().leaves.size() == inst.leaves.size()) {
+      MergeInstance(&out.back(), inst);
+    } else {
+      out.push_back(std::move(inst));
+    }
+  }
+  *seq = std::move(out);
+}
+
+bool SameLengths(const std::vector<std::vector<Instance>>& seqs) {
+  for (const auto& s : seqs) {
+    if (s.size() != seqs.front().size()) return false;
+  }
+  return true;
+}
+
+// Aligns the ranks' phase sequences into global steps: by position when every rank has
+// the same number of them, otherwise by overlap of their logical-time intervals.
+std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
+                                 std::vector<std::string>* warnings) {
+  const std::size_t n = seqs.size();
+  std::vector<RankInstances> out;
+  if (!SameLengths(seqs)) {
+    for (auto& s : seqs) CollapseByStructure(&s);
+  }
+  if (SameLengths(seqs)) {
+    const std::size_t len = seqs.front().size();
+    out.resize(len, RankInstances(n));
+    for (std::size_t r = 0; r < n; ++r) {
+      for (std::size_t k = 0; k < len; ++k) out[k][r] = std::move(seqs[r][k]);
+    }
+    return out;
+  }
+  warnings->push_back(
+      "the ranks' loop structures differ (different numbers of phases per rank); phases were "
+      "aligned across ranks by logical time");
+  struct Ref {
+    std::int64_t first, last;
+    std::size_t rank, index;
+  };
+  std::vector<Ref> refs;
+  for (std::size_t r = 0; r < n; ++r) {
+    for (std::size_t k = 0; k < seqs[r].size(); ++k) {
+      refs.push_back(Ref{seqs[r][k].first_step, seqs[r][k].last_step, r, k});
+    }
+  }
+  std::sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
+    return std::tie(a.first, a.last, a.rank, a.index) < std::tie(b.first, b.last, b.rank, b.index);
+  });
+  std::int64_t end = 0;
+  std::vector<std::vector<Ref>> comps;
+  for (const Ref& ref : refs) {
+    if (comps.empty() || ref.first > end) {
+      comps.emplace_back();
+      end = ref.last;
+    }
+    comps.back().push_back(ref);
+    end = std::max(end, ref.last);
+  }
+  for (const auto& comp : comps) {
+    RankInstances slot(n);
+    // Per rank, the instance carrying most of its time represents the phase; the others'
+    // time stays with it.
+    for (const Ref& ref : comp) {
+      Instance& inst = seqs[ref.rank][ref.index];
+      auto& cur = slot[ref.rank];
+      if (!cur) {
+        cur = inst;
+      } else if (inst.time_ns > cur->time_ns) {
+        double t = cur->time_ns;
+        std::int64_t f = cur->first_step;
+        cur = inst;
+        cur->time_ns += t;
+        cur->first_step = std::min(cur->first_step, f);
+      } else {
+        cur->time_ns += inst.time_ns;
+      }
+    }
+    out.push_back(std::move(slot));
+  }
+  return out;
+}
+
+struct GlobalPhase {
+  std::uint64_t key = 0;
+  double weight = 0;
+  RankInstances ranks;
+};
+
+std::string Hex(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+Stats SumStats(const std::vector<Leaf>& leaves, Stats ComputeStats::*field) {
+  // Per occurrence: the sum of the bursts; the spread assumes independent bursts.
+  Stats s;
+  double var = 0;
+  bool any = false;
+  for (const Leaf& l : leaves) {
+    const Stats& b = l.compute.*field;
+    if (b.n == 0) continue;
+    if (!any) {
+      s.n = b.n;
+      s.min = s.max = 0;
+      any = true;
+    }
+    s.n = std::min(s.n, b.n);
+    s.mean += b.mean;
+    s.min += b.min;
+    s.max += b.max;
+    var += b.n > 1 ? b.m2 / static_cast<double>(b.n - 1) : 0;
+  }
+  if (any && s.n > 1) s.m2 = var * static_cast<double>(s.n - 1);
+  return s;
+}
+
+PhaseEvent ToPhaseEvent(const Leaf& l) {
+  PhaseEvent e;
+  e.kind = l.kind;
+  e.peer = l.peer;
+  e.recv_peer = l.recv_peer;
+  e.comm = l.comm;
+  e.tag = l.tag;
+  e.requests = l.requests;
+  e.bytes = l.bytes;
+  e.recv_bytes = l.recv_bytes;
+  e.polls = l.polls;
+  e.compute = l.compute;
+  return e;
+}
+
+}  // namespace
+
+Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options) {
+  std::string error;
+  if (!options.IsValid(&error)) throw UserError(error);
+  const int n = source.nprocs();
+  if (n <= 0) throw TraceError(source.description() + ": the trace has no ranks");
+
+  std::vector<RankCompressor> compressors;
+  compressors.reserve(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) compressors.emplace_back(r, options);
+  std::map<CommId, std::vector<std::int32_t>> comms;
+  LogicalTraceSummary summary = RunLogicalClock(
+      source,
+      [&](const LogicalEvent& le) {
+        if (le.event->kind == EventKind::kCommCreate && !comms.count(le.event->new_comm)) {
+          comms[le.event->new_comm] = le.event->members;
+        }
+        compressors[static_cast<std::size_t>(le.rank)].Add(le.step, *le.event);
+      },
+      options.clock);
+
+  Signature sig;
+  sig.application = source.metadata().application;
+  sig.nprocs = n;
+  sig.trace = source.description();
+  sig.relevance_threshold = options.relevance_threshold;
+  sig.cut = summary.cut || !source.metadata().IsComplete();
+  sig.counters = source.metadata().counters;
+  sig.warnings = summary.warnings;
+  if (!source.metadata().IsComplete() && !summary.cut) {
+    sig.warnings.push_back("the trace metadata says the run is " + source.metadata().status +
+                           (source.metadata().status_reason.empty()
+                                ? std::string()
+                                : " (" + source.metadata().status_reason + ")"));
+  }
+  for (const auto& [id, members] : comms) sig.communicators.push_back(Communicator{id, members});
+
+  double traced_ns = 0;
+  std::vector<std::vector<Instance>> seqs(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    compressors[r].Finish();
+    traced_ns = std::max(traced_ns, compressors[r].total_time_ns());
+    seqs[r] = std::move(compressors[r].instances());
+  }
+  compressors.clear();
+
+  std::vector<RankInstances> aligned = Align(std::move(seqs), &sig.warnings);
+
+  // Global phases: equal structure on every rank and similar compute merge.
+  std::vector<GlobalPhase> globals;
+  std::unordered_multimap<std::uint64_t, std::size_t> by_key;
+  for (RankInstances& step : aligned) {
+    std::uint64_t key = internal::Mix(0x474C4F42);
+    double weight = 0;
+    bool any = false;
+    for (std::size_t r = 0; r < step.size(); ++r) {
+      key = internal::Mix(key ^ (step[r] ? step[r]->hash : 0x4142534E54ULL) ^ (r << 1));
+      if (step[r]) {
+        weight = std::max(weight, step[r]->weight);
+        any = true;
+      }
+    }
+    if (!any) continue;
+    std::optional<std::size_t> match;
+    auto [lo, hi] = by_key.equal_range(key);
+    for (auto it = lo; it != hi && !match; ++it) {
+      const GlobalPhase& g = globals[it->second];
+      bool similar = true;
+      for (std::size_t r = 0; r < step.size() && similar; ++r) {
+        if (!step[r] || !g.ranks[r]) continue;
+        similar = step[r]->leaves.size() == g.ranks[r]->leaves.size() &&
+                  SimilarCpu(step[r]->CpuPerOccurrence(), g.ranks[r]->CpuPerOccurrence(), options,
+                             step[r]->leaves.size());
+      }
+      if (similar) match = it->second;
+    }
+    std::size_t id;
+    if (match) {
+      id = *match;
+      GlobalPhase& g = globals[id];
+      for (std::size_t r = 0; r < step.size(); ++r) {
+        if (step[r] && g.ranks[r]) MergeInstance(&*g.ranks[r], *step[r]);
+      }
+      g.weight += weight;
+    } else {
+      id = globals.size();
+      globals.push_back(GlobalPhase{key, weight, std::move(step)});
+      by_key.emplace(key, id);
+    }
+    const auto rep = static_cast<std::int64_t>(std::llround(weight));
+    if (!sig.sequence.empty() && sig.sequence.back().first == static_cast<int>(id)) {
+      sig.sequence.back().second += rep;
+    } else {
+      sig.sequence.emplace_back(static_cast<int>(id), rep);
+    }
+  }
+
+  double sum_total_s = 0;
+  for (std::size_t id = 0; id < globals.size(); ++id) {
+    const GlobalPhase& g = globals[id];
+    Phase p;
+    p.id = static_cast<int>(id);
+    p.weight = g.weight;
+    std::uint64_t structure = internal::Mix(0x53545255);
+    bool first = true;
+    double max_rank_ns = 0;
+    double max_occ = 0;
+    double min_occ = 0;
+    bool first_occ = true;
+    for (std::size_t r = 0; r < g.ranks.size(); ++r) {
+      if (!g.ranks[r]) continue;
+      const Instance& inst = *g.ranks[r];
+      RankPhase rp;
+      rp.rank = static_cast<int>(r);
+      rp.weight = inst.weight;
+      rp.time_s = inst.time_ns * 1e-9;
+      rp.compute.cpu_ns = SumStats(inst.leaves, &ComputeStats::cpu_ns);
+      rp.compute.instructions = SumStats(inst.leaves, &ComputeStats::instructions);
+      rp.compute.cycles = SumStats(inst.leaves, &ComputeStats::cycles);
+      for (const Leaf& l : inst.leaves) rp.events.push_back(ToPhaseEvent(l));
+      structure = internal::Mix(structure ^ inst.hash);
+      max_rank_ns = std::max(max_rank_ns, inst.time_ns);
+      const double occ = inst.weight > 0 ? inst.time_ns * 1e-9 / inst.weight : 0;
+      max_occ = first_occ ? occ : std::max(max_occ, occ);
+      min_occ = first_occ ? occ : std::min(min_occ, occ);
+      first_occ = false;
+      if (first || inst.first_step < p.first_step) p.first_step = inst.first_step;
+      if (first || inst.first_wall_ns * 1e-9 < p.first_wall_s) {
+        p.first_wall_s = inst.first_wall_ns * 1e-9;
+      }
+      first = false;
+      p.ranks.push_back(std::move(rp));
+    }
+    p.structure = Hex(structure);
+    // The phase lasts as long as its slowest rank (the others wait inside it).
+    p.total_time_s = max_rank_ns * 1e-9;
+    p.time_s = p.weight > 0 ? p.total_time_s / p.weight : 0;
+    p.time_per_rank_max_s = max_occ;
+    p.time_per_rank_min_s = min_occ;
+    p.description = DescribePhase(p, n);
+    sum_total_s += p.total_time_s;
+    sig.phases.push_back(std::move(p));
+  }
+
+  sig.traced_time_s = traced_ns * 1e-9;
+  for (Phase& p : sig.phases) p.share = sum_total_s > 0 ? p.total_time_s / sum_total_s : 0;
+  // Relevant: the largest phases until they cover the threshold.
+  std::vector<std::size_t> order(sig.phases.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return sig.phases[a].total_time_s > sig.phases[b].total_time_s;
+  });
+  double covered = 0;
+  for (std::size_t i : order) {
+    if (covered >= options.relevance_threshold && sum_total_s > 0) break;
+    sig.phases[i].relevant = true;
+    covered += sig.phases[i].share;
+    if (sum_total_s <= 0) break;  // nothing timed: the first phase stands for the run
+  }
+  sig.coverage = covered;
+  sig.pet_s = 0;
+  for (const Phase& p : sig.phases) {
+    if (p.relevant) sig.pet_s += p.time_s * p.weight;
+  }
+  sig.pet_error = sig.traced_time_s > 0 ? (sig.pet_s - sig.traced_time_s) / sig.traced_time_s : 0;
+
+  bool repeats = false;
+  for (const Phase& p : sig.phases) repeats = repeats || p.weight > 1.5;
+  if (!repeats) {
+    sig.warnings.push_back(
+        "no repetition found: the run is described by " + std::to_string(sig.phases.size()) +
+        " phase" + (sig.phases.size() == 1 ? "" : "s") +
+        " of weight 1 (a signature without repetition predicts no better than the trace)");
+  }
+  return sig;
+}
+
+// ---------------------------------------------------------------------------------------
+// Words.
+
+namespace {
+
+std::string Plural(double count, const std::string& word) {
+  std::ostringstream out;
+  const double rounded = std::round(count * 10) / 10;
+  if (std::fabs(rounded - std::round(rounded)) < 1e-9) {
+    out << static_cast<long long>(std::llround(rounded));
+  } else {
+    out << rounded;
+  }
+  out << ' ' << word;
+  if (std::fabs(count - 1) > 1e-9) out << 's';
+  return out.str();
+}
+
+std::string Bytes(double b) {
+  char buf[32];
+  if (b >= 1024.0 * 1024) {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024.0 * 1024));
+  } else if (b >= 1024.0) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f B", b);
+  }
+  return buf;
+}
+
+// If every pair is a pair of neighbours on a 1-, 2- or 3-D grid of the ranks (row-major,
+// possibly periodic), says which grid ("to grid neighbours (4 x 4, periodic)").
+std::string GridPattern(const std::vector<std::pair<int, int>>& pairs, int nprocs) {
+  struct Dims {
+    int d[3];
+  };
+  std::vector<Dims> candidates;
+  for (int a = 1; a <= nprocs; ++a) {
+    if (nprocs % a) continue;
+    for (int b = 1; b <= nprocs / a; ++b) {
+      if ((nprocs / a) % b) continue;
+      candidates.push_back(Dims{{a, b, nprocs / a / b}});
+    }
+  }
+  // Fewest dimensions first, then the most balanced.
+  auto rank_of = [](const Dims& x) {
+    int dims = (x.d[0] > 1) + (x.d[1] > 1) + (x.d[2] > 1);
+    int spread = *std::max_element(x.d, x.d + 3) - *std::min_element(x.d, x.d + 3);
+    return std::make_pair(dims, spread);
+  };
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](const Dims& a, const Dims& b) { return rank_of(a) < rank_of(b); });
+  for (const Dims& c : candidates) {
+    if (rank_of(c).first == 0) continue;
+    bool ok = true;
+    bool wraps = false;
+    for (const auto& [r, p] : pairs) {
+      int dist = 0;
+      int rr = r, pp = p;
+      for (int k = 0; k < 3; ++k) {
+        const int n = c.d[k];
+        const int x = rr % n, y = pp % n;
+        rr /= n;
+        pp /= n;
+        const int direct = std::abs(x - y);
+        const int around = n - direct;
+        if (around < direct) wraps = true;
+        dist += std::min(direct, around);
+      }
+      if (dist != 1) {
+        ok = false;
+        break;
+      }
+    }
+    if (!ok) continue;
+    std::string dims;
+    for (int k = 0; k < 3; ++k) {
+      if (c.d[k] == 1) continue;
+      dims += (dims.empty() ? "" : " x ") + std::to_string(c.d[k]);
+    }
+    const int ndims = rank_of(c).first;
+    return std::string(ndims == 1 ? "to ring neighbours (" : "to grid neighbours (") + dims +
+           (wraps ? ", periodic)" : ")");
+  }
+  return "";
+}
+
+// Where a set of (rank, peer) pairs goes, in words.
+std::string PeerPattern(const std::vector<std::pair<int, int>>& pairs, int nprocs) {
+  if (pairs.empty()) return "";
+  std::set<int> peers;
+  for (const auto& [r, p] : pairs) peers.insert(p);
+  if (peers.size() == 1) return "to rank " + std::to_string(*peers.begin());
+  bool xor_pattern = true;
+  std::set<int> bits;
+  for (const auto& [r, p] : pairs) {
+    const unsigned x = static_cast<unsigned>(r ^ p);
+    if (x == 0 || (x & (x - 1)) != 0) {
+      xor_pattern = false;
+      break;
+    }
+    bits.insert(static_cast<int>(std::log2(static_cast<double>(x)) + 0.5));
+  }
+  if (xor_pattern) {
+    std::string s = "to XOR partners (bit";
+    s += bits.size() > 1 ? "s " : " ";
+    bool first = true;
+    for (int b : bits) {
+      s += (first ? "" : ",") + std::to_string(b);
+      first = false;
+    }
+    return s + ")";
+  }
+  if (std::string grid = GridPattern(pairs, nprocs); !grid.empty()) return grid;
+  // Displacements modulo P, folded to (-P/2, P/2].
+  std::set<int> disps;
+  for (const auto& [r, p] : pairs) {
+    int d = ((p - r) % nprocs + nprocs) % nprocs;
+    if (d > nprocs / 2) d -= nprocs;
+    disps.insert(d);
+  }
+  if (disps.size() <= 8) {
+    std::set<int> mags;
+    for (int d : disps) mags.insert(std::abs(d));
+    bool symmetric = true;
+    for (int d : disps) symmetric = symmetric && disps.count(-d) > 0;
+    std::string s = symmetric ? "to neighbours at " : "to peers at ";
+    bool first = true;
+    if (symmetric) {
+      for (int m : mags) {
+        s += (first ? "" : ", ") + std::string(m == 0 ? "" : "+-") + std::to_string(m);
+        first = false;
+      }
+    } else {
+      for (int d : disps) {
+        s += (first ? "" : ", ") + std::string(d > 0 ? "+" : "") + std::to_string(d);
+        first = false;
+      }
+    }
+    return s + " (mod " + std::to_string(nprocs) + ")";
+  }
+  return "to " + std::to_string(peers.size()) + " different peers";
+}
+
+}  // namespace
+
+std::string DescribePhase(const Phase& phase, int nprocs) {
+  if (phase.ranks.empty()) return "nothing";
+  // Per kind: calls per rank and occurrence, pairs, bytes.
+  struct KindInfo {
+    double calls = 0;
+    double bytes = 0;
+    std::vector<std::pair<int, int>> pairs;
+    bool sub_comm = false;
+  };
+  std::map<int, KindInfo> kinds;
+  const double nranks = static_cast<double>(phase.ranks.size());
+  for (const RankPhase& rp : phase.ranks) {
+    for (const PhaseEvent& e : rp.events) {
+      KindInfo& k = kinds[static_cast<int>(e.kind)];
+      k.calls += 1.0 / nranks;
+      k.bytes += e.bytes.mean;
+      if (IsPointToPoint(e.kind) && e.peer >= 0) k.pairs.emplace_back(rp.rank, e.peer);
+      if (IsCollective(e.kind) && e.comm != kCommWorld) k.sub_comm = true;
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& [kind_int, info] : kinds) {
+    const auto kind = static_cast<EventKind>(kind_int);
+    if (kind == EventKind::kInit || kind == EventKind::kFinalize ||
+        kind == EventKind::kCommCreate || kind == EventKind::kCommFree) {
+      parts.push_back(Plural(info.calls, std::string(EventKindName(kind))));
+      continue;
+    }
+    std::string s = Plural(info.calls, std::string(EventKindName(kind)));
+    const double per_call = info.calls > 0 ? info.bytes / (info.calls * nranks) : 0;
+    if (IsPointToPoint(kind)) {
+      std::string where = PeerPattern(info.pairs, nprocs);
+      if (kind == EventKind::kRecv || kind == EventKind::kIrecv) {
+        if (where.rfind("to ", 0) == 0) where = "from " + where.substr(3);
+      }
+      if (!where.empty()) s += " " + where;
+      s += ", " + Bytes(per_call) + " each";
+    } else if (IsCollective(kind)) {
+      if (info.sub_comm) s += " on sub-communicators";
+      if (kind != EventKind::kBarrier) s += " (" + Bytes(per_call) + ")";
+    }
+    parts.push_back(s);
+  }
+  std::string out;
+  for (std::size_t i = 0; i < parts.size(); ++i) out += (i ? "; " : "") + parts[i];
+  return out;
+}
+
+std::string FormatSignatureTable(const Signature& sig) {
+  std::ostringstream out;
+  char line[512];
+  out << "Signature of " << (sig.application.empty() ? "?" : sig.application) << ", " << sig.nprocs
+      << " rank" << (sig.nprocs == 1 ? "" : "s") << " (" << sig.trace << ")\n";
+  std::snprintf(line, sizeof line,
+                "traced time %.6f s; PET %.6f s (%+.2f%%); relevant phases cover %.1f%% "
+                "(threshold %.0f%%)\n",
+                sig.traced_time_s, sig.pet_s, 100 * sig.pet_error, 100 * sig.coverage,
+                100 * sig.relevance_threshold);
+  out << line;
+  out << "  id    weight   time/occ(ms)   share  rel  cpu/burst(us)  communication\n";
+  for (const Phase& p : sig.phases) {
+    double cpu = 0;
+    double bursts = 0;
+    for (const RankPhase& rp : p.ranks) {
+      for (const PhaseEvent& e : rp.events) {
+        cpu += e.compute.cpu_ns.mean;
+        bursts += 1;
+      }
+    }
+    std::snprintf(line, sizeof line, "%4d %9.0f %14.4f %6.1f%%  %3s %14.2f  ", p.id, p.weight,
+                  p.time_s * 1e3, 100 * p.share, p.relevant ? "*" : "",
+                  bursts > 0 ? cpu / bursts * 1e-3 : 0.0);
+    out << line << p.description << "\n";
+  }
+  for (const std::string& w : sig.warnings) out << "warning: " << w << "\n";
+  return out.str();
+}
+
+}  // namespace pas2p::phases

@@ -1,0 +1,479 @@
+#include "compressor.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace pas2p::phases::internal {
+namespace {
+
+constexpr std::uint64_t kBase = 0x100000001B3ULL;  // polynomial base for ordered hashes
+
+std::uint64_t Combine(std::uint64_t h, std::uint64_t v) { return Mix(h ^ Mix(v + 0x9E37)); }
+
+bool IsTestKind(EventKind k) {
+  return k == EventKind::kTest || k == EventKind::kTestall || k == EventKind::kTestany ||
+         k == EventKind::kTestsome;
+}
+
+std::int32_t Displacement(std::int32_t peer, int rank) {
+  if (peer == kAnySource) return kAnyDisp;
+  if (peer == kProcNull) return kNullDisp;
+  if (peer < 0) return kNoDisp;
+  return peer - rank;
+}
+
+void MergeCompute(ComputeStats* a, const ComputeStats& b) {
+  a->cpu_ns.Merge(b.cpu_ns);
+  a->instructions.Merge(b.instructions);
+  a->cycles.Merge(b.cycles);
+}
+
+}  // namespace
+
+std::uint64_t Mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+void Leaf::Merge(const Leaf& later) {
+  bytes.Merge(later.bytes);
+  recv_bytes.Merge(later.recv_bytes);
+  polls.Merge(later.polls);
+  MergeCompute(&compute, later.compute);
+  last_cpu_ns = later.last_cpu_ns;
+  last_bytes = later.last_bytes;
+  time_ns += later.time_ns;
+  first_step = std::min(first_step, later.first_step);
+  last_step = std::max(last_step, later.last_step);
+  first_wall_ns = std::min(first_wall_ns, later.first_wall_ns);
+}
+
+double Instance::CpuPerOccurrence() const {
+  double sum = 0;
+  for (const Leaf& l : leaves) sum += l.compute.cpu_ns.mean;
+  return sum;
+}
+
+RankCompressor::RankCompressor(int rank, const AnalyzeOptions& options)
+    : rank_(rank), options_(options) {
+  pow_.resize(options_.window + 2);
+  pow_[0] = 1;
+  for (std::size_t i = 1; i < pow_.size(); ++i) pow_[i] = pow_[i - 1] * kBase;
+  pre_.push_back(0);
+  mpre_.push_back(0);
+}
+
+void RankCompressor::Add(std::int64_t step, const Event& e) {
+  // Wall time attributed to this event: from the end of the previous one to its end (the
+  // finalize call counts up to its start, init counts nothing: the run is the time between).
+  double duration = 0;
+  if (e.kind == EventKind::kInit) {
+    duration = 0;
+    prev_end_ns_ = static_cast<double>(e.wall_end_ns);
+  } else {
+    double end =
+        static_cast<double>(e.kind == EventKind::kFinalize ? e.wall_start_ns : e.wall_end_ns);
+    if (!seen_event_) prev_end_ns_ = static_cast<double>(e.wall_start_ns);
+    duration = std::max(0.0, end - prev_end_ns_);
+    prev_end_ns_ = std::max(prev_end_ns_, static_cast<double>(e.wall_end_ns));
+  }
+  seen_event_ = true;
+  total_time_ns_ += duration;
+
+  if (e.kind == EventKind::kCompute) {
+    pending_cpu_ += static_cast<double>(e.cpu_ns);
+    if (e.instructions >= 0) {
+      pending_ins_ += static_cast<double>(e.instructions);
+      pending_has_ins_ = true;
+    }
+    if (e.cycles >= 0) {
+      pending_cyc_ += static_cast<double>(e.cycles);
+      pending_has_cyc_ = true;
+    }
+    pending_time_ += duration;
+    return;
+  }
+  if (IsTestKind(e.kind) && e.completed.empty()) {
+    ++pending_polls_;
+    pending_time_ += duration;
+    return;
+  }
+
+  Node node;
+  Leaf& l = node.leaf;
+  l.kind = e.kind;
+  l.comm = e.comm;
+  l.tag = e.tag;
+  std::uint64_t moved = 0;
+  std::uint64_t moved_in = 0;
+  if (IsPointToPoint(e.kind)) {
+    l.peer = e.peer;
+    l.disp = Displacement(e.peer, rank_);
+    moved = e.bytes;
+    if (e.kind == EventKind::kSendrecv) {
+      l.recv_peer = e.recv_peer;
+      l.recv_disp = Displacement(e.recv_peer, rank_);
+      moved_in = e.recv_bytes;
+    }
+  } else if (IsCollective(e.kind)) {
+    l.root = IsRooted(e.kind) ? e.peer : kNoRank;
+    l.peer = l.root;
+    moved = e.send_bytes;
+    moved_in = e.recv_bytes;
+  } else if (IsCompletion(e.kind)) {
+    l.requests = static_cast<std::int32_t>(e.requests.size());
+    for (const Completion& c : e.completed) moved += c.bytes;
+  } else if (e.kind == EventKind::kCommCreate) {
+    l.requests = static_cast<std::int32_t>(e.members.size());
+  }
+  std::uint64_t h = Mix(static_cast<std::uint64_t>(l.kind) + 1);
+  h = Combine(h, static_cast<std::uint32_t>(l.disp));
+  h = Combine(h, static_cast<std::uint32_t>(l.recv_disp));
+  h = Combine(h, l.comm);
+  h = Combine(h, static_cast<std::uint32_t>(l.root));
+  h = Combine(h, static_cast<std::uint32_t>(l.requests));
+  l.hash = h;
+  l.bytes.Add(static_cast<double>(moved));
+  if (e.kind == EventKind::kSendrecv || IsCollective(e.kind)) {
+    l.recv_bytes.Add(static_cast<double>(moved_in));
+  }
+  l.polls.Add(static_cast<double>(pending_polls_));
+  l.compute.cpu_ns.Add(pending_cpu_);
+  if (pending_has_ins_) l.compute.instructions.Add(pending_ins_);
+  if (pending_has_cyc_) l.compute.cycles.Add(pending_cyc_);
+  l.last_cpu_ns = pending_cpu_;
+  l.last_bytes = static_cast<double>(moved);
+  l.time_ns = duration + pending_time_;
+  l.first_step = l.last_step = step;
+  l.first_wall_ns = static_cast<double>(e.wall_start_ns);
+  node.hash = h;
+  pending_cpu_ = pending_ins_ = pending_cyc_ = pending_time_ = 0;
+  pending_has_ins_ = pending_has_cyc_ = false;
+  pending_polls_ = 0;
+  Push(std::move(node));
+}
+
+std::uint64_t RankCompressor::WindowHash(std::size_t i, std::size_t j) const {
+  return pre_[j] - pre_[i] * pow_[j - i];
+}
+std::uint64_t RankCompressor::WindowMHash(std::size_t i, std::size_t j) const {
+  return mpre_[j] - mpre_[i];
+}
+
+void RankCompressor::Push(Node node) {
+  pre_.push_back(pre_.back() * kBase + node.hash);
+  mpre_.push_back(mpre_.back() + Mix(node.hash));
+  seq_.push_back(std::move(node));
+  Reduce();
+  const std::size_t keep = 2 * options_.window + 2;
+  if (seq_.size() >= 2 * keep) Retire(seq_.size() - keep);
+}
+
+bool RankCompressor::SimilarLeaf(const Leaf& a, const Leaf& b) const {
+  const double da = std::fabs(a.last_cpu_ns - b.last_cpu_ns);
+  if (da >
+      options_.similarity * std::max(a.last_cpu_ns, b.last_cpu_ns) + options_.compute_floor_ns) {
+    return false;
+  }
+  const double db = std::fabs(a.last_bytes - b.last_bytes);
+  return db <= options_.bytes_tolerance * std::max(a.last_bytes, b.last_bytes);
+}
+
+bool RankCompressor::Similar(const Node& a, const Node& b) const {
+  if (a.hash != b.hash || a.loop != b.loop) return false;
+  if (!a.loop) return SimilarLeaf(a.leaf, b.leaf);
+  if (a.count != b.count || a.body.size() != b.body.size()) return false;
+  for (std::size_t i = 0; i < a.body.size(); ++i) {
+    if (!Similar(a.body[i], b.body[i])) return false;
+  }
+  return true;
+}
+
+bool RankCompressor::SeqMatches(const std::vector<Node>& body, std::size_t from) const {
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    if (!Similar(body[i], seq_[from + i])) return false;
+  }
+  return true;
+}
+
+bool RankCompressor::SeqWindowsMatch(std::size_t a, std::size_t b, std::size_t k) const {
+  for (std::size_t i = 0; i < k; ++i) {
+    if (!Similar(seq_[a + i], seq_[b + i])) return false;
+  }
+  return true;
+}
+
+bool RankCompressor::MultiPairing(const std::vector<Node>& body, std::size_t from,
+                                  std::vector<std::size_t>* pairing) const {
+  // pairing[i] = index into body of the item that window item i joins. Items can only pair
+  // with items of equal hash: sort both sides by hash and pair inside each hash group, in
+  // order, each window item with the first unused similar body item of its group.
+  const std::size_t k = body.size();
+  std::vector<std::size_t> bi(k), wi(k);
+  for (std::size_t i = 0; i < k; ++i) bi[i] = wi[i] = i;
+  std::stable_sort(bi.begin(), bi.end(),
+                   [&](std::size_t a, std::size_t b) { return body[a].hash < body[b].hash; });
+  std::stable_sort(wi.begin(), wi.end(), [&](std::size_t a, std::size_t b) {
+    return seq_[from + a].hash < seq_[from + b].hash;
+  });
+  pairing->assign(k, 0);
+  std::vector<bool> used(k, false);
+  std::size_t g = 0;
+  while (g < k) {
+    const std::uint64_t h = body[bi[g]].hash;
+    std::size_t end = g;
+    while (end < k && body[bi[end]].hash == h) ++end;
+    for (std::size_t x = g; x < end; ++x) {
+      const Node& w = seq_[from + wi[x]];
+      if (w.hash != h) return false;
+      bool found = false;
+      for (std::size_t y = g; y < end; ++y) {
+        if (!used[y] && Similar(body[bi[y]], w)) {
+          used[y] = true;
+          (*pairing)[wi[x]] = bi[y];
+          found = true;
+          break;
+        }
+      }
+      if (!found) return false;
+    }
+    g = end;
+  }
+  return true;
+}
+
+namespace {
+void MergeNode(Node* into, const Node& later) {
+  if (!into->loop) {
+    into->leaf.Merge(later.leaf);
+    return;
+  }
+  for (std::size_t i = 0; i < into->body.size(); ++i) MergeNode(&into->body[i], later.body[i]);
+}
+}  // namespace
+
+void RankCompressor::Reduce() {
+  const std::size_t window = options_.window;
+  std::vector<std::size_t> pairing;
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    const std::size_t n = seq_.size();
+    // 1. The last k items are one more iteration of the loop just before them.
+    for (std::size_t k = 1; k <= window && k + 1 <= n; ++k) {
+      Node& loop = seq_[n - k - 1];
+      if (!loop.loop || loop.body.size() != k) continue;
+      const bool same_order = WindowHash(n - k, n) == loop.body_hash;
+      bool ordered = same_order && SeqMatches(loop.body, n - k);
+      bool unordered = !same_order && k >= 2 && WindowMHash(n - k, n) == loop.body_mhash &&
+                       MultiPairing(loop.body, n - k, &pairing);
+      if (!ordered && !unordered) continue;
+      for (std::size_t i = 0; i < k; ++i) {
+        MergeNode(&loop.body[ordered ? i : pairing[i]], seq_[n - k + i]);
+      }
+      loop.count += 1;
+      loop.hash =
+          Combine(Combine(loop.body_hash, 0x4C4F4F50), static_cast<std::uint64_t>(loop.count));
+      seq_.resize(n - k);
+      pre_.resize(n - k + 1);
+      mpre_.resize(n - k + 1);
+      // The loop's hash changed with its count.
+      pre_.back() = pre_[n - k - 1] * kBase + loop.hash;
+      mpre_.back() = mpre_[n - k - 1] + Mix(loop.hash);
+      changed = true;
+      break;
+    }
+    if (changed) continue;
+    // 2. The last k items repeat the k before them: a new loop of two iterations.
+    for (std::size_t k = 1; k <= window && 2 * k <= n; ++k) {
+      const std::size_t a = n - 2 * k;
+      const std::size_t b = n - k;
+      const bool same_order = WindowHash(a, b) == WindowHash(b, n);
+      bool ordered = same_order && SeqWindowsMatch(a, b, k);
+      bool unordered = false;
+      if (!same_order && k >= 2 && WindowMHash(a, b) == WindowMHash(b, n)) {
+        std::vector<Node> first(seq_.begin() + static_cast<std::ptrdiff_t>(a),
+                                seq_.begin() + static_cast<std::ptrdiff_t>(b));
+        unordered = MultiPairing(first, b, &pairing);
+      }
+      if (!ordered && !unordered) continue;
+      Node loop;
+      loop.loop = true;
+      loop.count = 2;
+      loop.body.assign(std::make_move_iterator(seq_.begin() + static_cast<std::ptrdiff_t>(a)),
+                       std::make_move_iterator(seq_.begin() + static_cast<std::ptrdiff_t>(b)));
+      for (std::size_t i = 0; i < k; ++i) {
+        MergeNode(&loop.body[ordered ? i : pairing[i]], seq_[b + i]);
+      }
+      loop.body_hash = WindowHash(a, b);
+      loop.body_mhash = WindowMHash(a, b);
+      loop.hash = Combine(Combine(loop.body_hash, 0x4C4F4F50), 2);
+      seq_.resize(a);
+      pre_.resize(a + 1);
+      mpre_.resize(a + 1);
+      pre_.push_back(pre_.back() * kBase + loop.hash);
+      mpre_.push_back(mpre_.back() + Mix(loop.hash));
+      seq_.push_back(std::move(loop));
+      changed = true;
+      break;
+    }
+  }
+}
+
+void RankCompressor::RebuildPrefixes() {
+  pre_.assign(1, 0);
+  mpre_.assign(1, 0);
+  for (const Node& n : seq_) {
+    pre_.push_back(pre_.back() * kBase + n.hash);
+    mpre_.push_back(mpre_.back() + Mix(n.hash));
+  }
+}
+
+void RankCompressor::Retire(std::size_t count) {
+  for (std::size_t i = 0; i < count; ++i) AddTopLevel(seq_[i]);
+  seq_.erase(seq_.begin(), seq_.begin() + static_cast<std::ptrdiff_t>(count));
+  RebuildPrefixes();
+}
+
+void RankCompressor::Finish() {
+  // Compute after the last call (only in a cut stream) stays in total_time_ns_ but belongs
+  // to no call.
+  Retire(seq_.size());
+  FlushPlain();
+}
+
+namespace {
+std::size_t UnrolledCalls(const Node& node) {
+  if (!node.loop) return 1;
+  std::size_t calls = 0;
+  for (const Node& item : node.body) calls += UnrolledCalls(item);
+  return calls * static_cast<std::size_t>(std::max<std::int64_t>(0, node.count));
+}
+}  // namespace
+
+bool RankCompressor::Unrollable(const Node& loop) const {
+  return UnrolledCalls(loop) <= options_.unroll_calls;
+}
+
+// The calls of `loop`, one iteration after the other. Each copy of a call carries the
+// statistics of all its occurrences (per-occurrence means stay right) and `share` of its
+// time, so that the copies add up to the time of the loop.
+void RankCompressor::Unroll(const Node& loop, double share, std::vector<Leaf>* out) const {
+  const double part = share / static_cast<double>(std::max<std::int64_t>(1, loop.count));
+  for (std::int64_t i = 0; i < loop.count; ++i) {
+    for (const Node& item : loop.body) {
+      if (item.loop) {
+        Unroll(item, part, out);
+      } else {
+        out->push_back(item.leaf);
+        out->back().time_ns *= part;
+      }
+    }
+  }
+}
+
+void RankCompressor::AddTopLevel(const Node& node) {
+  if (!node.loop) {
+    AppendPlain(node.leaf);
+    return;
+  }
+  if (Unrollable(node)) {
+    std::vector<Leaf> calls;
+    Unroll(node, 1.0, &calls);
+    for (const Leaf& l : calls) AppendPlain(l);
+    return;
+  }
+  FlushPlain();
+  FlattenBody(node.body, static_cast<double>(node.count));
+}
+
+void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight) {
+  std::vector<Leaf> run;
+  for (const Node& item : body) {
+    if (!item.loop) {
+      run.push_back(item.leaf);
+      continue;
+    }
+    if (Unrollable(item)) {
+      Unroll(item, 1.0, &run);
+      continue;
+    }
+    Emit(run, weight);
+    run.clear();
+    FlattenBody(item.body, weight * static_cast<double>(item.count));
+  }
+  Emit(run, weight);
+}
+
+void RankCompressor::Emit(const std::vector<Leaf>& run, double weight) {
+  if (run.empty()) return;
+  Instance inst;
+  inst.weight = weight;
+  inst.hash = Mix(0x50484153);
+  inst.first_step = run.front().first_step;
+  inst.last_step = run.front().last_step;
+  inst.first_wall_ns = run.front().first_wall_ns;
+  for (const Leaf& l : run) {
+    inst.hash = Combine(inst.hash, l.hash);
+    inst.leaves.push_back(l);
+    inst.time_ns += l.time_ns;
+    inst.first_step = std::min(inst.first_step, l.first_step);
+    inst.last_step = std::max(inst.last_step, l.last_step);
+    inst.first_wall_ns = std::min(inst.first_wall_ns, l.first_wall_ns);
+  }
+  PushInstance(std::move(inst));
+}
+
+void RankCompressor::AppendPlain(const Leaf& leaf) {
+  if (!plain_open_) {
+    plain_ = Instance{};
+    plain_.weight = 1;
+    plain_.hash = Mix(0x50484153);
+    plain_.first_step = leaf.first_step;
+    plain_.last_step = leaf.last_step;
+    plain_.first_wall_ns = leaf.first_wall_ns;
+    plain_open_ = true;
+  }
+  plain_.time_ns += leaf.time_ns;
+  plain_.last_step = std::max(plain_.last_step, leaf.last_step);
+  if (plain_.leaves.size() < options_.max_plain_events) {
+    plain_.hash = Combine(plain_.hash, leaf.hash);
+    plain_.leaves.push_back(leaf);
+  } else {
+    ++plain_.dropped_calls;
+    plain_.hash = Combine(plain_.hash, 0xD5);  // the hash still says "longer"
+  }
+}
+
+void RankCompressor::FlushPlain() {
+  if (!plain_open_) return;
+  plain_open_ = false;
+  PushInstance(std::move(plain_));
+  plain_ = Instance{};
+}
+
+void RankCompressor::PushInstance(Instance inst) {
+  if (!instances_.empty()) {
+    Instance& prev = instances_.back();
+    if (prev.hash == inst.hash && prev.leaves.size() == inst.leaves.size() &&
+        prev.dropped_calls == 0 && inst.dropped_calls == 0) {
+      const double a = prev.CpuPerOccurrence();
+      const double b = inst.CpuPerOccurrence();
+      if (std::fabs(a - b) <=
+          options_.similarity * std::max(a, b) +
+              options_.compute_floor_ns *
+                  static_cast<double>(std::max<std::size_t>(1, inst.leaves.size()))) {
+        for (std::size_t i = 0; i < prev.leaves.size(); ++i) prev.leaves[i].Merge(inst.leaves[i]);
+        prev.weight += inst.weight;
+        prev.time_ns += inst.time_ns;
+        prev.last_step = std::max(prev.last_step, inst.last_step);
+        return;
+      }
+    }
+  }
+  instances_.push_back(std::move(inst));
+}
+
+}  // namespace pas2p::phases::internal

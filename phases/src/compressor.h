@@ -1,0 +1,120 @@
+// Private: the per-rank loop compressor and the phase occurrences it produces.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "pas2p/core/event.h"
+#include "pas2p/phases/analyze.h"
+#include "pas2p/phases/signature.h"
+
+namespace pas2p::phases::internal {
+
+inline constexpr std::int32_t kNoDisp = INT32_MIN;        // no peer
+inline constexpr std::int32_t kAnyDisp = INT32_MIN + 1;   // wildcard source
+inline constexpr std::int32_t kNullDisp = INT32_MIN + 2;  // MPI_PROC_NULL
+
+std::uint64_t Mix(std::uint64_t x);
+
+// One MPI call (a symbol) with statistics over the occurrences merged into it.
+struct Leaf {
+  std::uint64_t hash = 0;  // structure only: kind, displacements, comm, root, requests
+  EventKind kind = EventKind::kCompute;
+  std::int32_t disp = kNoDisp;
+  std::int32_t recv_disp = kNoDisp;
+  CommId comm = kCommWorld;
+  std::int32_t root = kNoRank;
+  std::int32_t requests = 0;
+  // Absolute values at the first occurrence.
+  std::int32_t peer = kNoRank;
+  std::int32_t recv_peer = kNoRank;
+  std::int32_t tag = 0;
+  Stats bytes, recv_bytes, polls;
+  ComputeStats compute;
+  double last_cpu_ns = 0;  // the latest occurrence, for drift-tolerant matching
+  double last_bytes = 0;
+  double time_ns = 0;  // wall time attributed to the call and the compute before it, summed
+  std::int64_t first_step = 0;
+  std::int64_t last_step = 0;
+  double first_wall_ns = 0;
+
+  void Merge(const Leaf& later);
+};
+
+struct Node {
+  std::uint64_t hash = 0;
+  bool loop = false;
+  Leaf leaf;  // leaves only
+  // Loops only.
+  std::int64_t count = 0;
+  std::vector<Node> body;
+  std::uint64_t body_hash = 0;   // ordered hash of the body items
+  std::uint64_t body_mhash = 0;  // order-free hash of the body items
+};
+
+// A phase occurrence group of one rank: a run of calls with its weight.
+struct Instance {
+  std::uint64_t hash = 0;
+  double weight = 0;
+  std::vector<Leaf> leaves;
+  double time_ns = 0;  // all occurrences, including dropped calls
+  std::int64_t first_step = 0;
+  std::int64_t last_step = 0;
+  double first_wall_ns = 0;
+  std::uint64_t dropped_calls = 0;  // plain calls beyond max_plain_events (not in leaves)
+
+  double CpuPerOccurrence() const;
+};
+
+class RankCompressor {
+ public:
+  RankCompressor(int rank, const AnalyzeOptions& options);
+  void Add(std::int64_t step, const Event& event);
+  // Flushes everything; the instances are then complete.
+  void Finish();
+  std::vector<Instance>& instances() { return instances_; }
+  double total_time_ns() const { return total_time_ns_; }
+
+ private:
+  void Push(Node node);
+  void Reduce();
+  bool Similar(const Node& a, const Node& b) const;
+  bool SimilarLeaf(const Leaf& a, const Leaf& b) const;
+  bool SeqMatches(const std::vector<Node>& body, std::size_t from) const;
+  bool SeqWindowsMatch(std::size_t a, std::size_t b, std::size_t k) const;
+  // Pairs window items with body items of equal hash; false if impossible.
+  bool MultiPairing(const std::vector<Node>& body, std::size_t from,
+                    std::vector<std::size_t>* pairing) const;
+  void Retire(std::size_t count);
+  void RebuildPrefixes();
+  std::uint64_t WindowHash(std::size_t i, std::size_t j) const;
+  std::uint64_t WindowMHash(std::size_t i, std::size_t j) const;
+  void AddTopLevel(const Node& node);
+  void FlattenBody(const std::vector<Node>& body, double weight);
+  void Emit(const std::vector<Leaf>& run, double weight);
+  bool Unrollable(const Node& loop) const;
+  void Unroll(const Node& loop, double share, std::vector<Leaf>* out) const;
+  void AppendPlain(const Leaf& leaf);
+  void FlushPlain();
+  void PushInstance(Instance instance);
+
+  int rank_;
+  AnalyzeOptions options_;
+  std::vector<Node> seq_;
+  std::vector<std::uint64_t> pre_;   // ordered prefix hashes of seq_
+  std::vector<std::uint64_t> mpre_;  // order-free prefix hashes of seq_
+  std::vector<std::uint64_t> pow_;
+  // Compute and polls since the last call.
+  double pending_cpu_ = 0, pending_ins_ = 0, pending_cyc_ = 0, pending_time_ = 0;
+  bool pending_has_ins_ = false, pending_has_cyc_ = false;
+  std::int64_t pending_polls_ = 0;
+  double prev_end_ns_ = 0;
+  bool seen_event_ = false;
+  double total_time_ns_ = 0;
+  // Output.
+  Instance plain_;
+  bool plain_open_ = false;
+  std::vector<Instance> instances_;
+};
+
+}  // namespace pas2p::phases::internal

@@ -1,0 +1,176 @@
+#include "pas2p/phases/correspondence.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+#include "pas2p/core/error.h"
+
+namespace pas2p::phases {
+
+std::string FunctionalKey(const Phase& phase, int nprocs) {
+  std::set<std::string> ops;
+  for (const RankPhase& rp : phase.ranks) {
+    for (const PhaseEvent& e : rp.events) {
+      std::string op(EventKindName(e.kind));
+      if (IsCollective(e.kind)) op += e.comm == kCommWorld ? "@world" : "@sub";
+      ops.insert(op);
+    }
+  }
+  (void)nprocs;
+  std::string key;
+  for (const std::string& op : ops) key += (key.empty() ? "" : ",") + op;
+  return key.empty() ? "(empty)" : key;
+}
+
+namespace {
+
+struct Item {
+  int id;
+  std::string key;
+  bool relevant;
+  double weight;
+};
+
+std::vector<Item> Items(const Signature& sig) {
+  std::vector<Item> items;
+  for (const Phase& p : sig.phases) {
+    items.push_back(Item{p.id, FunctionalKey(p, sig.nprocs), p.relevant, p.weight});
+  }
+  // Run order: by first logical step, then id.
+  std::vector<std::size_t> order(items.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return sig.phases[a].first_step < sig.phases[b].first_step;
+  });
+  std::vector<Item> sorted;
+  for (std::size_t i : order) sorted.push_back(items[i]);
+  return sorted;
+}
+
+// Weighted longest common subsequence on equal keys; relevant phases weigh more.
+std::vector<std::pair<int, int>> AlignItems(const std::vector<Item>& a,
+                                            const std::vector<Item>& b) {
+  const std::size_t n = a.size();
+  const std::size_t m = b.size();
+  std::vector<std::vector<double>> dp(n + 1, std::vector<double>(m + 1, 0));
+  auto score = [&](std::size_t i, std::size_t j) -> double {
+    if (a[i].key != b[j].key) return -1;
+    return 1 + (a[i].relevant ? 10 : 0) + (b[j].relevant ? 10 : 0);
+  };
+  for (std::size_t i = n; i-- > 0;) {
+    for (std::size_t j = m; j-- > 0;) {
+      double best = std::max(dp[i + 1][j], dp[i][j + 1]);
+      const double s = score(i, j);
+      if (s > 0) best = std::max(best, dp[i + 1][j + 1] + s);
+      dp[i][j] = best;
+    }
+  }
+  std::vector<std::pair<int, int>> pairs;
+  std::size_t i = 0, j = 0;
+  while (i < n && j < m) {
+    const double s = score(i, j);
+    if (s > 0 && dp[i][j] == dp[i + 1][j + 1] + s) {
+      pairs.emplace_back(static_cast<int>(i), static_cast<int>(j));
+      ++i;
+      ++j;
+    } else if (dp[i][j] == dp[i + 1][j]) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return pairs;
+}
+
+}  // namespace
+
+Correspondence CorrespondPhases(const std::vector<Signature>& signatures) {
+  if (signatures.empty()) throw UserError("no signatures to relate");
+  for (const Signature& s : signatures) {
+    if (s.application != signatures.front().application) {
+      throw UserError("the traces are of different applications (\"" +
+                      signatures.front().application + "\" in " + signatures.front().trace +
+                      ", \"" + s.application + "\" in " + s.trace +
+                      "); give traces of one application at several process counts");
+    }
+  }
+  Correspondence out;
+  const std::size_t ns = signatures.size();
+  for (const Signature& s : signatures) out.nprocs.push_back(s.nprocs);
+  // Reference: the smallest count (ties: first given).
+  std::size_t ref = 0;
+  for (std::size_t s = 1; s < ns; ++s) {
+    if (signatures[s].nprocs < signatures[ref].nprocs) ref = s;
+  }
+  std::vector<std::vector<Item>> items;
+  for (const Signature& s : signatures) items.push_back(Items(s));
+
+  auto new_group = [&](const Item& item) {
+    PhaseGroup g;
+    g.key = item.key;
+    g.phase_ids.assign(ns, -1);
+    g.weights.assign(ns, 0);
+    return g;
+  };
+  for (const Item& item : items[ref]) {
+    PhaseGroup g = new_group(item);
+    g.phase_ids[ref] = item.id;
+    g.weights[ref] = item.weight;
+    g.relevant = item.relevant;
+    out.groups.push_back(std::move(g));
+  }
+  for (std::size_t s = 0; s < ns; ++s) {
+    if (s == ref) continue;
+    std::vector<bool> used(items[s].size(), false);
+    for (const auto& [i, j] : AlignItems(items[ref], items[s])) {
+      PhaseGroup& g = out.groups[static_cast<std::size_t>(i)];
+      g.phase_ids[s] = items[s][j].id;
+      g.weights[s] = items[s][j].weight;
+      g.relevant = g.relevant || items[s][j].relevant;
+      used[static_cast<std::size_t>(j)] = true;
+    }
+    for (std::size_t j = 0; j < items[s].size(); ++j) {
+      if (used[j]) continue;
+      PhaseGroup g = new_group(items[s][j]);
+      g.phase_ids[s] = items[s][j].id;
+      g.weights[s] = items[s][j].weight;
+      g.relevant = items[s][j].relevant;
+      out.groups.push_back(std::move(g));
+    }
+  }
+  for (PhaseGroup& g : out.groups) {
+    g.complete =
+        std::all_of(g.phase_ids.begin(), g.phase_ids.end(), [](int id) { return id >= 0; });
+    if (g.relevant && !g.complete) {
+      std::string counts;
+      for (std::size_t s = 0; s < ns; ++s) {
+        if (g.phase_ids[s] < 0)
+          counts += (counts.empty() ? "" : ", ") + std::to_string(out.nprocs[s]);
+      }
+      out.warnings.push_back("a relevant phase (" + g.key + ") has no counterpart at " + counts +
+                             " processes");
+    }
+  }
+  return out;
+}
+
+std::string FormatCorrespondence(const Correspondence& c) {
+  std::ostringstream out;
+  out << "Phases across process counts (P =";
+  for (int p : c.nprocs) out << ' ' << p;
+  out << "):\n";
+  for (const PhaseGroup& g : c.groups) {
+    out << (g.complete ? "  same phase" : "  partial   ")
+        << (g.relevant ? " [relevant]" : "           ") << "  ids";
+    for (int id : g.phase_ids) out << ' ' << (id >= 0 ? std::to_string(id) : std::string("-"));
+    out << "  weights";
+    for (double w : g.weights) out << ' ' << w;
+    out << "  (" << g.key << ")\n";
+  }
+  for (const std::string& w : c.warnings) out << "warning: " << w << "\n";
+  return out.str();
+}
+
+}  // namespace pas2p::phases

@@ -1,0 +1,262 @@
+#include "pas2p/phases/signature.h"
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "pas2p/core/error.h"
+#include "pas2p/core/trace.h"
+
+namespace pas2p::phases {
+
+using Json = nlohmann::ordered_json;
+
+void Stats::Add(double x) {
+  ++n;
+  if (n == 1) {
+    mean = x;
+    m2 = 0;
+    min = max = x;
+    return;
+  }
+  const double delta = x - mean;
+  mean += delta / static_cast<double>(n);
+  m2 += delta * (x - mean);
+  min = std::min(min, x);
+  max = std::max(max, x);
+}
+
+void Stats::Merge(const Stats& o) {
+  if (o.n == 0) return;
+  if (n == 0) {
+    *this = o;
+    return;
+  }
+  const double na = static_cast<double>(n);
+  const double nb = static_cast<double>(o.n);
+  const double delta = o.mean - mean;
+  const double total = na + nb;
+  mean += delta * nb / total;
+  m2 += o.m2 + delta * delta * na * nb / total;
+  n += o.n;
+  min = std::min(min, o.min);
+  max = std::max(max, o.max);
+}
+
+double Stats::stddev() const {
+  return n > 1 ? std::sqrt(std::max(0.0, m2 / static_cast<double>(n - 1))) : 0;
+}
+
+const Phase* Signature::FindPhase(int id) const {
+  for (const Phase& p : phases) {
+    if (p.id == id) return &p;
+  }
+  return nullptr;
+}
+
+namespace {
+
+Json StatsJson(const Stats& s) {
+  return Json{{"mean", s.mean}, {"stddev", s.stddev()}, {"min", s.min}, {"max", s.max}, {"n", s.n},
+              {"m2", s.m2}};
+}
+
+Stats StatsFrom(const Json& j) {
+  Stats s;
+  s.n = j.at("n").get<std::int64_t>();
+  s.mean = j.at("mean").get<double>();
+  if (j.contains("m2")) {
+    s.m2 = j.at("m2").get<double>();
+  } else {
+    const double sd = j.at("stddev").get<double>();
+    s.m2 = s.n > 1 ? sd * sd * static_cast<double>(s.n - 1) : 0;
+  }
+  s.min = j.at("min").get<double>();
+  s.max = j.at("max").get<double>();
+  return s;
+}
+
+Json ComputeJson(const ComputeStats& c) {
+  return Json{{"cpu_ns", StatsJson(c.cpu_ns)},
+              {"instructions", StatsJson(c.instructions)},
+              {"cycles", StatsJson(c.cycles)}};
+}
+
+ComputeStats ComputeFrom(const Json& j) {
+  ComputeStats c;
+  c.cpu_ns = StatsFrom(j.at("cpu_ns"));
+  c.instructions = StatsFrom(j.at("instructions"));
+  c.cycles = StatsFrom(j.at("cycles"));
+  return c;
+}
+
+}  // namespace
+
+std::string SignatureToJson(const Signature& sig) {
+  Json j;
+  j["format"] = "pas2p-signature";
+  j["version"] = 1;
+  j["application"] = sig.application;
+  j["nprocs"] = sig.nprocs;
+  j["trace"] = sig.trace;
+  j["traced_time_s"] = sig.traced_time_s;
+  j["pet_s"] = sig.pet_s;
+  j["pet_error"] = sig.pet_error;
+  j["coverage"] = sig.coverage;
+  j["relevance_threshold"] = sig.relevance_threshold;
+  j["cut"] = sig.cut;
+  j["counters"] = sig.counters;
+  j["warnings"] = sig.warnings;
+  Json comms = Json::array();
+  for (const Communicator& c : sig.communicators) {
+    comms.push_back(Json{{"id", c.id}, {"members", c.members}});
+  }
+  j["communicators"] = comms;
+  Json seq = Json::array();
+  for (const auto& [id, reps] : sig.sequence) seq.push_back(Json::array({id, reps}));
+  j["sequence"] = seq;
+  Json phases = Json::array();
+  for (const Phase& p : sig.phases) {
+    Json jp;
+    jp["id"] = p.id;
+    jp["weight"] = p.weight;
+    jp["time_s"] = p.time_s;
+    jp["total_time_s"] = p.total_time_s;
+    jp["share"] = p.share;
+    jp["relevant"] = p.relevant;
+    jp["description"] = p.description;
+    jp["structure"] = p.structure;
+    jp["first_step"] = p.first_step;
+    jp["first_wall_s"] = p.first_wall_s;
+    jp["time_per_rank_max_s"] = p.time_per_rank_max_s;
+    jp["time_per_rank_min_s"] = p.time_per_rank_min_s;
+    Json ranks = Json::array();
+    for (const RankPhase& rp : p.ranks) {
+      Json jr;
+      jr["rank"] = rp.rank;
+      jr["weight"] = rp.weight;
+      jr["time_s"] = rp.time_s;
+      jr["compute"] = ComputeJson(rp.compute);
+      Json events = Json::array();
+      for (const PhaseEvent& e : rp.events) {
+        Json je;
+        je["kind"] = std::string(EventKindName(e.kind));
+        je["peer"] = e.peer;
+        je["recv_peer"] = e.recv_peer;
+        je["comm"] = e.comm;
+        je["tag"] = e.tag;
+        je["requests"] = e.requests;
+        je["bytes"] = StatsJson(e.bytes);
+        je["recv_bytes"] = StatsJson(e.recv_bytes);
+        je["polls"] = StatsJson(e.polls);
+        je["compute"] = ComputeJson(e.compute);
+        events.push_back(std::move(je));
+      }
+      jr["events"] = std::move(events);
+      ranks.push_back(std::move(jr));
+    }
+    jp["ranks"] = std::move(ranks);
+    phases.push_back(std::move(jp));
+  }
+  j["phases"] = std::move(phases);
+  return j.dump(1) + "\n";
+}
+
+Signature SignatureFromJson(const std::string& text, const std::string& origin) {
+  Signature sig;
+  try {
+    Json j = Json::parse(text);
+    if (j.value("format", std::string()) != "pas2p-signature") {
+      throw TraceError(origin +
+                       ": not a pas2p signature (expected \"format\": "
+                       "\"pas2p-signature\")");
+    }
+    if (j.at("version").get<int>() != 1) {
+      throw TraceError(origin + ": signature version " +
+                       std::to_string(j.at("version").get<int>()) +
+                       " is not supported (this pas2p reads version 1)");
+    }
+    sig.application = j.at("application").get<std::string>();
+    sig.nprocs = j.at("nprocs").get<int>();
+    sig.trace = j.at("trace").get<std::string>();
+    sig.traced_time_s = j.at("traced_time_s").get<double>();
+    sig.pet_s = j.at("pet_s").get<double>();
+    sig.pet_error = j.at("pet_error").get<double>();
+    sig.coverage = j.at("coverage").get<double>();
+    sig.relevance_threshold = j.at("relevance_threshold").get<double>();
+    sig.cut = j.at("cut").get<bool>();
+    sig.counters = j.at("counters").get<std::vector<std::string>>();
+    sig.warnings = j.at("warnings").get<std::vector<std::string>>();
+    for (const Json& c : j.at("communicators")) {
+      sig.communicators.push_back(
+          Communicator{c.at("id").get<CommId>(), c.at("members").get<std::vector<std::int32_t>>()});
+    }
+    for (const Json& s : j.at("sequence")) {
+      sig.sequence.emplace_back(s.at(0).get<int>(), s.at(1).get<std::int64_t>());
+    }
+    for (const Json& jp : j.at("phases")) {
+      Phase p;
+      p.id = jp.at("id").get<int>();
+      p.weight = jp.at("weight").get<double>();
+      p.time_s = jp.at("time_s").get<double>();
+      p.total_time_s = jp.at("total_time_s").get<double>();
+      p.share = jp.at("share").get<double>();
+      p.relevant = jp.at("relevant").get<bool>();
+      p.description = jp.at("description").get<std::string>();
+      p.structure = jp.at("structure").get<std::string>();
+      p.first_step = jp.at("first_step").get<std::int64_t>();
+      p.first_wall_s = jp.at("first_wall_s").get<double>();
+      p.time_per_rank_max_s = jp.at("time_per_rank_max_s").get<double>();
+      p.time_per_rank_min_s = jp.at("time_per_rank_min_s").get<double>();
+      for (const Json& jr : jp.at("ranks")) {
+        RankPhase rp;
+        rp.rank = jr.at("rank").get<int>();
+        rp.weight = jr.at("weight").get<double>();
+        rp.time_s = jr.at("time_s").get<double>();
+        rp.compute = ComputeFrom(jr.at("compute"));
+        for (const Json& je : jr.at("events")) {
+          PhaseEvent e;
+          const std::string kind = je.at("kind").get<std::string>();
+          if (!ParseEventKind(kind, &e.kind)) {
+            throw TraceError(origin + ": phase " + std::to_string(p.id) + ", rank " +
+                             std::to_string(rp.rank) + ": unknown event kind \"" + kind + "\"");
+          }
+          e.peer = je.at("peer").get<std::int32_t>();
+          e.recv_peer = je.at("recv_peer").get<std::int32_t>();
+          e.comm = je.at("comm").get<CommId>();
+          e.tag = je.at("tag").get<std::int32_t>();
+          e.requests = je.at("requests").get<std::int32_t>();
+          e.bytes = StatsFrom(je.at("bytes"));
+          e.recv_bytes = StatsFrom(je.at("recv_bytes"));
+          e.polls = StatsFrom(je.at("polls"));
+          e.compute = ComputeFrom(je.at("compute"));
+          rp.events.push_back(std::move(e));
+        }
+        p.ranks.push_back(std::move(rp));
+      }
+      sig.phases.push_back(std::move(p));
+    }
+  } catch (const Json::exception& e) {
+    throw TraceError(origin + ": malformed signature: " + e.what());
+  }
+  return sig;
+}
+
+void SaveSignature(const Signature& signature, const std::filesystem::path& path) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) throw UserError("cannot write the signature to " + path.string());
+  out << SignatureToJson(signature);
+  out.close();
+  if (!out) throw UserError("error while writing the signature to " + path.string());
+}
+
+Signature LoadSignature(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(path.string() + ": cannot open the signature file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return SignatureFromJson(text.str(), path.string());
+}
+
+}  // namespace pas2p::phases

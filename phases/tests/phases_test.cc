@@ -1,0 +1,245 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+#include "pas2p/core/error.h"
+#include "pas2p/phases/analyze.h"
+#include "pas2p/phases/correspondence.h"
+#include "synthetic.h"
+
+namespace pas2p::phases {
+namespace {
+
+using testing::MemoryTrace;
+
+Signature Analyze(TraceData data, AnalyzeOptions options = {}) {
+  MemoryTrace trace(std::move(data));
+  return AnalyzeTrace(trace, options);
+}
+
+const Phase& Heaviest(const Signature& sig) {
+  return *std::max_element(sig.phases.begin(), sig.phases.end(),
+                           [](const Phase& a, const Phase& b) { return a.share < b.share; });
+}
+
+int CountKind(const Phase& p, int rank, EventKind kind) {
+  int n = 0;
+  for (const RankPhase& rp : p.ranks) {
+    if (rp.rank != rank) continue;
+    for (const PhaseEvent& e : rp.events) n += e.kind == kind;
+  }
+  return n;
+}
+
+void ExpectSignatureHolds(const Signature& sig) {
+  EXPECT_NEAR(sig.pet_s, sig.traced_time_s, 0.03 * sig.traced_time_s) << FormatSignatureTable(sig);
+  EXPECT_GE(sig.coverage, 0.95) << FormatSignatureTable(sig);
+}
+
+TEST(Phases, StencilMainLoopHasWeight200) {
+  testing::StencilSpec spec;
+  Signature sig = Analyze(MakeStencil(spec));
+  const Phase& main = Heaviest(sig);
+  EXPECT_EQ(main.weight, 200) << FormatSignatureTable(sig);
+  EXPECT_TRUE(main.relevant);
+  ASSERT_EQ(main.ranks.size(), 16u);
+  EXPECT_EQ(CountKind(main, 5, EventKind::kIsend), 4);
+  EXPECT_EQ(CountKind(main, 5, EventKind::kIrecv), 4);
+  EXPECT_EQ(CountKind(main, 5, EventKind::kWaitall), 1);
+  EXPECT_NE(main.description.find("4 isends to grid neighbours (4 x 4, periodic)"),
+            std::string::npos)
+      << main.description;
+  // Start-up and shutdown are phases of weight 1 and do not hide the loop.
+  EXPECT_EQ(sig.phases.size(), 3u) << FormatSignatureTable(sig);
+  ExpectSignatureHolds(sig);
+  // Compute per occurrence: about 200 us per rank.
+  EXPECT_NEAR(main.ranks[5].compute.cpu_ns.mean, 200000, 20000);
+  EXPECT_GT(main.ranks[5].compute.cpu_ns.stddev(), 0);
+  // The bytes of the halo messages.
+  for (const PhaseEvent& e : main.ranks[5].events) {
+    if (e.kind == EventKind::kIsend) {
+      EXPECT_EQ(e.bytes.mean, 8192);
+    }
+  }
+}
+
+TEST(Phases, SlowlyDriftingComputeStillMatches) {
+  testing::StencilSpec spec;
+  spec.drift = 0.004;  // +80% over the run, 0.4% per iteration
+  spec.noise = 0.02;
+  Signature sig = Analyze(MakeStencil(spec));
+  EXPECT_EQ(Heaviest(sig).weight, 200) << FormatSignatureTable(sig);
+  ExpectSignatureHolds(sig);
+}
+
+TEST(Phases, DifferentComputeIsADifferentPhaseWhenTheThresholdIsTight) {
+  testing::StencilSpec spec;
+  spec.drift = 0.004;
+  spec.noise = 0.0;
+  AnalyzeOptions tight;
+  tight.similarity = 0.001;
+  tight.compute_floor_ns = 0;
+  Signature sig = Analyze(MakeStencil(spec), tight);
+  EXPECT_LT(Heaviest(sig).weight, 200) << FormatSignatureTable(sig);
+}
+
+TEST(Phases, NestedLoopsGiveInnerAndOuterWeights) {
+  Signature sig = Analyze(testing::MakeNested(6, 10, 20));
+  bool inner = false, outer = false;
+  for (const Phase& p : sig.phases) {
+    if (p.weight == 200 && CountKind(p, 2, EventKind::kIsend) == 2) inner = true;
+    if (p.weight == 10 && CountKind(p, 2, EventKind::kAllreduce) == 1) outer = true;
+  }
+  EXPECT_TRUE(inner) << FormatSignatureTable(sig);
+  EXPECT_TRUE(outer) << FormatSignatureTable(sig);
+  ExpectSignatureHolds(sig);
+}
+
+TEST(Phases, MasterWorkerWithChangingWaitanyOrderIsOnePhase) {
+  Signature sig = Analyze(testing::MakeMasterWorker(5, 60));
+  const Phase& main = Heaviest(sig);
+  EXPECT_EQ(main.weight, 60) << FormatSignatureTable(sig);
+  EXPECT_EQ(CountKind(main, 0, EventKind::kWaitany), 4);
+  EXPECT_EQ(CountKind(main, 0, EventKind::kSend), 4);
+  EXPECT_EQ(CountKind(main, 3, EventKind::kRecv), 2);
+  int repeated = 0;
+  for (const Phase& p : sig.phases) repeated += p.weight > 1;
+  EXPECT_EQ(repeated, 1) << FormatSignatureTable(sig);
+  ExpectSignatureHolds(sig);
+}
+
+TEST(Phases, CgLikeSeparatesReductionsAndHalo) {
+  Signature sig = Analyze(testing::MakeCgLike(8, 50, 100));
+  const Phase* dots = nullptr;
+  const Phase* halo = nullptr;
+  for (const Phase& p : sig.phases) {
+    if (CountKind(p, 3, EventKind::kSendrecv) > 0) halo = &p;
+    if (CountKind(p, 3, EventKind::kSendrecv) == 0 && CountKind(p, 3, EventKind::kAllreduce) > 0 &&
+        p.weight > 1) {
+      dots = &p;
+    }
+  }
+  ASSERT_NE(dots, nullptr) << FormatSignatureTable(sig);
+  ASSERT_NE(halo, nullptr) << FormatSignatureTable(sig);
+  // 50 iterations of 3 identical reductions: 150 reductions, however they are grouped.
+  EXPECT_EQ(dots->weight * CountKind(*dots, 3, EventKind::kAllreduce), 150);
+  EXPECT_EQ(halo->weight, 100);
+  EXPECT_EQ(CountKind(*halo, 3, EventKind::kSendrecv), 2);
+  EXPECT_TRUE(dots->relevant);
+  EXPECT_TRUE(halo->relevant);
+  ExpectSignatureHolds(sig);
+}
+
+TEST(Phases, NoRepetitionIsOnePhaseWithAWarning) {
+  Signature sig = Analyze(testing::MakeNoRepetition(20));
+  ASSERT_EQ(sig.phases.size(), 1u) << FormatSignatureTable(sig);
+  EXPECT_EQ(sig.phases[0].weight, 1);
+  ASSERT_FALSE(sig.warnings.empty());
+  EXPECT_NE(sig.warnings.back().find("no repetition"), std::string::npos);
+  ExpectSignatureHolds(sig);
+}
+
+TEST(Phases, OneEventTrace) {
+  TraceData d;
+  d.ranks.resize(1);
+  Event init;
+  init.kind = EventKind::kInit;
+  d.ranks[0].push_back(init);
+  Signature sig = Analyze(d);
+  ASSERT_EQ(sig.phases.size(), 1u);
+  EXPECT_EQ(sig.phases[0].weight, 1);
+  EXPECT_EQ(sig.traced_time_s, 0);
+  EXPECT_TRUE(sig.phases[0].relevant);
+}
+
+TEST(Phases, DisagreeingRanksAreAnErrorNamingThem) {
+  TraceData d = MakeStencil(testing::StencilSpec{});
+  // Rank 7 calls a barrier where the others reduce.
+  for (Event& e : d.ranks[7]) {
+    if (e.kind == EventKind::kReduce) {
+      e.kind = EventKind::kBarrier;
+      e.peer = kNoRank;
+    }
+  }
+  try {
+    Analyze(d);
+    FAIL() << "expected a TraceError";
+  } catch (const TraceError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("ranks disagree"), std::string::npos) << m;
+    EXPECT_NE(m.find("rank 7"), std::string::npos) << m;
+  }
+}
+
+TEST(Phases, CutTraceIsAnalysedUpToTheCut) {
+  const auto dir = std::filesystem::temp_directory_path() / "pas2p_phases_cut_test";
+  std::filesystem::remove_all(dir);
+  testing::StencilSpec spec;
+  spec.iterations = 2000;
+  spec.px = 2;
+  spec.py = 2;
+  WriteTrace(dir, MakeStencil(spec));
+  const auto rank1 = RankStreamPath(dir, 1);
+  std::filesystem::resize_file(rank1, std::filesystem::file_size(rank1) / 2);
+  TraceDirectory trace(dir);
+  Signature sig = AnalyzeTrace(trace);
+  EXPECT_TRUE(sig.cut);
+  bool warned = false;
+  for (const std::string& w : sig.warnings) warned = warned || w.find("cut") != std::string::npos;
+  EXPECT_TRUE(warned);
+  const Phase& main = Heaviest(sig);
+  EXPECT_GT(main.weight, 10) << FormatSignatureTable(sig);
+  EXPECT_LT(main.weight, 2000);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Phases, SameInputGivesByteIdenticalSignatures) {
+  const std::string a = SignatureToJson(Analyze(testing::MakeMasterWorker(4, 30)));
+  const std::string b = SignatureToJson(Analyze(testing::MakeMasterWorker(4, 30)));
+  EXPECT_EQ(a, b);
+}
+
+TEST(Phases, WindowSmallerThanTheLoopBodyStillTerminates) {
+  AnalyzeOptions o;
+  o.window = 2;  // a stencil iteration has 9 calls: the loop cannot be seen
+  Signature sig = Analyze(MakeStencil(testing::StencilSpec{}), o);
+  EXPECT_FALSE(sig.phases.empty());
+  EXPECT_NEAR(sig.pet_s, sig.traced_time_s, 0.03 * sig.traced_time_s);
+}
+
+TEST(Phases, BadOptionsAreRejected) {
+  AnalyzeOptions o;
+  o.relevance_threshold = 1.5;
+  std::string error;
+  EXPECT_FALSE(o.IsValid(&error));
+  EXPECT_NE(error.find("relevance threshold"), std::string::npos);
+  EXPECT_THROW(Analyze(MakeStencil(testing::StencilSpec{}), o), UserError);
+}
+
+TEST(Correspondence, StencilMainPhaseAcrossCounts) {
+  std::vector<Signature> sigs;
+  for (int side : {2, 3, 4}) {
+    testing::StencilSpec spec;
+    spec.px = spec.py = side;
+    spec.iterations = 50;
+    sigs.push_back(Analyze(MakeStencil(spec)));
+  }
+  Correspondence c = CorrespondPhases(sigs);
+  bool found = false;
+  for (const PhaseGroup& g : c.groups) {
+    if (g.complete && g.weights[0] == 50 && g.weights[1] == 50 && g.weights[2] == 50) found = true;
+  }
+  EXPECT_TRUE(found) << FormatCorrespondence(c);
+  for (const PhaseGroup& g : c.groups) EXPECT_TRUE(g.complete) << FormatCorrespondence(c);
+}
+
+TEST(Correspondence, DifferentApplicationsAreRefused) {
+  std::vector<Signature> sigs = {Analyze(testing::MakeNested(4, 2, 3)),
+                                 Analyze(testing::MakeCgLike(4, 3, 3))};
+  EXPECT_THROW(CorrespondPhases(sigs), UserError);
+}
+
+}  // namespace
+}  // namespace pas2p::phases

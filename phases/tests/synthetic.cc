@@ -1,0 +1,305 @@
+#include "synthetic.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace pas2p::phases::testing {
+
+Gen::Gen(int nprocs, std::string application)
+    : clock_(static_cast<std::size_t>(nprocs), 0),
+      next_request_(static_cast<std::size_t>(nprocs), 0) {
+  data_.metadata.application = std::move(application);
+  data_.metadata.nprocs = nprocs;
+  data_.metadata.source = "generator";
+  data_.ranks.resize(static_cast<std::size_t>(nprocs));
+}
+
+double Gen::Noise() {
+  rng_ ^= rng_ << 13;
+  rng_ ^= rng_ >> 7;
+  rng_ ^= rng_ << 17;
+  return static_cast<double>(rng_ % 2000001) / 1000000.0 - 1.0;
+}
+
+void Gen::Init() {
+  for (int r = 0; r < nprocs(); ++r) {
+    Event e;
+    e.kind = EventKind::kInit;
+    e.wall_start_ns = -1000000;
+    e.wall_end_ns = 0;
+    data_.ranks[r].push_back(e);
+    clock_[r] = 0;
+  }
+}
+
+void Gen::Compute(int rank, std::int64_t cpu_ns) {
+  Event e = MakeCompute(cpu_ns);
+  e.wall_start_ns = clock_[rank];
+  e.wall_end_ns = clock_[rank] + cpu_ns;
+  clock_[rank] = e.wall_end_ns;
+  data_.ranks[rank].push_back(e);
+}
+
+void Gen::Local(int rank, Event event, std::int64_t duration_ns) {
+  event.wall_start_ns = clock_[rank];
+  event.wall_end_ns = clock_[rank] + duration_ns;
+  clock_[rank] = event.wall_end_ns;
+  data_.ranks[rank].push_back(std::move(event));
+}
+
+void Gen::Blocking(int rank, Event event, std::int64_t ready_ns, std::int64_t duration_ns) {
+  event.wall_start_ns = clock_[rank];
+  event.wall_end_ns = std::max(clock_[rank], ready_ns) + duration_ns;
+  clock_[rank] = event.wall_end_ns;
+  data_.ranks[rank].push_back(std::move(event));
+}
+
+std::int64_t Gen::MaxClock(const std::vector<int>& ranks) const {
+  std::int64_t t = 0;
+  for (int r : ranks) t = std::max(t, clock_[r]);
+  return t;
+}
+
+std::int64_t Gen::MaxClock() const { return *std::max_element(clock_.begin(), clock_.end()); }
+
+void Gen::Collective(const std::vector<int>& members, EventKind kind, std::uint64_t bytes, int root,
+                     CommId comm) {
+  const std::int64_t ready = MaxClock(members) + 2000;
+  for (int r : members) Blocking(r, MakeCollective(kind, bytes, bytes, root, comm), ready);
+}
+
+void Gen::Finalize() {
+  for (int r = 0; r < nprocs(); ++r) {
+    Event e;
+    e.kind = EventKind::kFinalize;
+    e.wall_start_ns = clock_[r];
+    e.wall_end_ns = clock_[r] + 100000;
+    data_.ranks[r].push_back(e);
+  }
+}
+
+TraceData Gen::Take() { return std::move(data_); }
+
+namespace {
+class VectorRank : public RankEventSource {
+ public:
+  VectorRank(const std::vector<Event>* events, int rank) : events_(events), rank_(rank) {}
+  bool Next(Event* event) override {
+    if (pos_ >= events_->size()) {
+      status_ = StreamStatus::kComplete;
+      return false;
+    }
+    *event = (*events_)[pos_++];
+    return true;
+  }
+  StreamStatus status() const override { return status_; }
+  const std::string& message() const override { return message_; }
+  int rank() const override { return rank_; }
+
+ private:
+  const std::vector<Event>* events_;
+  int rank_;
+  std::size_t pos_ = 0;
+  StreamStatus status_ = StreamStatus::kReading;
+  std::string message_;
+};
+}  // namespace
+
+MemoryTrace::MemoryTrace(TraceData data) : data_(std::move(data)) {
+  data_.metadata.nprocs = static_cast<int>(data_.ranks.size());
+}
+
+std::unique_ptr<RankEventSource> MemoryTrace::OpenRank(int rank) const {
+  return std::make_unique<VectorRank>(&data_.ranks.at(static_cast<std::size_t>(rank)), rank);
+}
+
+namespace {
+std::vector<int> AllRanks(int n) {
+  std::vector<int> v(static_cast<std::size_t>(n));
+  std::iota(v.begin(), v.end(), 0);
+  return v;
+}
+
+// One halo exchange: irecv from every neighbour, isend to every neighbour, compute,
+// waitall. `neighbours[r]` lists the peers of r.
+void Halo(Gen& g, const std::vector<std::vector<int>>& neighbours, std::uint64_t bytes,
+          const std::vector<std::int64_t>& cpu_ns, int tag) {
+  const int n = g.nprocs();
+  std::vector<std::vector<RequestId>> reqs(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    for (int p : neighbours[r]) {
+      RequestId q = g.NewRequest(r);
+      g.Local(r, MakeIrecv(p, tag, bytes, q));
+      reqs[r].push_back(q);
+    }
+    for (int p : neighbours[r]) {
+      RequestId q = g.NewRequest(r);
+      g.Local(r, MakeIsend(p, tag, bytes, q), 1500);
+      reqs[r].push_back(q);
+    }
+    g.Compute(r, cpu_ns[r]);
+  }
+  std::vector<std::int64_t> ready(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    ready[r] = g.MaxClock(neighbours[r]) + 3000;
+  }
+  for (int r = 0; r < n; ++r) {
+    g.Blocking(r, MakeWaitall(reqs[r]), ready[r]);
+  }
+}
+}  // namespace
+
+TraceData MakeStencil(const StencilSpec& s) {
+  const int n = s.px * s.py;
+  Gen g(n, "stencil");
+  g.Init();
+  g.Collective(AllRanks(n), EventKind::kBcast, 64, 0);
+  std::vector<std::vector<int>> nb(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    const int x = r % s.px, y = r / s.px;
+    nb[r] = {y * s.px + (x + s.px - 1) % s.px, y * s.px + (x + 1) % s.px,
+             ((y + s.py - 1) % s.py) * s.px + x, ((y + 1) % s.py) * s.px + x};
+  }
+  for (int it = 0; it < s.iterations; ++it) {
+    std::vector<std::int64_t> cpu(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      const double base = static_cast<double>(s.cpu_ns) * (1 + s.drift * it);
+      cpu[r] = static_cast<std::int64_t>(base * (1 + s.noise * g.Noise()));
+    }
+    Halo(g, nb, s.bytes, cpu, 10);
+    if (s.allreduce_every > 0 && (it + 1) % s.allreduce_every == 0) {
+      for (int r = 0; r < n; ++r) g.Compute(r, 5000);
+      g.Collective(AllRanks(n), EventKind::kAllreduce, 8);
+    }
+  }
+  for (int r = 0; r < n; ++r) g.Compute(r, 300000);
+  g.Collective(AllRanks(n), EventKind::kReduce, 8, 0);
+  g.Finalize();
+  return g.Take();
+}
+
+TraceData MakeNested(int nprocs, int outer, int inner) {
+  Gen g(nprocs, "nested");
+  g.Init();
+  std::vector<std::vector<int>> nb(static_cast<std::size_t>(nprocs));
+  for (int r = 0; r < nprocs; ++r) nb[r] = {(r + nprocs - 1) % nprocs, (r + 1) % nprocs};
+  for (int o = 0; o < outer; ++o) {
+    for (int i = 0; i < inner; ++i) {
+      std::vector<std::int64_t> cpu(static_cast<std::size_t>(nprocs));
+      for (int r = 0; r < nprocs; ++r)
+        cpu[r] = static_cast<std::int64_t>(100000 * (1 + 0.05 * g.Noise()));
+      Halo(g, nb, 4096, cpu, 1);
+    }
+    for (int r = 0; r < nprocs; ++r) g.Compute(r, 400000);
+    g.Collective(AllRanks(nprocs), EventKind::kAllreduce, 16);
+  }
+  g.Finalize();
+  return g.Take();
+}
+
+TraceData MakeMasterWorker(int nprocs, int iterations) {
+  Gen g(nprocs, "masterworker");
+  g.Init();
+  const int workers = nprocs - 1;
+  for (int it = 0; it < iterations; ++it) {
+    // Master: send one task to each worker, post a receive for each result.
+    std::vector<RequestId> sends, recvs;
+    for (int w = 1; w <= workers; ++w) {
+      RequestId q = g.NewRequest(0);
+      g.Local(0, MakeIsend(w, 1, 1024, q));
+      sends.push_back(q);
+    }
+    for (int w = 1; w <= workers; ++w) {
+      RequestId q = g.NewRequest(0);
+      g.Local(0, MakeIrecv(kAnySource, 2, 256, q));
+      recvs.push_back(q);
+    }
+    g.Blocking(0, MakeWaitall(sends), g.clock(0));
+    // Workers: receive the task, compute (a different amount each time), send the result.
+    std::vector<std::int64_t> done(static_cast<std::size_t>(nprocs), 0);
+    for (int w = 1; w <= workers; ++w) {
+      g.Blocking(w, MakeRecv(0, 1, 1024), g.clock(0));
+      g.Compute(w, static_cast<std::int64_t>(300000 * (1 + 0.6 * g.Noise())));
+      g.Local(w, MakeSend(0, 2, 256));
+      done[w] = g.clock(w);
+    }
+    // Master: Waitany in completion order, acknowledging each worker as its result lands.
+    std::vector<int> order(static_cast<std::size_t>(workers));
+    std::iota(order.begin(), order.end(), 1);
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return std::tie(done[a], a) < std::tie(done[b], b); });
+    std::vector<RequestId> pending = recvs;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      const int w = order[k];
+      Event e;
+      e.kind = EventKind::kWaitany;
+      e.requests = pending;
+      const RequestId q = recvs[k];  // any pending request: they are all ANY_SOURCE
+      e.completed.push_back(Completion{q, w, 2, 256});
+      pending.erase(std::find(pending.begin(), pending.end(), q));
+      g.Blocking(0, e, done[w] + 2000);
+      g.Compute(0, 20000);
+      g.Local(0, MakeSend(w, 3, 64));
+      g.Blocking(w, MakeRecv(0, 3, 64), g.clock(0));
+    }
+  }
+  for (int r = 0; r < nprocs; ++r) g.Compute(r, 1000000);
+  g.Collective(AllRanks(nprocs), EventKind::kBarrier, 0);
+  g.Finalize();
+  return g.Take();
+}
+
+TraceData MakeCgLike(int nprocs, int dots, int halos) {
+  Gen g(nprocs, "cglike");
+  g.Init();
+  g.Collective(AllRanks(nprocs), EventKind::kBcast, 128, 0);
+  for (int it = 0; it < dots; ++it) {
+    for (int k = 0; k < 3; ++k) {
+      for (int r = 0; r < nprocs; ++r)
+        g.Compute(r, static_cast<std::int64_t>(80000 * (1 + 0.05 * g.Noise())));
+      g.Collective(AllRanks(nprocs), EventKind::kAllreduce, 8);
+    }
+  }
+  for (int it = 0; it < halos; ++it) {
+    for (int r = 0; r < nprocs; ++r)
+      g.Compute(r, static_cast<std::int64_t>(500000 * (1 + 0.05 * g.Noise())));
+    for (int dir : {1, -1}) {
+      std::vector<std::int64_t> ready(static_cast<std::size_t>(nprocs));
+      for (int r = 0; r < nprocs; ++r) {
+        ready[r] = std::max(g.clock((r + 1) % nprocs), g.clock((r + nprocs - 1) % nprocs));
+      }
+      for (int r = 0; r < nprocs; ++r) {
+        Event e;
+        e.kind = EventKind::kSendrecv;
+        e.peer = (r + dir + nprocs) % nprocs;
+        e.tag = 7;
+        e.bytes = 65536;
+        e.recv_peer = (r - dir + nprocs) % nprocs;
+        e.recv_tag = 7;
+        e.recv_bytes = 65536;
+        g.Blocking(r, e, ready[r] + 5000);
+      }
+    }
+    for (int r = 0; r < nprocs; ++r) g.Compute(r, 20000);
+    g.Collective(AllRanks(nprocs), EventKind::kAllreduce, 8);
+  }
+  g.Finalize();
+  return g.Take();
+}
+
+TraceData MakeNoRepetition(int messages) {
+  Gen g(2, "norepeat");
+  g.Init();
+  std::uint64_t bytes = 1;
+  for (int i = 0; i < messages; ++i) {
+    g.Compute(0, 10000 * (i + 1));
+    g.Local(0, MakeSend(1, i, bytes));
+    g.Compute(1, 5000);
+    g.Blocking(1, MakeRecv(0, i, bytes), g.clock(0));
+    bytes *= 2;
+  }
+  g.Finalize();
+  return g.Take();
+}
+
+}  // namespace pas2p::phases::testing

@@ -1,0 +1,86 @@
+// Synthetic traces for the phases tests and benchmark: small SPMD programs written as
+// event streams, with plausible wall times (a rank waits in a blocking call until its
+// partners are ready). Every generator is deterministic (its noise comes from a seed).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pas2p/core/trace.h"
+
+namespace pas2p::phases::testing {
+
+// A trace held in memory, read through the TraceSource interface.
+class MemoryTrace : public TraceSource {
+ public:
+  explicit MemoryTrace(TraceData data);
+  const TraceMetadata& metadata() const override { return data_.metadata; }
+  std::unique_ptr<RankEventSource> OpenRank(int rank) const override;
+  std::string description() const override { return "memory:" + data_.metadata.application; }
+  TraceData& data() { return data_; }
+
+ private:
+  TraceData data_;
+};
+
+// Builds the streams of all ranks with a wall clock per rank.
+class Gen {
+ public:
+  Gen(int nprocs, std::string application);
+  int nprocs() const { return static_cast<int>(data_.ranks.size()); }
+  void Init();
+  void Compute(int rank, std::int64_t cpu_ns);
+  // A call that does not wait for others (isend, irecv, send of a small message).
+  void Local(int rank, Event event, std::int64_t duration_ns = 500);
+  // A call that returns at `ready_ns` at the earliest (recv, wait, collective).
+  void Blocking(int rank, Event event, std::int64_t ready_ns, std::int64_t duration_ns = 500);
+  // A collective of all ranks of `comm` (members given), all leaving together.
+  void Collective(const std::vector<int>& members, EventKind kind, std::uint64_t bytes,
+                  int root = kNoRank, CommId comm = kCommWorld);
+  std::int64_t clock(int rank) const { return clock_[rank]; }
+  std::int64_t MaxClock(const std::vector<int>& ranks) const;
+  std::int64_t MaxClock() const;
+  RequestId NewRequest(int rank) { return ++next_request_[rank]; }
+  void Finalize();
+  TraceData Take();
+  // Deterministic noise in [-1, 1].
+  double Noise();
+
+ private:
+  TraceData data_;
+  std::vector<std::int64_t> clock_;
+  std::vector<RequestId> next_request_;
+  std::uint64_t rng_ = 0x2545F4914F6CDD1DULL;
+};
+
+struct StencilSpec {
+  int px = 4, py = 4;  // process grid (periodic)
+  int iterations = 200;
+  std::int64_t cpu_ns = 200000;  // per iteration and rank
+  std::uint64_t bytes = 8192;    // per halo message
+  double noise = 0.05;           // relative compute noise
+  double drift = 0;              // relative compute change per iteration
+  int allreduce_every = 0;       // an allreduce after every N iterations (0: none)
+};
+// Start-up (bcast of parameters), `iterations` x {4 irecv, 4 isend, compute, waitall},
+// shutdown (reduce to rank 0).
+TraceData MakeStencil(const StencilSpec& spec);
+
+// `outer` x { `inner` x {ring halo: irecv/isend +-1, waitall, compute}, allreduce }.
+TraceData MakeNested(int nprocs, int outer, int inner);
+
+// Rank 0 hands out one task to every worker per iteration, collects the results with
+// Waitany in an order that changes every iteration, and acknowledges each result as it
+// arrives (so its sends go to the workers in a different order every time).
+TraceData MakeMasterWorker(int nprocs, int iterations);
+
+// A CG-like solver: `dots` iterations of {compute, 3 allreduce} (the reductions part),
+// then `halos` iterations of {sendrecv with both ring neighbours, compute, allreduce}.
+TraceData MakeCgLike(int nprocs, int dots, int halos);
+
+// Two ranks exchanging messages whose size doubles every time: nothing repeats.
+TraceData MakeNoRepetition(int messages);
+
+}  // namespace pas2p::phases::testing
