@@ -336,15 +336,21 @@ std::string GeneralEquation::Describe() const {
         for (std::size_t i = 0; i < periodic.size(); ++i) out << (i ? "," : "") << DimName(i);
         out << ")";
       }
+      // Periodicity only matters along dimensions some offset moves in.
       std::string per, open;
       for (std::size_t i = 0; i < periodic.size(); ++i) {
-        (periodic[i] ? per : open) += (periodic.size() > 1 ? DimName(i) : std::string("")) + " ";
+        bool moves = false;
+        for (const auto& o : offsets) moves = moves || o[i] != 0;
+        if (moves)
+          (periodic[i] ? per : open) +=
+              (per.empty() && periodic[i]) || (open.empty() && !periodic[i]) ? DimName(i)
+                                                                             : ", " + DimName(i);
       }
       if (periodic.size() == 1) {
         out << (periodic[0] ? ", periodic" : ", not periodic (ends have no partner)");
       } else {
-        if (!per.empty()) out << ", periodic in " << per.substr(0, per.size() - 1);
-        if (!open.empty()) out << ", open in " << open.substr(0, open.size() - 1);
+        if (!per.empty()) out << ", periodic in " << per;
+        if (!open.empty()) out << ", open in " << open << " (boundary ranks have no partner)";
       }
       out << ", on a " << grid.Describe() << " (x fastest)";
       break;

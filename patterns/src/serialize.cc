@@ -1,0 +1,213 @@
+#include "pas2p/patterns/serialize.h"
+
+#include <array>
+#include <utility>
+
+namespace pas2p::patterns {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::array<std::pair<GridShape, const char*>, 6> kShapes = {{
+    {GridShape::kLinear, "linear"},
+    {GridShape::kSquare, "square"},
+    {GridShape::kCube, "cube"},
+    {GridShape::kDimsCreate, "dims_create"},
+    {GridShape::kFixedFast, "fixed_fast"},
+    {GridShape::kFixedSlow, "fixed_slow"},
+}};
+constexpr std::array<std::pair<CountRule, const char*>, 7> kRules = {{
+    {CountRule::kAny, "any"},
+    {CountRule::kSquares, "squares"},
+    {CountRule::kCubes, "cubes"},
+    {CountRule::kPowersOfTwo, "powers_of_two"},
+    {CountRule::kPowersOfFour, "powers_of_four"},
+    {CountRule::kMultiplesOf, "multiples_of"},
+    {CountRule::kGrid, "grid"},
+}};
+constexpr std::array<std::pair<Family, const char*>, 6> kFamilies = {{
+    {Family::kStar, "star"},
+    {Family::kGroupAll, "group_all"},
+    {Family::kXorExchange, "xor_exchange"},
+    {Family::kBitPermute, "bit_permute"},
+    {Family::kStencil, "stencil"},
+    {Family::kTranspose, "transpose"},
+}};
+constexpr std::array<std::pair<StarDirection, const char*>, 3> kDirections = {{
+    {StarDirection::kToRoot, "to_root"},
+    {StarDirection::kFromRoot, "from_root"},
+    {StarDirection::kBoth, "both"},
+}};
+constexpr std::array<std::pair<BitPermutation, const char*>, 3> kPermutations = {{
+    {BitPermutation::kRotate, "rotate"},
+    {BitPermutation::kRotateHalf, "rotate_half"},
+    {BitPermutation::kReverse, "reverse"},
+}};
+
+template <typename E, std::size_t N>
+const char* NameOf(const std::array<std::pair<E, const char*>, N>& table, E value) {
+  for (const auto& [v, name] : table) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+template <typename E, std::size_t N>
+E ValueOf(const std::array<std::pair<E, const char*>, N>& table, const json& j,
+          const std::string& field, const std::string& origin) {
+  std::string name = j.at(field).get<std::string>();
+  std::string expected;
+  for (const auto& [v, n] : table) {
+    if (name == n) return v;
+    expected += (expected.empty() ? "" : ", ") + std::string(n);
+  }
+  throw UserError(origin + ": field \"" + field + "\" is \"" + name + "\", expected one of " +
+                  expected);
+}
+
+// Runs `read`, turning JSON type/missing-key errors into UserError naming the origin.
+template <typename F>
+auto Guarded(const std::string& origin, const std::string& what, F read) {
+  try {
+    return read();
+  } catch (const json::exception& e) {
+    throw UserError(origin + ": malformed " + what + ": " + e.what());
+  }
+}
+
+json IndexJson(const IndexRule& r) { return {{"from_end", r.from_end}, {"index", r.index}}; }
+IndexRule IndexFromJson(const json& j) {
+  return {j.at("from_end").get<bool>(), j.at("index").get<std::int64_t>()};
+}
+
+}  // namespace
+
+json ToJson(const GridRule& grid) {
+  return {{"shape", NameOf(kShapes, grid.shape)},
+          {"ndims", grid.ndims},
+          {"order", grid.order},
+          {"fixed", grid.fixed},
+          {"min_extent", grid.min_extent}};
+}
+
+GridRule GridRuleFromJson(const json& j, const std::string& origin) {
+  return Guarded(origin, "grid", [&] {
+    GridRule g;
+    g.shape = ValueOf(kShapes, j, "shape", origin);
+    g.ndims = j.at("ndims").get<int>();
+    g.order = j.at("order").get<std::vector<int>>();
+    g.fixed = j.at("fixed").get<std::int64_t>();
+    g.min_extent = j.at("min_extent").get<std::int64_t>();
+    if (g.shape == GridShape::kDimsCreate && static_cast<int>(g.order.size()) != g.ndims) {
+      throw UserError(origin + ": grid \"order\" must list " + std::to_string(g.ndims) +
+                      " dimensions");
+    }
+    return g;
+  });
+}
+
+json ToJson(const ValidCounts& v) {
+  return {{"rule", NameOf(kRules, v.rule)},
+          {"min_count", v.min_count},
+          {"factor", v.factor},
+          {"grid", ToJson(v.grid)},
+          {"description", v.Describe()}};
+}
+
+ValidCounts ValidCountsFromJson(const json& j, const std::string& origin) {
+  return Guarded(origin, "valid counts", [&] {
+    ValidCounts v;
+    v.rule = ValueOf(kRules, j, "rule", origin);
+    v.min_count = j.at("min_count").get<std::int64_t>();
+    v.factor = j.at("factor").get<std::int64_t>();
+    v.grid = GridRuleFromJson(j.at("grid"), origin);
+    return v;
+  });
+}
+
+json ToJson(const GeneralEquation& eq) {
+  json bits = json::array();
+  for (const IndexRule& b : eq.bits) bits.push_back(IndexJson(b));
+  return {{"family", NameOf(kFamilies, eq.family)},
+          {"name", eq.name},
+          {"description", eq.Describe()},
+          {"root", IndexJson(eq.root)},
+          {"star_direction", NameOf(kDirections, eq.star_direction)},
+          {"grid", ToJson(eq.grid)},
+          {"group_dims", eq.group_dims},
+          {"offsets", eq.offsets},
+          {"periodic", eq.periodic},
+          {"bits", bits},
+          {"all_bits", eq.all_bits},
+          {"permutation", NameOf(kPermutations, eq.permutation)},
+          {"rotate", eq.rotate},
+          {"valid", ToJson(eq.valid)},
+          {"traced_counts", eq.traced_counts},
+          {"alternatives", eq.alternatives}};
+}
+
+GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin) {
+  return Guarded(origin, "communication equation", [&] {
+    GeneralEquation eq;
+    eq.family = ValueOf(kFamilies, j, "family", origin);
+    eq.name = j.at("name").get<std::string>();
+    eq.root = IndexFromJson(j.at("root"));
+    eq.star_direction = ValueOf(kDirections, j, "star_direction", origin);
+    eq.grid = GridRuleFromJson(j.at("grid"), origin);
+    eq.group_dims = j.at("group_dims").get<std::vector<bool>>();
+    eq.offsets = j.at("offsets").get<std::vector<std::vector<std::int64_t>>>();
+    eq.periodic = j.at("periodic").get<std::vector<bool>>();
+    for (const json& b : j.at("bits")) eq.bits.push_back(IndexFromJson(b));
+    eq.all_bits = j.at("all_bits").get<bool>();
+    eq.permutation = ValueOf(kPermutations, j, "permutation", origin);
+    eq.rotate = j.at("rotate").get<std::int64_t>();
+    eq.valid = ValidCountsFromJson(j.at("valid"), origin);
+    eq.traced_counts = j.at("traced_counts").get<std::vector<std::int64_t>>();
+    eq.alternatives = j.at("alternatives").get<std::vector<std::string>>();
+    const std::size_t nd = static_cast<std::size_t>(eq.grid.ndims);
+    bool grid_family = eq.family == Family::kStencil || eq.family == Family::kGroupAll ||
+                       eq.family == Family::kTranspose;
+    bool ok = !grid_family || eq.family == Family::kTranspose ||
+              (eq.family == Family::kGroupAll && eq.group_dims.size() == nd) ||
+              (eq.family == Family::kStencil && eq.periodic.size() == nd);
+    for (const auto& o : eq.offsets) ok = ok && o.size() == nd;
+    if (!ok) {
+      throw UserError(origin + ": communication equation \"" + eq.name +
+                      "\": group_dims/periodic/offsets must have one entry per grid "
+                      "dimension (" +
+                      std::to_string(nd) + ")");
+    }
+    return eq;
+  });
+}
+
+json ToJson(const CommunicatorRule& rule) {
+  return {{"name", rule.name},
+          {"description", rule.Describe()},
+          {"grid", ToJson(rule.grid)},
+          {"group_dims", rule.group_dims},
+          {"only_group_of_rank0", rule.only_group_of_rank0},
+          {"valid", ToJson(rule.valid)},
+          {"traced_counts", rule.traced_counts},
+          {"alternatives", rule.alternatives}};
+}
+
+CommunicatorRule CommunicatorRuleFromJson(const json& j, const std::string& origin) {
+  return Guarded(origin, "communicator rule", [&] {
+    CommunicatorRule rule;
+    rule.name = j.at("name").get<std::string>();
+    rule.grid = GridRuleFromJson(j.at("grid"), origin);
+    rule.group_dims = j.at("group_dims").get<std::vector<bool>>();
+    rule.only_group_of_rank0 = j.at("only_group_of_rank0").get<bool>();
+    rule.valid = ValidCountsFromJson(j.at("valid"), origin);
+    rule.traced_counts = j.at("traced_counts").get<std::vector<std::int64_t>>();
+    rule.alternatives = j.at("alternatives").get<std::vector<std::string>>();
+    if (rule.group_dims.size() != static_cast<std::size_t>(rule.grid.ndims)) {
+      throw UserError(origin + ": communicator rule \"" + rule.name +
+                      "\": group_dims must have one entry per grid dimension");
+    }
+    return rule;
+  });
+}
+
+}  // namespace pas2p::patterns

@@ -1,0 +1,58 @@
+#include "pas2p/patterns/serialize.h"
+
+#include <gtest/gtest.h>
+
+#include "test_maps.h"
+
+namespace pas2p::patterns {
+namespace {
+
+TEST(Serialize, GeneralEquationRoundTripsAndStillEvaluates) {
+  std::vector<CommMap> halo, butterfly;
+  for (int p : {8, 12, 16, 24}) halo.push_back(testing::Halo3D(p, DimsCreate(p, 3)));
+  for (int p : {4, 8, 16}) butterfly.push_back(testing::Xor(p, {__builtin_ctz(p) - 1}));
+  for (const auto& maps : {halo, butterfly}) {
+    GeneralEquation eq = FitGeneralEquation(maps);
+    nlohmann::json j = ToJson(eq);
+    GeneralEquation back = GeneralEquationFromJson(nlohmann::json::parse(j.dump()), "model.json");
+    EXPECT_EQ(ToJson(back), j);
+    for (std::int64_t src : {0, 5, 63}) EXPECT_EQ(back.Dests(src, 64), eq.Dests(src, 64));
+  }
+}
+
+TEST(Serialize, CommunicatorRuleRoundTrips) {
+  std::vector<CommunicatorLayout> rows;
+  for (int p : {9, 16, 25}) {
+    int s = testing::Side(p);
+    CommunicatorLayout l{p, std::vector<std::vector<int>>(static_cast<std::size_t>(s))};
+    for (int r = 0; r < p; ++r) l.groups[r / s].push_back(r);
+    rows.push_back(l);
+  }
+  CommunicatorRule rule = FitCommunicators(rows);
+  CommunicatorRule back = CommunicatorRuleFromJson(ToJson(rule), "model.json");
+  EXPECT_EQ(back.At(49).GroupOf(8), rule.At(49).GroupOf(8));
+  EXPECT_EQ(ToJson(back), ToJson(rule));
+}
+
+TEST(Serialize, BadFieldsNameTheFileAndField) {
+  GeneralEquation eq = FitGeneralEquation(std::vector<CommMap>{testing::Ring(4), testing::Ring(6)});
+  nlohmann::json j = ToJson(eq);
+  j["family"] = "spiral";
+  try {
+    GeneralEquationFromJson(j, "traces/model.json");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("traces/model.json: field \"family\" is \"spiral\""),
+              std::string::npos)
+        << e.what();
+  }
+  j = ToJson(eq);
+  j.erase("offsets");
+  EXPECT_THROW(GeneralEquationFromJson(j, "m.json"), UserError);
+  j = ToJson(eq);
+  j["offsets"] = {{1, 0}};
+  EXPECT_THROW(GeneralEquationFromJson(j, "m.json"), UserError);
+}
+
+}  // namespace
+}  // namespace pas2p::patterns
