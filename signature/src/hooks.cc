@@ -1,0 +1,459 @@
+// Recording hooks for point-to-point, completions, collectives and communicators.
+// Lifecycle hooks (init, finalize, abort, crashes) are in lifecycle.cc.
+#include "hooks.h"
+
+#include <algorithm>
+
+namespace pas2p::tracer {
+
+namespace {
+
+std::int32_t WorldTag(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
+
+bool IsRoot(const CommInfo& comm, int root) { return comm.my_rank == root; }
+
+int CommSize(const CommInfo& comm) { return static_cast<int>(comm.members.size()); }
+
+// Per-peer byte counts of a v-collective.
+void PerPeer(const int* counts, MPI_Datatype type, int n, std::vector<std::uint64_t>* out,
+             std::uint64_t* total) {
+  out->resize(static_cast<std::size_t>(n));
+  *total = 0;
+  const std::uint64_t unit = TypeBytes(1, type);
+  for (int i = 0; i < n; ++i) {
+    const std::uint64_t bytes = counts[i] > 0 ? unit * static_cast<std::uint64_t>(counts[i]) : 0;
+    (*out)[static_cast<std::size_t>(i)] = bytes;
+    *total += bytes;
+  }
+}
+
+Event& Collective(CallScope& scope, EventKind kind, const CommInfo& comm) {
+  Event& e = scope.event();
+  e.kind = kind;
+  e.comm = comm.id;
+  scope.Emit();
+  return e;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// Point-to-point.
+
+void OnSend(CallScope& scope, EventKind kind, bool sync, int rc, const void*, int count,
+            MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+  Runtime& rt = GetRuntime();
+  const CommInfo& info = rt.Comm(comm);
+  Event& e = scope.event();
+  e.kind = kind;
+  e.sync = sync;
+  e.comm = info.id;
+  e.peer = ToWorld(info, dest);
+  e.tag = tag;
+  e.bytes = TypeBytes(count, datatype);
+  e.value = rc == MPI_SUCCESS ? 0 : rc;
+  scope.Emit();
+}
+
+void OnIsend(CallScope& scope, EventKind kind, bool sync, int rc, const void* buf, int count,
+             MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  OnSend(scope, kind, sync, rc, buf, count, datatype, dest, tag, comm);
+  Runtime& rt = GetRuntime();
+  if (rc == MPI_SUCCESS && request != nullptr) {
+    rt.call_event.request = rt.AddRequest(*request, rt.Comm(comm), false);
+  }
+}
+
+void OnRecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, int source,
+            int tag, MPI_Comm comm, MPI_Status* status) {
+  Runtime& rt = GetRuntime();
+  const CommInfo& info = rt.Comm(comm);
+  Event& e = scope.event();
+  e.kind = EventKind::kRecv;
+  e.comm = info.id;
+  if (rc == MPI_SUCCESS && status != nullptr) {
+    e.peer = ToWorld(info, status->MPI_SOURCE);
+    e.tag = WorldTag(status->MPI_TAG);
+    e.bytes = StatusBytes(*status);
+  } else {
+    e.peer = ToWorld(info, source);
+    e.tag = WorldTag(tag);
+    e.bytes = TypeBytes(count, datatype);
+    e.value = rc;
+  }
+  scope.Emit();
+}
+
+void OnIrecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, int source,
+             int tag, MPI_Comm comm, MPI_Request* request) {
+  Runtime& rt = GetRuntime();
+  const CommInfo& info = rt.Comm(comm);
+  Event& e = scope.event();
+  e.kind = EventKind::kIrecv;
+  e.comm = info.id;
+  e.peer = ToWorld(info, source);
+  e.tag = WorldTag(tag);
+  e.bytes = TypeBytes(count, datatype);
+  if (rc == MPI_SUCCESS && request != nullptr) e.request = rt.AddRequest(*request, info, true);
+  e.value = rc == MPI_SUCCESS ? 0 : rc;
+  scope.Emit();
+}
+
+void OnSendrecv(CallScope& scope, int rc, const void*, int sendcount, MPI_Datatype sendtype,
+                int dest, int sendtag, void*, int recvcount, MPI_Datatype recvtype, int source,
+                int recvtag, MPI_Comm comm, MPI_Status* status) {
+  Runtime& rt = GetRuntime();
+  const CommInfo& info = rt.Comm(comm);
+  Event& e = scope.event();
+  e.kind = EventKind::kSendrecv;
+  e.comm = info.id;
+  e.peer = ToWorld(info, dest);
+  e.tag = sendtag;
+  e.bytes = TypeBytes(sendcount, sendtype);
+  if (rc == MPI_SUCCESS && status != nullptr) {
+    e.recv_peer = ToWorld(info, status->MPI_SOURCE);
+    e.recv_tag = WorldTag(status->MPI_TAG);
+    e.recv_bytes = StatusBytes(*status);
+  } else {
+    e.recv_peer = ToWorld(info, source);
+    e.recv_tag = WorldTag(recvtag);
+    e.recv_bytes = TypeBytes(recvcount, recvtype);
+    e.value = rc;
+  }
+  scope.Emit();
+}
+
+void OnSendrecvReplace(CallScope& scope, int rc, void* buf, int count, MPI_Datatype datatype,
+                       int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+                       MPI_Status* status) {
+  OnSendrecv(scope, rc, buf, count, datatype, dest, sendtag, buf, count, datatype, source,
+             recvtag, comm, status);
+}
+
+// ---------------------------------------------------------------------------------------
+// Completions.
+
+void CaptureRequests(int count, const MPI_Request* requests) {
+  Runtime& rt = GetRuntime();
+  rt.pending.clear();
+  if (requests == nullptr) return;
+  for (int i = 0; i < count; ++i) {
+    const MPI_Request handle = requests[i];
+    if (handle == MPI_REQUEST_NULL) continue;
+    auto it = rt.requests.find(handle);
+    if (it == rt.requests.end()) continue;  // not made by a traced call (persistent, ...)
+    std::size_t nth = 0;  // the same handle passed again: its next request
+    if (it->second.size() > 1) {
+      for (const PendingRequest& p : rt.pending) nth += p.handle == handle ? 1 : 0;
+    }
+    if (nth >= it->second.size()) continue;
+    rt.pending.push_back(PendingRequest{i, it->second[nth], handle});
+  }
+}
+
+namespace {
+
+Event& CompletionEvent(CallScope& scope, EventKind kind) {
+  Runtime& rt = GetRuntime();
+  Event& e = scope.event();
+  e.kind = kind;
+  e.requests.reserve(rt.pending.size());
+  for (const PendingRequest& p : rt.pending) e.requests.push_back(p.info.id);
+  scope.Emit();
+  return e;
+}
+
+// Records the completion of the captured request at array position `index`.
+void Complete(Event& e, int index, const MPI_Status* status) {
+  Runtime& rt = GetRuntime();
+  auto it = std::lower_bound(rt.pending.begin(), rt.pending.end(), index,
+                             [](const PendingRequest& p, int i) { return p.index < i; });
+  if (it == rt.pending.end() || it->index != index) return;
+  Completion c;
+  c.request = it->info.id;
+  if (it->info.is_recv && status != nullptr) {
+    c.peer = ToWorld(*it->info.comm, status->MPI_SOURCE);
+    c.tag = WorldTag(status->MPI_TAG);
+    c.bytes = StatusBytes(*status);
+  }
+  e.completed.push_back(c);
+  rt.RemoveRequest(it->handle, it->info.id);
+}
+
+bool StatusOk(int rc, const MPI_Status* statuses, int i) {
+  if (rc == MPI_SUCCESS) return true;
+  return rc == MPI_ERR_IN_STATUS && statuses != nullptr && statuses[i].MPI_ERROR == MPI_SUCCESS;
+}
+
+}  // namespace
+
+void OnWait(CallScope& scope, int rc, MPI_Request*, MPI_Status* status) {
+  Event& e = CompletionEvent(scope, EventKind::kWait);
+  if (rc == MPI_SUCCESS) Complete(e, 0, status);
+}
+
+void OnTest(CallScope& scope, int rc, MPI_Request*, int* flag, MPI_Status* status) {
+  Event& e = CompletionEvent(scope, EventKind::kTest);
+  if (rc == MPI_SUCCESS && flag != nullptr && *flag) Complete(e, 0, status);
+}
+
+void OnWaitall(CallScope& scope, int rc, int count, MPI_Request*, MPI_Status* statuses) {
+  Event& e = CompletionEvent(scope, EventKind::kWaitall);
+  for (int i = 0; i < count; ++i) {
+    if (StatusOk(rc, statuses, i)) Complete(e, i, statuses != nullptr ? &statuses[i] : nullptr);
+  }
+}
+
+void OnTestall(CallScope& scope, int rc, int count, MPI_Request*, int* flag,
+               MPI_Status* statuses) {
+  Event& e = CompletionEvent(scope, EventKind::kTestall);
+  if (flag == nullptr || !*flag) return;  // a failed test completes nothing
+  for (int i = 0; i < count; ++i) {
+    if (StatusOk(rc, statuses, i)) Complete(e, i, statuses != nullptr ? &statuses[i] : nullptr);
+  }
+}
+
+void OnWaitany(CallScope& scope, int rc, int, MPI_Request*, int* index, MPI_Status* status) {
+  Event& e = CompletionEvent(scope, EventKind::kWaitany);
+  if (rc == MPI_SUCCESS && index != nullptr && *index != MPI_UNDEFINED) Complete(e, *index, status);
+}
+
+void OnTestany(CallScope& scope, int rc, int, MPI_Request*, int* index, int* flag,
+               MPI_Status* status) {
+  Event& e = CompletionEvent(scope, EventKind::kTestany);
+  if (rc == MPI_SUCCESS && flag != nullptr && *flag && index != nullptr &&
+      *index != MPI_UNDEFINED) {
+    Complete(e, *index, status);
+  }
+}
+
+void OnWaitsome(CallScope& scope, EventKind kind, int rc, int, MPI_Request*, int* outcount,
+                int* indices, MPI_Status* statuses) {
+  Event& e = CompletionEvent(scope, kind);
+  if (outcount == nullptr || *outcount == MPI_UNDEFINED || indices == nullptr) return;
+  if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) return;
+  for (int k = 0; k < *outcount; ++k) {
+    if (StatusOk(rc, statuses, k)) {
+      Complete(e, indices[k], statuses != nullptr ? &statuses[k] : nullptr);
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Collectives.
+
+void OnBarrier(CallScope& scope, int, MPI_Comm comm) {
+  Collective(scope, EventKind::kBarrier, GetRuntime().Comm(comm));
+}
+
+void OnBcast(CallScope& scope, int, void*, int count, MPI_Datatype datatype, int root,
+             MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kBcast, info);
+  e.peer = ToWorld(info, root);
+  const std::uint64_t bytes = TypeBytes(count, datatype);
+  if (IsRoot(info, root)) {
+    e.send_bytes = bytes;
+  } else {
+    e.recv_bytes = bytes;
+  }
+}
+
+void OnGather(CallScope& scope, int, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+              void*, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kGather, info);
+  e.peer = ToWorld(info, root);
+  const bool root_here = IsRoot(info, root);
+  if (!(root_here && sendbuf == MPI_IN_PLACE)) e.send_bytes = TypeBytes(sendcount, sendtype);
+  if (root_here) e.recv_bytes = TypeBytes(recvcount, recvtype) * CommSize(info);
+}
+
+void OnGatherv(CallScope& scope, int, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+               void*, const int* recvcounts, const int*, MPI_Datatype recvtype, int root,
+               MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kGatherv, info);
+  e.peer = ToWorld(info, root);
+  const bool root_here = IsRoot(info, root);
+  if (!(root_here && sendbuf == MPI_IN_PLACE)) e.send_bytes = TypeBytes(sendcount, sendtype);
+  if (root_here && recvcounts != nullptr) {
+    PerPeer(recvcounts, recvtype, CommSize(info), &e.recv_counts, &e.recv_bytes);
+  }
+}
+
+void OnScatter(CallScope& scope, int, const void*, int sendcount, MPI_Datatype sendtype,
+               void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kScatter, info);
+  e.peer = ToWorld(info, root);
+  const bool root_here = IsRoot(info, root);
+  if (root_here) e.send_bytes = TypeBytes(sendcount, sendtype) * CommSize(info);
+  if (!(root_here && recvbuf == MPI_IN_PLACE)) e.recv_bytes = TypeBytes(recvcount, recvtype);
+}
+
+void OnScatterv(CallScope& scope, int, const void*, const int* sendcounts, const int*,
+                MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                int root, MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kScatterv, info);
+  e.peer = ToWorld(info, root);
+  const bool root_here = IsRoot(info, root);
+  if (root_here && sendcounts != nullptr) {
+    PerPeer(sendcounts, sendtype, CommSize(info), &e.send_counts, &e.send_bytes);
+  }
+  if (!(root_here && recvbuf == MPI_IN_PLACE)) e.recv_bytes = TypeBytes(recvcount, recvtype);
+}
+
+void OnAllgather(CallScope& scope, int, const void* sendbuf, int sendcount,
+                 MPI_Datatype sendtype, void*, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kAllgather, info);
+  e.send_bytes = sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
+                                         : TypeBytes(sendcount, sendtype);
+  e.recv_bytes = TypeBytes(recvcount, recvtype) * CommSize(info);
+}
+
+void OnAllgatherv(CallScope& scope, int, const void* sendbuf, int sendcount,
+                  MPI_Datatype sendtype, void*, const int* recvcounts, const int*,
+                  MPI_Datatype recvtype, MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kAllgatherv, info);
+  if (recvcounts != nullptr) {
+    PerPeer(recvcounts, recvtype, CommSize(info), &e.recv_counts, &e.recv_bytes);
+  }
+  if (sendbuf == MPI_IN_PLACE) {
+    if (recvcounts != nullptr) e.send_bytes = TypeBytes(recvcounts[info.my_rank], recvtype);
+  } else {
+    e.send_bytes = TypeBytes(sendcount, sendtype);
+  }
+}
+
+void OnAlltoall(CallScope& scope, int, const void* sendbuf, int sendcount,
+                MPI_Datatype sendtype, void*, int recvcount, MPI_Datatype recvtype,
+                MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kAlltoall, info);
+  e.recv_bytes = TypeBytes(recvcount, recvtype) * CommSize(info);
+  e.send_bytes = sendbuf == MPI_IN_PLACE ? e.recv_bytes
+                                         : TypeBytes(sendcount, sendtype) * CommSize(info);
+}
+
+void OnAlltoallv(CallScope& scope, int, const void* sendbuf, const int* sendcounts, const int*,
+                 MPI_Datatype sendtype, void*, const int* recvcounts, const int*,
+                 MPI_Datatype recvtype, MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kAlltoallv, info);
+  const int n = CommSize(info);
+  if (recvcounts != nullptr) PerPeer(recvcounts, recvtype, n, &e.recv_counts, &e.recv_bytes);
+  if (sendbuf == MPI_IN_PLACE) {
+    e.send_counts = e.recv_counts;
+    e.send_bytes = e.recv_bytes;
+  } else if (sendcounts != nullptr) {
+    PerPeer(sendcounts, sendtype, n, &e.send_counts, &e.send_bytes);
+  }
+}
+
+void OnReduce(CallScope& scope, int, const void*, void*, int count, MPI_Datatype datatype,
+              MPI_Op, int root, MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kReduce, info);
+  e.peer = ToWorld(info, root);
+  e.send_bytes = TypeBytes(count, datatype);
+  if (IsRoot(info, root)) e.recv_bytes = e.send_bytes;
+}
+
+void OnAllreduce(CallScope& scope, EventKind kind, int, const void*, void*, int count,
+                 MPI_Datatype datatype, MPI_Op, MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, kind, info);
+  e.send_bytes = e.recv_bytes = TypeBytes(count, datatype);
+}
+
+void OnReduceScatter(CallScope& scope, int, const void*, void*, const int* recvcounts,
+                     MPI_Datatype datatype, MPI_Op, MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kReduceScatter, info);
+  if (recvcounts == nullptr) return;
+  std::uint64_t total = 0;
+  PerPeer(recvcounts, datatype, CommSize(info), &e.recv_counts, &total);
+  e.send_bytes = total;
+  e.recv_bytes = TypeBytes(recvcounts[info.my_rank], datatype);
+}
+
+void OnReduceScatterBlock(CallScope& scope, int, const void*, void*, int recvcount,
+                          MPI_Datatype datatype, MPI_Op, MPI_Comm comm) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Event& e = Collective(scope, EventKind::kReduceScatter, info);
+  e.recv_bytes = TypeBytes(recvcount, datatype);
+  e.send_bytes = e.recv_bytes * CommSize(info);
+}
+
+// ---------------------------------------------------------------------------------------
+// Communicators. Every member of the parent makes the same creation calls on it in the
+// same order (MPI requires it), so (parent id, ordinal, members) names the new
+// communicator alike on all its members.
+
+namespace {
+
+void Created(CallScope& scope, int rc, MPI_Comm parent, MPI_Comm* newcomm, CommOrigin origin) {
+  Runtime& rt = GetRuntime();
+  CommInfo& parent_info = rt.Comm(parent);
+  const std::uint64_t ordinal = parent_info.children++;
+  if (rc != MPI_SUCCESS || newcomm == nullptr || *newcomm == MPI_COMM_NULL) return;
+  CommInfo& info = rt.Register(*newcomm, 0, false, origin, parent_info.id);
+  info.id = DeriveCommId(parent_info.id, ordinal, info.members);
+  Event& e = scope.event();
+  e.kind = EventKind::kCommCreate;
+  e.comm = parent_info.id;
+  e.new_comm = info.id;
+  e.members = info.members;
+  e.value = static_cast<std::int64_t>(origin);
+  scope.Emit();
+}
+
+}  // namespace
+
+void OnCommDup(CallScope& scope, int rc, MPI_Comm comm, MPI_Comm* newcomm) {
+  Created(scope, rc, comm, newcomm, CommOrigin::kDup);
+}
+void OnCommSplit(CallScope& scope, int rc, MPI_Comm comm, int, int, MPI_Comm* newcomm) {
+  Created(scope, rc, comm, newcomm, CommOrigin::kSplit);
+}
+void OnCommSplitType(CallScope& scope, int rc, MPI_Comm comm, int, int, MPI_Info,
+                     MPI_Comm* newcomm) {
+  Created(scope, rc, comm, newcomm, CommOrigin::kSplit);
+}
+void OnCommCreate(CallScope& scope, int rc, MPI_Comm comm, MPI_Group, MPI_Comm* newcomm) {
+  Created(scope, rc, comm, newcomm, CommOrigin::kCreate);
+}
+void OnCartCreate(CallScope& scope, int rc, MPI_Comm comm_old, int, const int*, const int*, int,
+                  MPI_Comm* comm_cart) {
+  Created(scope, rc, comm_old, comm_cart, CommOrigin::kCart);
+}
+void OnCartSub(CallScope& scope, int rc, MPI_Comm comm, const int*, MPI_Comm* newcomm) {
+  Created(scope, rc, comm, newcomm, CommOrigin::kSplit);
+}
+
+void PreCommFree(CallScope&, MPI_Comm* comm) {
+  Runtime& rt = GetRuntime();
+  rt.pending_comm_handle = comm != nullptr ? *comm : MPI_COMM_NULL;
+  rt.pending_comm_free = 0;
+  if (rt.pending_comm_handle == MPI_COMM_NULL) return;
+  auto it = rt.comms.find(rt.pending_comm_handle);
+  rt.pending_comm_free = it != rt.comms.end() ? it->second->id : 0;
+}
+
+void OnCommFree(CallScope& scope, int rc, MPI_Comm*) {
+  Runtime& rt = GetRuntime();
+  if (rc != MPI_SUCCESS || rt.pending_comm_handle == MPI_COMM_NULL) return;
+  rt.comms.erase(rt.pending_comm_handle);
+  if (rt.pending_comm_free == 0) return;  // never used, never recorded
+  Event& e = scope.event();
+  e.kind = EventKind::kCommFree;
+  e.comm = rt.pending_comm_free;
+  scope.Emit();
+}
+
+}  // namespace pas2p::tracer
