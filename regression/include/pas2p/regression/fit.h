@@ -1,0 +1,109 @@
+// Fitting one quantity y(P) from a few process counts: candidate search, leave-one-out selection,
+// prediction intervals. Shields the caller from the least-squares machinery (Eigen QR for the
+// linear forms, Ceres Solver for the free power and exponential laws).
+//
+// The method (see regression/README.md for the reasoning):
+//  1. Candidates: the constant; the single terms c1·P^i·log2(P)^j and the performance-model normal
+//     forms c0 + c1·P^i·log2(P)^j for i in Options::exponents (quarters and thirds from −1 to 3)
+//     and j in 0..max_log_exponent; the free laws a·P^b, a·P^b + c, a·exp(b·P), a·exp(b·P) + c. All
+//     are fitted by least squares on RELATIVE residuals (ŷ_k − y_k)/|y_k|, so a count of 4 and a
+//     count of 36 weigh the same however the quantity scales.
+//  2. Overfitting guard: with n points only candidates with at most n − 1 parameters are tried
+//     (so every leave-one-out fit is determined), and never more than Options::max_parameters.
+//  3. Each candidate is scored by its leave-one-out error: refit without count k, predict y_k,
+//     take the root mean square of the relative errors. Selection uses this, not the fit.
+//  4. Occam rule: each parameter beyond the first must earn its keep by dividing the LOO error by
+//     Options::occam_factor (default 2). The candidate with the lowest penalised score
+//       (LOO error + occam_absolute_tolerance) · occam_factor^(parameters − 1)
+//     is selected; exact ties (within 1e-6 relative) go to the fewer parameters, then to the
+//     simpler form (constant < single term < normal form < power law < exponential; smaller |i|,
+//     then smaller j). So a term that does not lower the LOO error clearly is rejected, and with
+//     exact data the generating model (LOO error ~1e-15) beats every other form by orders of
+//     magnitude while a redundant extra term (c0 = 0) loses to the simpler exact form. Values that
+//     are all identical are the exact constant, whatever else would fit.
+//  5. The interval (model.h, IntervalMethod).
+//
+// Same input and options -> bitwise identical FittedModel (single-threaded, fixed seeds).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pas2p/regression/model.h"
+
+namespace pas2p::regression {
+
+struct Options {
+  // Power exponents i of the normal forms as fractions {numerator, denominator}. Default: every
+  // quarter and third from −1 to 3 (25 values).
+  std::vector<std::array<int, 2>> exponents = DefaultExponents();
+  int max_log_exponent = 2;  // j in 0..max_log_exponent
+  bool use_constant = true;
+  bool use_single_terms = true;
+  bool use_normal_forms = true;
+  bool use_power_laws = true;    // a·P^b and a·P^b + c (Ceres)
+  bool use_exponentials = true;  // a·exp(b·P) and a·exp(b·P) + c (Ceres)
+  // Never more parameters than this (on top of the n − 1 rule). 3 is the most any candidate has.
+  int max_parameters = 3;
+
+  // See rule 4 above. occam_absolute_tolerance is the LOO error (as a fraction) below which two
+  // fits count as equally exact.
+  double occam_factor = 2.0;
+  double occam_absolute_tolerance = 1e-9;
+
+  IntervalMethod interval_method = IntervalMethod::kLooEnvelope;
+  // kLooEnvelope: competing candidates whose penalised score is within this factor of the selected
+  // one join the envelope (model-selection uncertainty). 1 admits only exact ties.
+  double interval_model_factor = 2.0;
+  // At most this many competing candidates (the best by LOO error) join the envelope.
+  int interval_max_competitors = 8;
+  // kResidualBootstrap.
+  int bootstrap_samples = 200;
+  std::uint64_t bootstrap_seed = 0x5eed2025u;
+  double interval_coverage = 0.9;
+
+  // Free-law bounds (Ceres): power exponent b in [−power_exponent_bound, power_exponent_bound];
+  // exponential rate |b| · max training P <= exponential_rate_bound.
+  double power_exponent_bound = 4;
+  double exponential_rate_bound = 20;
+
+  // True when every field is usable; otherwise false and *error (if not null) says which field and
+  // why.
+  bool IsValid(std::string* error) const;
+
+  static std::vector<std::array<int, 2>> DefaultExponents();
+};
+
+// One candidate as scored during the search (for reports and tests).
+struct CandidateScore {
+  Curve curve;           // fitted to all points
+  double loo_error = 0;  // +inf when a leave-one-out fit was not determined
+  double fit_error = 0;
+  double score = 0;     // penalised LOO error (rule 4); the lowest is selected
+  bool pruned = false;  // fit error already too large to compete; LOO not computed
+};
+
+struct FitSummary {
+  std::vector<CandidateScore> candidates;  // in search order
+  int selected = -1;                       // index into candidates, -1 for the exact-constant path
+  std::string occam_rule;                  // which rule decided, in words
+  // One line per candidate sorted by LOO error: formula, parameters, fit and LOO error.
+  std::string FullReport() const;
+};
+
+// Fits y(P). `quantity` names what is fitted in error messages ("bytes per message").
+// Throws pas2p::UserError when there are fewer than 3 points ("at least 3 process counts are needed
+// to fit bytes per message, got 2 (4, 9)"), when a process count is not positive or appears twice,
+// when a value is not finite, or when the options are invalid.
+FittedModel Fit(std::span<const Point> points, const Options& options = {},
+                std::string_view quantity = "the quantity", FitSummary* summary = nullptr);
+
+// Refits a given form (kind and fixed exponents taken from `form`) to the points, by relative
+// least squares; used for the jackknife and bootstrap, and by callers that want one form for all
+// classes. Returns false (and leaves *out untouched) when the fit is not determined or not finite.
+bool FitCurve(const Curve& form, std::span<const Point> points, const Options& options, Curve* out);
+
+}  // namespace pas2p::regression

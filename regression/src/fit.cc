@@ -1,0 +1,742 @@
+// Candidate search, leave-one-out selection and intervals for one quantity y(P).
+#include "pas2p/regression/fit.h"
+
+#include <ceres/ceres.h>
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <numeric>
+#include <string>
+
+#include "curve_math.h"
+#include "pas2p/core/error.h"
+
+namespace pas2p::regression {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// The training data as the fits see it. Residuals are relative: (model(p_k) − y_k) / d_k with
+// d_k = |y_k| (floored, so a zero value does not get an infinite weight). The free laws work in
+// scaled variables u = p / p_max and z = y / y_scale so that Ceres sees numbers near 1.
+struct Data {
+  std::vector<double> p;
+  std::vector<double> y;
+  std::vector<double> d;
+  double p_max = 1;
+  double y_scale = 1;
+};
+
+Data MakeData(std::span<const Point> sorted) {
+  Data data;
+  double y_max = 0;
+  for (const auto& point : sorted) y_max = std::max(y_max, std::abs(point.y));
+  const double floor = y_max > 0 ? 1e-9 * y_max : 1.0;
+  for (const auto& point : sorted) {
+    data.p.push_back(point.p);
+    data.y.push_back(point.y);
+    data.d.push_back(std::max(std::abs(point.y), floor));
+    data.p_max = std::max(data.p_max, point.p);
+  }
+  data.y_scale = y_max > 0 ? y_max : 1.0;
+  return data;
+}
+
+bool IsLinear(CurveKind kind) {
+  return kind == CurveKind::kConstant || kind == CurveKind::kSingleTerm ||
+         kind == CurveKind::kNormalForm;
+}
+bool IsExponential(CurveKind kind) {
+  return kind == CurveKind::kExponential || kind == CurveKind::kExponentialOffset;
+}
+bool HasOffset(CurveKind kind) {
+  return kind == CurveKind::kPowerLawOffset || kind == CurveKind::kExponentialOffset;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Linear forms: weighted least squares by column-pivoting QR (Eigen).
+
+// Fits `form` on the rows `rows` of `data`. Columns are normalised before the QR so that the rank
+// decision does not depend on the quantity's units.
+bool FitLinear(const Curve& form, const Data& data, std::span<const int> rows, Curve* out) {
+  const int m = static_cast<int>(rows.size());
+  const bool has_constant = form.kind != CurveKind::kSingleTerm;
+  const bool has_term = form.kind != CurveKind::kConstant;
+  const int k = (has_constant ? 1 : 0) + (has_term ? 1 : 0);
+  if (m < k) return false;
+  Eigen::MatrixXd a(m, k);
+  Eigen::VectorXd b(m);
+  for (int r = 0; r < m; ++r) {
+    const int i = rows[r];
+    const double w = 1.0 / data.d[i];
+    int c = 0;
+    if (has_constant) a(r, c++) = w;
+    if (has_term) {
+      a(r, c++) = w * internal::NormalFormTerm(form.exponent_numerator, form.exponent_denominator,
+                                               form.log_exponent, data.p[i]);
+    }
+    b(r) = w * data.y[i];
+  }
+  Eigen::VectorXd scale(k);
+  for (int c = 0; c < k; ++c) {
+    scale(c) = a.col(c).norm();
+    if (!(scale(c) > 0) || !std::isfinite(scale(c))) return false;
+    a.col(c) /= scale(c);
+  }
+  Eigen::VectorXd x(k);
+  if (k == 1) {
+    x(0) = a.col(0).dot(b);  // unit column: the least-squares solution is the projection
+  } else {
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
+    qr.setThreshold(1e-10);
+    if (qr.rank() < k) return false;
+    x = qr.solve(b);
+  }
+  Curve curve = form;
+  curve.coefficients.assign(k, 0.0);
+  for (int c = 0; c < k; ++c) {
+    curve.coefficients[c] = x(c) / scale(c);
+    if (!std::isfinite(curve.coefficients[c])) return false;
+  }
+  *out = std::move(curve);
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Free laws: a·P^b (+ c) and a·exp(b·P) (+ c) by Ceres, in scaled variables
+//   power:       z = a'·u^b + c'          (a = a'·y_scale·p_max^−b, c = c'·y_scale)
+//   exponential: z = a'·exp(b'·u) + c'    (a = a'·y_scale, b = b'/p_max, c = c'·y_scale)
+// with relative residuals (model − z_k) / dz_k and analytic derivatives.
+
+class LawCost final : public ceres::CostFunction {
+ public:
+  LawCost(bool exponential, bool offset, std::vector<double> u, std::vector<double> z,
+          std::vector<double> dz)
+      : exponential_(exponential),
+        offset_(offset),
+        u_(std::move(u)),
+        z_(std::move(z)),
+        dz_(std::move(dz)) {
+    set_num_residuals(static_cast<int>(u_.size()));
+    mutable_parameter_block_sizes()->push_back(offset ? 3 : 2);
+  }
+
+  bool Evaluate(double const* const* parameters, double* residuals,
+                double** jacobians) const override {
+    const double* x = parameters[0];
+    const double a = x[0];
+    const double b = x[1];
+    const double c = offset_ ? x[2] : 0.0;
+    const int np = offset_ ? 3 : 2;
+    for (std::size_t k = 0; k < u_.size(); ++k) {
+      const double base = exponential_ ? std::exp(b * u_[k]) : std::pow(u_[k], b);
+      const double inv = 1.0 / dz_[k];
+      residuals[k] = (a * base + c - z_[k]) * inv;
+      if (!std::isfinite(residuals[k])) return false;
+      if (jacobians != nullptr && jacobians[0] != nullptr) {
+        double* row = jacobians[0] + k * np;
+        row[0] = base * inv;
+        row[1] = a * base * (exponential_ ? u_[k] : std::log(u_[k])) * inv;
+        if (offset_) row[2] = inv;
+      }
+    }
+    return true;
+  }
+
+ private:
+  bool exponential_;
+  bool offset_;
+  std::vector<double> u_;
+  std::vector<double> z_;
+  std::vector<double> dz_;
+};
+
+using Scaled = std::array<double, 3>;  // a', b', c' (c' = 0 without offset)
+
+double LawBase(CurveKind kind, double b, double u) {
+  return IsExponential(kind) ? std::exp(b * u) : std::pow(u, b);
+}
+
+double RateBound(const Options& options, CurveKind kind) {
+  return IsExponential(kind) ? options.exponential_rate_bound : options.power_exponent_bound;
+}
+
+// For a fixed b the law is linear in a' (and c'): solve that by least squares and return the sum
+// of squared relative residuals. Used to find a starting point over a grid of b.
+double ProfileLinear(CurveKind kind, double b, const std::vector<double>& u,
+                     const std::vector<double>& z, const std::vector<double>& dz, Scaled* x) {
+  const int m = static_cast<int>(u.size());
+  const bool offset = HasOffset(kind);
+  Eigen::MatrixXd a(m, offset ? 2 : 1);
+  Eigen::VectorXd rhs(m);
+  for (int k = 0; k < m; ++k) {
+    a(k, 0) = LawBase(kind, b, u[k]) / dz[k];
+    if (offset) a(k, 1) = 1.0 / dz[k];
+    rhs(k) = z[k] / dz[k];
+  }
+  if (!a.allFinite()) return kInf;
+  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
+  qr.setThreshold(1e-10);
+  if (qr.rank() < a.cols()) return kInf;
+  const Eigen::VectorXd sol = qr.solve(rhs);
+  const double cost = (a * sol - rhs).squaredNorm();
+  if (!std::isfinite(cost)) return kInf;
+  *x = {sol(0), b, offset ? sol(1) : 0.0};
+  return cost;
+}
+
+// Starting point: the best b of a grid (quarters for the power exponent, a geometric grid for the
+// exponential rate), with the linear parameters solved exactly for it.
+bool StartLaw(CurveKind kind, const std::vector<double>& u, const std::vector<double>& z,
+              const std::vector<double>& dz, const Options& options, Scaled* x) {
+  const double bound = RateBound(options, kind);
+  std::vector<double> grid;
+  if (IsExponential(kind)) {
+    for (double r : {0.125, 0.25, 0.5, 1.0, 2.0, 3.0, 5.0, 8.0, 12.0, 20.0, 30.0}) {
+      if (r > bound) break;
+      grid.push_back(-r);
+      grid.push_back(r);
+    }
+  } else {
+    for (int q = -16; q <= 16; ++q) {
+      if (q == 0 || std::abs(q / 4.0) > bound) continue;
+      grid.push_back(q / 4.0);
+    }
+  }
+  double best = kInf;
+  for (double b : grid) {
+    Scaled candidate{};
+    const double cost = ProfileLinear(kind, b, u, z, dz, &candidate);
+    if (cost < best) {
+      best = cost;
+      *x = candidate;
+    }
+  }
+  return std::isfinite(best);
+}
+
+// Fits a law on `rows`, starting from *start if given, else from the grid. Returns the scaled
+// parameters in *x.
+bool FitLawScaled(CurveKind kind, const Data& data, std::span<const int> rows,
+                  const Options& options, const Scaled* start, Scaled* x) {
+  const int np = HasOffset(kind) ? 3 : 2;
+  if (static_cast<int>(rows.size()) < np) return false;
+  std::vector<double> u, z, dz;
+  for (int i : rows) {
+    u.push_back(data.p[i] / data.p_max);
+    z.push_back(data.y[i] / data.y_scale);
+    dz.push_back(data.d[i] / data.y_scale);
+  }
+  Scaled params{};
+  if (start != nullptr) {
+    params = *start;
+  } else if (!StartLaw(kind, u, z, dz, options, &params)) {
+    return false;
+  }
+  const double bound = RateBound(options, kind);
+  params[1] = std::clamp(params[1], -bound, bound);
+
+  LawCost cost(IsExponential(kind), HasOffset(kind), u, z, dz);
+  ceres::Problem::Options problem_options;
+  problem_options.cost_function_ownership = ceres::DO_NOT_TAKE_OWNERSHIP;
+  ceres::Problem problem(problem_options);
+  problem.AddResidualBlock(&cost, nullptr, params.data());
+  problem.SetParameterLowerBound(params.data(), 1, -bound);
+  problem.SetParameterUpperBound(params.data(), 1, bound);
+
+  ceres::Solver::Options solver;
+  solver.linear_solver_type = ceres::DENSE_QR;
+  solver.minimizer_type = ceres::TRUST_REGION;
+  solver.trust_region_strategy_type = ceres::LEVENBERG_MARQUARDT;
+  solver.num_threads = 1;
+  solver.max_num_iterations = 200;
+  solver.function_tolerance = 1e-16;
+  solver.gradient_tolerance = 1e-16;
+  solver.parameter_tolerance = 1e-14;
+  solver.logging_type = ceres::SILENT;
+  solver.minimizer_progress_to_stdout = false;
+  ceres::Solver::Summary summary;
+  ceres::Solve(solver, &problem, &summary);
+  if (!summary.IsSolutionUsable()) return false;
+  for (int k = 0; k < np; ++k) {
+    if (!std::isfinite(params[k])) return false;
+  }
+  *x = params;
+  return true;
+}
+
+Curve LawFromScaled(CurveKind kind, const Data& data, const Scaled& x) {
+  Curve curve;
+  curve.kind = kind;
+  if (IsExponential(kind)) {
+    curve.coefficients = {x[0] * data.y_scale, x[1] / data.p_max};
+  } else {
+    curve.coefficients = {x[0] * data.y_scale * std::pow(data.p_max, -x[1]), x[1]};
+  }
+  if (HasOffset(kind)) curve.coefficients.push_back(x[2] * data.y_scale);
+  return curve;
+}
+
+Scaled ScaledFromLaw(const Curve& curve, const Data& data) {
+  const auto& c = curve.coefficients;
+  Scaled x{};
+  if (IsExponential(curve.kind)) {
+    x = {c[0] / data.y_scale, c[1] * data.p_max, 0.0};
+  } else {
+    x = {c[0] / data.y_scale * std::pow(data.p_max, c[1]), c[1], 0.0};
+  }
+  if (HasOffset(curve.kind)) x[2] = c[2] / data.y_scale;
+  return x;
+}
+
+bool AllFinite(const Curve& curve) {
+  return std::all_of(curve.coefficients.begin(), curve.coefficients.end(),
+                     [](double v) { return std::isfinite(v); });
+}
+
+// One fit of `form` on `rows`. For free laws `start` (a curve of the same kind) is the warm start.
+bool FitOn(const Curve& form, const Data& data, std::span<const int> rows, const Options& options,
+           const Curve* start, Curve* out) {
+  if (IsLinear(form.kind)) return FitLinear(form, data, rows, out);
+  Scaled x{};
+  Scaled warm{};
+  if (start != nullptr) warm = ScaledFromLaw(*start, data);
+  if (!FitLawScaled(form.kind, data, rows, options, start != nullptr ? &warm : nullptr, &x)) {
+    return false;
+  }
+  Curve curve = LawFromScaled(form.kind, data, x);
+  if (!AllFinite(curve)) return false;
+  *out = std::move(curve);
+  return true;
+}
+
+double RelativeError(const Curve& curve, const Data& data, int i) {
+  const double predicted = curve.Evaluate(data.p[i]);
+  if (!std::isfinite(predicted)) return kInf;
+  return (predicted - data.y[i]) / data.d[i];
+}
+
+double FitError(const Curve& curve, const Data& data) {
+  double sum = 0;
+  for (std::size_t i = 0; i < data.p.size(); ++i) {
+    const double e = RelativeError(curve, data, static_cast<int>(i));
+    sum += e * e;
+  }
+  return std::sqrt(sum / static_cast<double>(data.p.size()));
+}
+
+// Leave-one-out: refit without each point, predict it. Returns +inf if any refit is not
+// determined. The refitted curves go to *jackknife when it is not null.
+double LooError(const Curve& full, const Data& data, const Options& options,
+                std::vector<Curve>* jackknife) {
+  const int n = static_cast<int>(data.p.size());
+  std::vector<int> rows;
+  rows.reserve(n);
+  double sum = 0;
+  for (int left_out = 0; left_out < n; ++left_out) {
+    rows.clear();
+    for (int i = 0; i < n; ++i) {
+      if (i != left_out) rows.push_back(i);
+    }
+    Curve refit;
+    if (!FitOn(full, data, rows, options, &full, &refit)) return kInf;
+    const double e = RelativeError(refit, data, left_out);
+    if (!std::isfinite(e)) return kInf;
+    sum += e * e;
+    if (jackknife != nullptr) jackknife->push_back(std::move(refit));
+  }
+  return std::sqrt(sum / n);
+}
+
+// Simplicity order for ties: constant < single term < normal form < power law < exponential,
+// then the smaller |i|, then the smaller j.
+std::tuple<int, double, int> SimplicityKey(const Curve& c) {
+  int kind_rank = 0;
+  switch (c.kind) {
+    case CurveKind::kConstant:
+      kind_rank = 0;
+      break;
+    case CurveKind::kSingleTerm:
+      kind_rank = 1;
+      break;
+    case CurveKind::kNormalForm:
+      kind_rank = 2;
+      break;
+    case CurveKind::kPowerLaw:
+      kind_rank = 3;
+      break;
+    case CurveKind::kPowerLawOffset:
+      kind_rank = 4;
+      break;
+    case CurveKind::kExponential:
+      kind_rank = 5;
+      break;
+    case CurveKind::kExponentialOffset:
+      kind_rank = 6;
+      break;
+  }
+  return {kind_rank, std::abs(c.PowerExponent()), c.log_exponent};
+}
+
+std::string FormatCount(double p) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.10g", p);
+  return buffer;
+}
+
+std::string ListCounts(std::span<const Point> points) {
+  std::string out;
+  for (const auto& point : points) {
+    if (!out.empty()) out += ", ";
+    out += FormatCount(point.p);
+  }
+  return out;
+}
+
+std::vector<Point> CheckedSortedPoints(std::span<const Point> points, std::string_view quantity) {
+  const std::string what(quantity);
+  if (points.size() < 3) {
+    throw UserError("at least 3 process counts are needed to fit " + what + ", got " +
+                    std::to_string(points.size()) +
+                    (points.empty() ? std::string() : " (" + ListCounts(points) + ")") +
+                    "; trace the application at more counts");
+  }
+  for (const auto& point : points) {
+    if (!std::isfinite(point.p) || point.p <= 0) {
+      throw UserError("cannot fit " + what + ": process count " + FormatCount(point.p) +
+                      " is not a positive number");
+    }
+    if (!std::isfinite(point.y)) {
+      throw UserError("cannot fit " + what + ": its value at P = " + FormatCount(point.p) + " is " +
+                      FormatCount(point.y) + " (a finite number is needed)");
+    }
+  }
+  std::vector<Point> sorted(points.begin(), points.end());
+  std::stable_sort(sorted.begin(), sorted.end(),
+                   [](const Point& a, const Point& b) { return a.p < b.p; });
+  for (std::size_t i = 1; i < sorted.size(); ++i) {
+    if (sorted[i].p == sorted[i - 1].p) {
+      throw UserError("cannot fit " + what + ": process count " + FormatCount(sorted[i].p) +
+                      " appears twice; give one value per count (e.g. the mean of repeated runs)");
+    }
+  }
+  return sorted;
+}
+
+// Rounds coefficients that are integers up to rounding noise (4·P^(1/2) − 4 rather than
+// 3.9999999999999996·P^(1/2) − 4.000000000000001), when that does not make the fit worse.
+void SnapIntegerCoefficients(const Data& data, Curve* curve) {
+  Curve snapped = *curve;
+  bool changed = false;
+  for (auto& c : snapped.coefficients) {
+    const double r = std::round(c);
+    if (r != c && std::abs(r - c) <= 1e-9 * std::max(1.0, std::abs(c))) {
+      c = r;
+      changed = true;
+    }
+  }
+  if (changed && FitError(snapped, data) <= FitError(*curve, data) + 1e-13) *curve = snapped;
+}
+
+// splitmix64: a tiny fixed generator, so the bootstrap gives the same draws on every platform.
+std::uint64_t SplitMix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::vector<std::array<int, 2>> Options::DefaultExponents() {
+  // Quarters and thirds from −1 to 3, as exact fractions in increasing order.
+  std::vector<std::array<int, 2>> out;
+  for (int q = -4; q <= 12; ++q) out.push_back({q, 4});
+  for (int t = -3; t <= 9; ++t) {
+    if (t % 3 != 0) out.push_back({t, 3});
+  }
+  for (auto& e : out) {
+    const int g = std::gcd(e[0], e[1]);
+    if (g > 1) e = {e[0] / g, e[1] / g};
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return static_cast<double>(a[0]) / a[1] < static_cast<double>(b[0]) / b[1];
+  });
+  return out;
+}
+
+bool Options::IsValid(std::string* error) const {
+  auto fail = [&](const std::string& message) {
+    if (error != nullptr) *error = message;
+    return false;
+  };
+  for (const auto& e : exponents) {
+    if (e[1] <= 0) {
+      return fail("exponents: denominator of " + std::to_string(e[0]) + "/" + std::to_string(e[1]) +
+                  " must be positive");
+    }
+  }
+  if (max_log_exponent < 0 || max_log_exponent > 8) {
+    return fail("max_log_exponent must be in 0..8, got " + std::to_string(max_log_exponent));
+  }
+  if (!use_constant && !use_single_terms && !use_normal_forms && !use_power_laws &&
+      !use_exponentials) {
+    return fail("no candidate model family is enabled");
+  }
+  if (max_parameters < 1 || max_parameters > 3) {
+    return fail("max_parameters must be in 1..3, got " + std::to_string(max_parameters));
+  }
+  if (!(occam_factor >= 1)) return fail("occam_factor must be >= 1");
+  if (!(occam_absolute_tolerance >= 0)) return fail("occam_absolute_tolerance must be >= 0");
+  if (!(interval_model_factor >= 1)) return fail("interval_model_factor must be >= 1");
+  if (interval_max_competitors < 0) return fail("interval_max_competitors must be >= 0");
+  if (bootstrap_samples < 10) {
+    return fail("bootstrap_samples must be at least 10, got " + std::to_string(bootstrap_samples));
+  }
+  if (!(interval_coverage > 0 && interval_coverage < 1)) {
+    return fail("interval_coverage must be in (0, 1)");
+  }
+  if (!(power_exponent_bound > 0) || !(exponential_rate_bound > 0)) {
+    return fail("free-law bounds must be positive");
+  }
+  return true;
+}
+
+bool FitCurve(const Curve& form, std::span<const Point> points, const Options& options,
+              Curve* out) {
+  if (points.empty()) return false;
+  for (const auto& point : points) {
+    if (!std::isfinite(point.p) || point.p <= 0 || !std::isfinite(point.y)) return false;
+  }
+  const Data data = MakeData(points);
+  std::vector<int> rows(points.size());
+  std::iota(rows.begin(), rows.end(), 0);
+  const bool warm = !IsLinear(form.kind) &&
+                    static_cast<int>(form.coefficients.size()) == ParameterCount(form.kind) &&
+                    AllFinite(form);
+  return FitOn(form, data, rows, options, warm ? &form : nullptr, out);
+}
+
+FittedModel Fit(std::span<const Point> points, const Options& options, std::string_view quantity,
+                FitSummary* summary) {
+  std::string invalid;
+  if (!options.IsValid(&invalid)) {
+    throw UserError("invalid regression options for " + std::string(quantity) + ": " + invalid);
+  }
+  const std::vector<Point> sorted = CheckedSortedPoints(points, quantity);
+  const Data data = MakeData(sorted);
+  const int n = static_cast<int>(sorted.size());
+
+  FittedModel model;
+  model.training = sorted;
+  model.interval_method = options.interval_method;
+  model.integer_valued = std::all_of(sorted.begin(), sorted.end(), [](const Point& point) {
+    return point.y == std::round(point.y);
+  });
+  if (summary != nullptr) *summary = FitSummary{};
+
+  // Identical values: the exact constant (message counts, weights that do not change with P).
+  if (std::all_of(sorted.begin(), sorted.end(),
+                  [&](const Point& point) { return point.y == sorted.front().y; })) {
+    model.curve = Curve{CurveKind::kConstant, 0, 1, 0, {sorted.front().y}};
+    if (summary != nullptr) summary->occam_rule = "all values identical: exact constant";
+    return model;
+  }
+
+  // 1. Candidate forms, in search order.
+  const int max_parameters = std::min(options.max_parameters, n - 1);
+  std::vector<Curve> forms;
+  auto add = [&](CurveKind kind, int numerator, int denominator, int log_exponent) {
+    if (ParameterCount(kind) <= max_parameters) {
+      forms.push_back(Curve{kind, numerator, denominator, log_exponent, {}});
+    }
+  };
+  if (options.use_constant) add(CurveKind::kConstant, 0, 1, 0);
+  for (const CurveKind kind : {CurveKind::kSingleTerm, CurveKind::kNormalForm}) {
+    if (kind == CurveKind::kSingleTerm ? !options.use_single_terms : !options.use_normal_forms) {
+      continue;
+    }
+    for (int j = 0; j <= options.max_log_exponent; ++j) {
+      for (const auto& e : options.exponents) {
+        if (e[0] == 0 && j == 0) continue;  // that is the constant
+        add(kind, e[0], e[1], j);
+      }
+    }
+  }
+  if (options.use_power_laws) {
+    add(CurveKind::kPowerLaw, 0, 1, 0);
+    add(CurveKind::kPowerLawOffset, 0, 1, 0);
+  }
+  if (options.use_exponentials) {
+    add(CurveKind::kExponential, 0, 1, 0);
+    add(CurveKind::kExponentialOffset, 0, 1, 0);
+  }
+
+  // 2. Fit every form to all points.
+  std::vector<int> all(n);
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<CandidateScore> candidates;
+  for (const auto& form : forms) {
+    Curve curve;
+    if (!FitOn(form, data, all, options, nullptr, &curve)) continue;
+    const double fit_error = FitError(curve, data);
+    if (!std::isfinite(fit_error)) continue;
+    candidates.push_back({std::move(curve), kInf, fit_error, kInf, true});
+  }
+
+  // 3. Leave-one-out, most promising first. The LOO error of a least-squares fit is never below
+  // its fit error (PRESS residuals e_k / (1 − h_kk) ≥ e_k), so a candidate whose penalised fit
+  // error already exceeds what could still be selected or join the interval is pruned without its n
+  // refits.
+  auto penalty = [&](const Curve& c) {
+    return std::pow(options.occam_factor, ParameterCount(c.kind) - 1);
+  };
+  auto penalised = [&](double error, const Curve& c) {
+    return (error + options.occam_absolute_tolerance) * penalty(c);
+  };
+  std::vector<int> order(candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return penalised(candidates[a].fit_error, candidates[a].curve) <
+           penalised(candidates[b].fit_error, candidates[b].curve);
+  });
+  double best_score = kInf;
+  for (int index : order) {
+    auto& candidate = candidates[index];
+    if (penalised(candidate.fit_error, candidate.curve) >
+        best_score * options.interval_model_factor) {
+      continue;
+    }
+    candidate.loo_error = LooError(candidate.curve, data, options, nullptr);
+    candidate.pruned = false;
+    candidate.score = penalised(candidate.loo_error, candidate.curve);
+    best_score = std::min(best_score, candidate.score);
+  }
+
+  // 4. Occam rule: lowest penalised LOO error; exact ties to fewer parameters, then simpler forms.
+  int selected = -1;
+  for (int i = 0; i < static_cast<int>(candidates.size()); ++i) {
+    const auto& c = candidates[i];
+    if (c.pruned || penalised(c.loo_error, c.curve) > best_score * (1 + 1e-6)) continue;
+    if (selected < 0) {
+      selected = i;
+      continue;
+    }
+    const auto& s = candidates[selected];
+    const auto key =
+        std::make_tuple(ParameterCount(c.curve.kind), SimplicityKey(c.curve), c.loo_error);
+    const auto best_key =
+        std::make_tuple(ParameterCount(s.curve.kind), SimplicityKey(s.curve), s.loo_error);
+    if (key < best_key) selected = i;
+  }
+  if (selected < 0) {
+    // Only possible when no LOO refit was determined at all; cannot happen with n >= 3 and the
+    // constant enabled, but say so plainly if the options removed every usable family.
+    throw UserError("cannot fit " + std::string(quantity) + " at counts " + ListCounts(sorted) +
+                    ": no candidate model could be fitted with one count left out");
+  }
+  const CandidateScore& chosen = candidates[selected];
+  model.curve = chosen.curve;
+  SnapIntegerCoefficients(data, &model.curve);
+  model.loo_error = chosen.loo_error;
+  model.fit_error = FitError(model.curve, data);
+
+  // 5. Interval. Competitors: other candidates whose penalised score is within
+  // interval_model_factor of the selected one (model-selection uncertainty), best first.
+  std::vector<int> competitors;
+  for (int i = 0; i < static_cast<int>(candidates.size()); ++i) {
+    if (i == selected || candidates[i].pruned || !std::isfinite(candidates[i].loo_error)) continue;
+    if (candidates[i].score <= best_score * options.interval_model_factor) competitors.push_back(i);
+  }
+  std::stable_sort(competitors.begin(), competitors.end(),
+                   [&](int a, int b) { return candidates[a].score < candidates[b].score; });
+  if (static_cast<int>(competitors.size()) > options.interval_max_competitors) {
+    competitors.resize(options.interval_max_competitors);
+  }
+  if (options.interval_method == IntervalMethod::kLooEnvelope) {
+    LooError(chosen.curve, data, options, &model.interval_curves);
+    for (int i : competitors) model.interval_curves.push_back(candidates[i].curve);
+    model.interval_margin = model.loo_error;
+  } else {
+    // Residual bootstrap with re-selection among the finalists (the selected form and its
+    // competitors): each resample is refitted with every finalist and the lowest penalised fit
+    // error wins, so the spread holds both noise and model-selection uncertainty.
+    std::vector<const Curve*> finalists = {&chosen.curve};
+    for (int i : competitors) finalists.push_back(&candidates[i].curve);
+    const int k = ParameterCount(chosen.curve.kind);
+    const double inflate = std::sqrt(static_cast<double>(n) / std::max(1, n - k));
+    std::vector<double> fitted(n), residual(n);
+    for (int i = 0; i < n; ++i) {
+      fitted[i] = chosen.curve.Evaluate(data.p[i]);
+      residual[i] = inflate * (data.y[i] - fitted[i]) / data.d[i];
+    }
+    std::uint64_t state = options.bootstrap_seed;
+    std::vector<Point> resampled(n);
+    for (int s = 0; s < options.bootstrap_samples; ++s) {
+      for (int i = 0; i < n; ++i) {
+        const auto draw = static_cast<int>(SplitMix64(state) % static_cast<std::uint64_t>(n));
+        resampled[i] = {data.p[i], fitted[i] + data.d[i] * residual[draw]};
+      }
+      const Data resampled_data = MakeData(resampled);
+      Curve best;
+      double best_resampled = kInf;
+      for (const Curve* finalist : finalists) {
+        Curve refit;
+        if (!FitOn(*finalist, resampled_data, all, options,
+                   IsLinear(finalist->kind) ? nullptr : finalist, &refit)) {
+          continue;
+        }
+        const double score = penalised(FitError(refit, resampled_data), refit);
+        if (score < best_resampled) {
+          best_resampled = score;
+          best = std::move(refit);
+        }
+      }
+      if (std::isfinite(best_resampled)) model.interval_curves.push_back(std::move(best));
+    }
+    model.interval_quantile = (1 - options.interval_coverage) / 2;
+  }
+
+  if (summary != nullptr) {
+    summary->candidates = candidates;
+    summary->selected = selected;
+    char buffer[256];
+    std::snprintf(
+        buffer, sizeof buffer,
+        "selected: lowest (LOO error + %.1e) x %.3g^(parameters - 1) = %.4g%% among %d "
+        "candidates (%d pruned by their fit error)",
+        options.occam_absolute_tolerance, options.occam_factor, 100 * best_score,
+        static_cast<int>(candidates.size()),
+        static_cast<int>(std::count_if(candidates.begin(), candidates.end(),
+                                       [](const CandidateScore& c) { return c.pruned; })));
+    summary->occam_rule = buffer;
+  }
+  return model;
+}
+
+std::string FitSummary::FullReport() const {
+  std::vector<int> order(candidates.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return candidates[a].score < candidates[b].score; });
+  std::string out = occam_rule + "\n";
+  for (int i : order) {
+    const auto& c = candidates[i];
+    char buffer[96];
+    if (c.pruned) {
+      std::snprintf(buffer, sizeof buffer, "  %d params  fit %9.4g%%  (pruned)                    ",
+                    ParameterCount(c.curve.kind), 100 * c.fit_error);
+    } else {
+      std::snprintf(buffer, sizeof buffer, "  %d params  fit %9.4g%%  LOO %9.4g%%  score %9.4g%%  ",
+                    ParameterCount(c.curve.kind), 100 * c.fit_error, 100 * c.loo_error,
+                    100 * c.score);
+    }
+    out += (i == selected ? "*" : " ") + std::string(buffer) + c.curve.Formula() + "\n";
+  }
+  return out;
+}
+
+}  // namespace pas2p::regression
