@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -95,10 +96,11 @@ GeneralEquation::AtCount GeneralEquation::At(std::int64_t nprocs) const {
 GeneralEquation::AtCount::AtCount(const GeneralEquation* equation, std::int64_t nprocs)
     : equation_(equation), nprocs_(nprocs) {
   const GeneralEquation& eq = *equation_;
-  if (!eq.valid.IsValid(nprocs)) {
+  if (!eq.IsValidCount(nprocs)) {
     throw UserError(eq.name + " pattern cannot be evaluated at " + std::to_string(nprocs) +
-                    " processes: it needs " + eq.valid.Describe());
+                    " processes: it needs " + ValidCountSet(eq.ValidRules()).Describe());
   }
+  for (const GeneralEquation& term : eq.terms) terms_.push_back(term.At(nprocs));
   if (eq.family == Family::kStencil || eq.family == Family::kTranspose ||
       eq.family == Family::kGroupAll) {
     auto e = eq.grid.Extents(nprocs);
@@ -214,6 +216,11 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
       }
       break;
     }
+    case Family::kUnion:
+      for (const AtCount& term : terms_) {
+        term.ForEachDest(src, [&out](std::int64_t d) { out.push_back(d); });
+      }
+      break;
     case Family::kTranspose: {
       // (x, y) on extents (e0, e1) -> (y, x) on extents (e1, e0).
       std::int64_t x = src % extents_[0], y = src / extents_[0];
@@ -264,6 +271,21 @@ CommMap GeneralEquation::AtCount::Map() const {
     });
   }
   return map;
+}
+
+bool GeneralEquation::IsValidCount(std::int64_t nprocs) const {
+  if (!valid.IsValid(nprocs)) return false;
+  return std::all_of(terms.begin(), terms.end(),
+                     [nprocs](const GeneralEquation& t) { return t.IsValidCount(nprocs); });
+}
+
+std::vector<ValidCounts> GeneralEquation::ValidRules() const {
+  ValidCountSet set;
+  set.Add(valid);
+  for (const GeneralEquation& t : terms) {
+    for (const ValidCounts& v : t.ValidRules()) set.Add(v);
+  }
+  return set.rules();
 }
 
 std::vector<std::int64_t> GeneralEquation::Dests(std::int64_t src, std::int64_t nprocs) const {
@@ -358,6 +380,12 @@ std::string GeneralEquation::Describe() const {
     case Family::kTranspose:
       out << "(x, y) -> (y, x) on a " << grid.Describe() << " (x fastest)";
       break;
+    case Family::kUnion:
+      out << "the union of";
+      for (std::size_t i = 0; i < terms.size(); ++i) {
+        out << (i ? "; and " : " ") << "(" << (i + 1) << ") " << terms[i].Describe();
+      }
+      return out.str();
   }
   out << "; valid counts: " << valid.Describe();
   return out.str();
@@ -370,7 +398,7 @@ namespace {
 
 // First disagreement between an equation and one traced count, or "" if it reproduces it.
 std::string Mismatch(const GeneralEquation& eq, const Traced& t) {
-  if (!eq.valid.IsValid(t.nprocs)) {
+  if (!eq.IsValidCount(t.nprocs)) {
     return "does not exist at " + std::to_string(t.nprocs) + " processes";
   }
   GeneralEquation::AtCount at = eq.At(t.nprocs);
@@ -747,12 +775,168 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
   return fits;
 }
 
+// ---------------------------------------------------------------------------------------
+// Unions: a communication whose destinations are the union of a few simple terms.
+
+// Pairs the term generates at one count, or -1 if one of them is not in the traces.
+std::int64_t ContainedPairs(const GeneralEquation& term, const Traced& t) {
+  if (!term.IsValidCount(t.nprocs)) return -1;
+  GeneralEquation::AtCount at = term.At(t.nprocs);
+  std::int64_t pairs = 0;
+  for (std::int64_t src = 0; src < t.nprocs; ++src) {
+    const auto& traced = t.dests[static_cast<std::size_t>(src)];
+    for (std::int64_t d : at.Dests(src)) {
+      if (!std::binary_search(traced.begin(), traced.end(), d)) return -1;
+      ++pairs;
+    }
+  }
+  return pairs;
+}
+
+// Simple terms: stars, single bits, single offsets (or +-offset pairs) on every grid
+// (periodic everywhere or nowhere), whole groups.
+std::vector<GeneralEquation> AtomicTerms(const std::vector<Traced>& traced) {
+  std::vector<GeneralEquation> out;
+  StarCandidates(traced, &out);
+  const Traced& big = traced.back();
+  const int n = CeilLog2(big.nprocs);
+  for (int b = 0; b < n; ++b) {
+    for (IndexRule rule : {IndexRule{false, b}, IndexRule{true, n - 1 - b}}) {
+      GeneralEquation eq;
+      eq.family = Family::kXorExchange;
+      eq.name = "pairwise exchange";
+      eq.bits = {rule};
+      eq.valid.rule = AllPowersOfTwo(traced) ? CountRule::kPowersOfTwo : CountRule::kAny;
+      eq.valid.min_count = std::int64_t{1} << (rule.index + 1);
+      out.push_back(eq);
+    }
+  }
+  const bool symmetric = IsSymmetric(traced);
+  for (const GridRule& grid : CandidateGrids(Counts(traced))) {
+    const unsigned full = (1u << grid.ndims) - 1;
+    for (unsigned m : {full, 0u}) {
+      std::vector<bool> periodic(static_cast<std::size_t>(grid.ndims));
+      for (int i = 0; i < grid.ndims; ++i) periodic[static_cast<std::size_t>(i)] = (m >> i) & 1u;
+      for (auto o : OffsetsAt(big, *grid.Extents(big.nprocs), periodic)) {
+        GeneralEquation eq;
+        eq.family = Family::kStencil;
+        eq.grid = grid;
+        eq.periodic = periodic;
+        eq.offsets = {o};
+        if (symmetric) {
+          for (auto& v : o) v = -v;
+          if (o != eq.offsets[0]) eq.offsets.push_back(o);
+          std::sort(eq.offsets.begin(), eq.offsets.end());
+        }
+        eq.name = NameStencil(eq);
+        eq.valid = GridCounts(grid);
+        eq.valid.min_count = std::max<std::int64_t>(eq.valid.min_count, 2);
+        out.push_back(eq);
+      }
+    }
+    GroupAllCandidates(grid, &out);
+  }
+  return out;
+}
+
+// Greedy cover of the traced pairs by contained terms (the one adding the most pairs first);
+// stencil terms on the same grid are merged. Nothing if more than kMaxTerms remain or some
+// pair is left uncovered.
+std::optional<GeneralEquation> FitUnion(const std::vector<Traced>& traced) {
+  constexpr std::size_t kMaxTerms = 3;
+  std::vector<GeneralEquation> candidates;
+  std::vector<std::vector<Dests>> generated;  // per candidate, per count
+  for (GeneralEquation& term : AtomicTerms(traced)) {
+    bool contained = true;
+    for (const Traced& t : traced) contained = contained && ContainedPairs(term, t) > 0;
+    if (!contained) continue;
+    std::vector<Dests> per_count;
+    for (const Traced& t : traced) {
+      GeneralEquation::AtCount at = term.At(t.nprocs);
+      Dests d(static_cast<std::size_t>(t.nprocs));
+      for (std::int64_t src = 0; src < t.nprocs; ++src)
+        d[static_cast<std::size_t>(src)] = at.Dests(src);
+      per_count.push_back(std::move(d));
+    }
+    candidates.push_back(std::move(term));
+    generated.push_back(std::move(per_count));
+  }
+  // covered[count][src] = destinations already explained.
+  std::vector<std::vector<std::set<std::int64_t>>> covered;
+  std::int64_t remaining = 0;
+  for (const Traced& t : traced) {
+    covered.emplace_back(static_cast<std::size_t>(t.nprocs));
+    for (const auto& d : t.dests) remaining += static_cast<std::int64_t>(d.size());
+  }
+  std::vector<GeneralEquation> chosen;
+  while (remaining > 0 && chosen.size() < 4 * kMaxTerms) {
+    std::int64_t best_gain = 0;
+    std::size_t best = 0;
+    for (std::size_t c = 0; c < candidates.size(); ++c) {
+      std::int64_t gain = 0;
+      for (std::size_t k = 0; k < traced.size(); ++k) {
+        for (std::size_t src = 0; src < generated[c][k].size(); ++src) {
+          for (std::int64_t d : generated[c][k][src]) gain += covered[k][src].count(d) ? 0 : 1;
+        }
+      }
+      if (gain > best_gain) {
+        best_gain = gain;
+        best = c;
+      }
+    }
+    if (best_gain == 0) return std::nullopt;
+    for (std::size_t k = 0; k < traced.size(); ++k) {
+      for (std::size_t src = 0; src < generated[best][k].size(); ++src) {
+        for (std::int64_t d : generated[best][k][src]) covered[k][src].insert(d);
+      }
+    }
+    remaining -= best_gain;
+    chosen.push_back(candidates[best]);
+  }
+  if (remaining > 0) return std::nullopt;
+  // Merge stencil terms that share grid and periodicity.
+  std::vector<GeneralEquation> terms;
+  for (const GeneralEquation& t : chosen) {
+    auto same = std::find_if(terms.begin(), terms.end(), [&t](const GeneralEquation& u) {
+      return t.family == Family::kStencil && u.family == Family::kStencil && u.grid == t.grid &&
+             u.periodic == t.periodic;
+    });
+    if (same == terms.end()) {
+      terms.push_back(t);
+      continue;
+    }
+    for (const auto& o : t.offsets) {
+      if (std::find(same->offsets.begin(), same->offsets.end(), o) == same->offsets.end()) {
+        same->offsets.push_back(o);
+      }
+    }
+    std::sort(same->offsets.begin(), same->offsets.end());
+    same->name = NameStencil(*same);
+  }
+  if (terms.size() < 2 || terms.size() > kMaxTerms) return std::nullopt;
+  GeneralEquation eq;
+  eq.family = Family::kUnion;
+  eq.traced_counts = Counts(traced);
+  eq.valid.rule = CountRule::kAny;
+  eq.valid.min_count = 1;
+  for (std::size_t i = 0; i < terms.size(); ++i) {
+    eq.name += (i ? " + " : "") + terms[i].name;
+    terms[i].traced_counts = eq.traced_counts;
+  }
+  eq.terms = std::move(terms);
+  for (const Traced& t : traced) {
+    if (!Mismatch(eq, t).empty()) return std::nullopt;
+  }
+  return eq;
+}
+
 GeneralEquation FitTraced(const std::vector<Traced>& traced, const std::vector<CommMap>& maps,
                           const FitOptions& options) {
   const std::string where = options.label.empty() ? "communication" : options.label;
   std::vector<std::string> misses;
   std::vector<GeneralEquation> fits = Fit(traced, true, &misses);
   if (fits.empty()) {
+    if (auto united = FitUnion(traced)) return *united;
     std::ostringstream msg;
     msg << where << ": no communication-pattern family reproduces the traced maps at "
         << JoinCounts(Counts(traced)) << " processes, so it cannot be extrapolated. Traced:";

@@ -25,13 +25,14 @@ constexpr std::array<std::pair<CountRule, const char*>, 7> kRules = {{
     {CountRule::kMultiplesOf, "multiples_of"},
     {CountRule::kGrid, "grid"},
 }};
-constexpr std::array<std::pair<Family, const char*>, 6> kFamilies = {{
+constexpr std::array<std::pair<Family, const char*>, 7> kFamilies = {{
     {Family::kStar, "star"},
     {Family::kGroupAll, "group_all"},
     {Family::kXorExchange, "xor_exchange"},
     {Family::kBitPermute, "bit_permute"},
     {Family::kStencil, "stencil"},
     {Family::kTranspose, "transpose"},
+    {Family::kUnion, "union"},
 }};
 constexpr std::array<std::pair<StarDirection, const char*>, 3> kDirections = {{
     {StarDirection::kToRoot, "to_root"},
@@ -128,6 +129,8 @@ ValidCounts ValidCountsFromJson(const json& j, const std::string& origin) {
 json ToJson(const GeneralEquation& eq) {
   json bits = json::array();
   for (const IndexRule& b : eq.bits) bits.push_back(IndexJson(b));
+  json terms = json::array();
+  for (const GeneralEquation& t : eq.terms) terms.push_back(ToJson(t));
   return {{"family", NameOf(kFamilies, eq.family)},
           {"name", eq.name},
           {"description", eq.Describe()},
@@ -143,7 +146,8 @@ json ToJson(const GeneralEquation& eq) {
           {"rotate", eq.rotate},
           {"valid", ToJson(eq.valid)},
           {"traced_counts", eq.traced_counts},
-          {"alternatives", eq.alternatives}};
+          {"alternatives", eq.alternatives},
+          {"terms", terms}};
 }
 
 GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin) {
@@ -164,6 +168,11 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
     eq.valid = ValidCountsFromJson(j.at("valid"), origin);
     eq.traced_counts = j.at("traced_counts").get<std::vector<std::int64_t>>();
     eq.alternatives = j.at("alternatives").get<std::vector<std::string>>();
+    for (const json& t : j.at("terms")) eq.terms.push_back(GeneralEquationFromJson(t, origin));
+    if ((eq.family == Family::kUnion) != !eq.terms.empty()) {
+      throw UserError(origin + ": communication equation \"" + eq.name +
+                      "\": \"terms\" must be given exactly for family \"union\"");
+    }
     const std::size_t nd = static_cast<std::size_t>(eq.grid.ndims);
     bool grid_family = eq.family == Family::kStencil || eq.family == Family::kGroupAll ||
                        eq.family == Family::kTranspose;

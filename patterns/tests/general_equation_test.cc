@@ -243,3 +243,29 @@ TEST(GeneralEquation, EvaluatesAMillionRanksLazily) {
 
 }  // namespace
 }  // namespace pas2p::patterns
+
+namespace pas2p::patterns {
+namespace {
+
+// A phase with a 2-D halo (mesh) and every worker reporting to rank 0: no single family,
+// a union of two.
+CommMap MeshAndMaster(int p) {
+  CommMap m = testing::Mesh(p);
+  for (int r = 1; r < p; ++r) m.dests[r].push_back(0);
+  return m.Normalized();
+}
+
+TEST(GeneralEquation, UnionOfHaloAndMasterWorker) {
+  std::vector<CommMap> maps;
+  for (int p : {9, 16, 25, 36}) maps.push_back(MeshAndMaster(p));
+  GeneralEquation eq = FitGeneralEquation(maps);
+  ASSERT_EQ(eq.family, Family::kUnion) << eq.Describe();
+  EXPECT_EQ(eq.terms.size(), 2u);
+  EXPECT_FALSE(eq.IsValidCount(50));  // the mesh term lives on a sqrt(P) grid
+  EXPECT_EQ(ValidCountSet(eq.ValidRules()).AtMost(50), 49);
+  ExpectSameMap(eq, MeshAndMaster(49));
+  ExpectSameMap(eq, MeshAndMaster(144));
+}
+
+}  // namespace
+}  // namespace pas2p::patterns

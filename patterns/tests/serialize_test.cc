@@ -8,10 +8,15 @@ namespace pas2p::patterns {
 namespace {
 
 TEST(Serialize, GeneralEquationRoundTripsAndStillEvaluates) {
-  std::vector<CommMap> halo, butterfly;
+  std::vector<CommMap> halo, butterfly, both;
   for (int p : {8, 12, 16, 24}) halo.push_back(testing::Halo3D(p, DimsCreate(p, 3)));
   for (int p : {4, 8, 16}) butterfly.push_back(testing::Xor(p, {__builtin_ctz(p) - 1}));
-  for (const auto& maps : {halo, butterfly}) {
+  for (int p : {9, 16, 25}) {  // a union: ring neighbours plus reports to rank 0
+    CommMap m = testing::Ring(p);
+    for (int r = 2; r < p - 1; ++r) m.dests[r].push_back(0);
+    both.push_back(m.Normalized());
+  }
+  for (const auto& maps : {halo, butterfly, both}) {
     GeneralEquation eq = FitGeneralEquation(maps);
     nlohmann::json j = ToJson(eq);
     GeneralEquation back = GeneralEquationFromJson(nlohmann::json::parse(j.dump()), "model.json");

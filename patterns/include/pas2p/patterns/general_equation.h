@@ -22,6 +22,9 @@
 //   kStencil       EC2 displacements on a grid: fixed offset vectors, each dimension periodic or
 //                  not (ring, line/shift, torus, mesh, wavefront, 2-D/3-D halos, 9/27-point)
 //   kTranspose     grid transpose: (x, y) -> (y, x) on an R x C grid
+//   kUnion         only when no single family fits: the destinations are the union of a few
+//                  terms of the families above, each contained in the traces at every count
+//                  (e.g. a halo exchange plus workers reporting to rank 0 in one phase)
 // Grids are tried from the fewest dimensions, and among them from the most specific count rule
 // (sqrt/cbrt grids before MPI_Dims_create grids before grids with one fixed extent), because
 // the traced counts are the evidence of what the application accepts.
@@ -48,7 +51,7 @@ class PatternFitError : public UserError {
   explicit PatternFitError(const std::string& message) : UserError(message) {}
 };
 
-enum class Family { kStar, kGroupAll, kXorExchange, kBitPermute, kStencil, kTranspose };
+enum class Family { kStar, kGroupAll, kXorExchange, kBitPermute, kStencil, kTranspose, kUnion };
 
 // A rank (root) or bit position as a function of P: `index` from the start, or from the end
 // (size - 1 - index) when from_end.
@@ -92,6 +95,7 @@ struct GeneralEquation {
   ValidCounts valid;                        // counts this communication can run at
   std::vector<std::int64_t> traced_counts;  // the counts it was fitted on
   std::vector<std::string> alternatives;    // other families that fit the traces equally
+  std::vector<GeneralEquation> terms;       // kUnion: destinations are the union of these
 
   // One line in words, e.g. "torus: +1 along x, periodic, on a sqrt(P) x sqrt(P) grid
   // (x fastest); valid counts: perfect squares >= 4".
@@ -100,7 +104,11 @@ struct GeneralEquation {
   // counts). Throws UserError if nprocs is not valid.
   LocalEquation LocalAt(std::int64_t nprocs, int phase = 0, int comm = 0) const;
 
-  bool IsValidCount(std::int64_t nprocs) const { return valid.IsValid(nprocs); }
+  // True if every rule of ValidRules() accepts nprocs.
+  bool IsValidCount(std::int64_t nprocs) const;
+  // The count rules this equation imposes: `valid`, and for kUnion every term's rule (add
+  // them all to the application's ValidCountSet).
+  std::vector<ValidCounts> ValidRules() const;
   // Destinations of `src` at `nprocs` (sorted, unique). Recomputes the grid each call: use
   // At(nprocs) to evaluate many sources.
   std::vector<std::int64_t> Dests(std::int64_t src, std::int64_t nprocs) const;
@@ -131,6 +139,7 @@ class GeneralEquation::AtCount {
   std::vector<std::int64_t> extents_;
   std::vector<std::int64_t> strides_;
   int log2_ = 0;
+  std::vector<AtCount> terms_;  // kUnion
 };
 
 struct FitOptions {
