@@ -164,27 +164,42 @@ double RateBound(const Options& options, CurveKind kind) {
   return IsExponential(kind) ? options.exponential_rate_bound : options.power_exponent_bound;
 }
 
-// For a fixed b the law is linear in a' (and c'): solve that by least squares and return the sum
-// of squared relative residuals. Used to find a starting point over a grid of b.
+// For a fixed b the law is linear in a' (and c'): solve that by least squares (normal equations of
+// at most 2 × 2; this is only a starting point for Ceres) and return the sum of squared relative
+// residuals. Used to find a starting point over a grid of b.
 double ProfileLinear(CurveKind kind, double b, const std::vector<double>& u,
                      const std::vector<double>& z, const std::vector<double>& dz, Scaled* x) {
-  const int m = static_cast<int>(u.size());
   const bool offset = HasOffset(kind);
-  Eigen::MatrixXd a(m, offset ? 2 : 1);
-  Eigen::VectorXd rhs(m);
-  for (int k = 0; k < m; ++k) {
-    a(k, 0) = LawBase(kind, b, u[k]) / dz[k];
-    if (offset) a(k, 1) = 1.0 / dz[k];
-    rhs(k) = z[k] / dz[k];
+  // Columns f_k = base_k / dz_k and g_k = 1 / dz_k, right-hand side r_k = z_k / dz_k.
+  double ff = 0, fg = 0, gg = 0, fr = 0, gr = 0;
+  for (std::size_t k = 0; k < u.size(); ++k) {
+    const double f = LawBase(kind, b, u[k]) / dz[k];
+    const double g = 1.0 / dz[k];
+    const double r = z[k] / dz[k];
+    ff += f * f;
+    fg += f * g;
+    gg += g * g;
+    fr += f * r;
+    gr += g * r;
   }
-  if (!a.allFinite()) return kInf;
-  Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
-  qr.setThreshold(1e-10);
-  if (qr.rank() < a.cols()) return kInf;
-  const Eigen::VectorXd sol = qr.solve(rhs);
-  const double cost = (a * sol - rhs).squaredNorm();
+  if (!std::isfinite(ff) || !(ff > 0)) return kInf;
+  double a = 0;
+  double c = 0;
+  if (offset) {
+    const double det = ff * gg - fg * fg;
+    if (!(det > 1e-12 * ff * gg)) return kInf;
+    a = (fr * gg - gr * fg) / det;
+    c = (gr * ff - fr * fg) / det;
+  } else {
+    a = fr / ff;
+  }
+  double cost = 0;
+  for (std::size_t k = 0; k < u.size(); ++k) {
+    const double e = (a * LawBase(kind, b, u[k]) + c - z[k]) / dz[k];
+    cost += e * e;
+  }
   if (!std::isfinite(cost)) return kInf;
-  *x = {sol(0), b, offset ? sol(1) : 0.0};
+  *x = {a, b, c};
   return cost;
 }
 
