@@ -273,6 +273,44 @@ CommMap GeneralEquation::AtCount::Map() const {
   return map;
 }
 
+GeneralEquation GeneralEquation::Inverse() const {
+  GeneralEquation inv = *this;
+  inv.alternatives.clear();
+  switch (family) {
+    case Family::kStar:
+      if (star_direction == StarDirection::kToRoot) inv.star_direction = StarDirection::kFromRoot;
+      if (star_direction == StarDirection::kFromRoot) inv.star_direction = StarDirection::kToRoot;
+      break;
+    case Family::kGroupAll:
+    case Family::kXorExchange:
+      break;  // symmetric
+    case Family::kBitPermute:
+      if (permutation == BitPermutation::kRotate) inv.rotate = -rotate;
+      break;  // a half rotation (n even) and a reversal are their own inverses
+    case Family::kStencil:
+      for (auto& o : inv.offsets) {
+        for (auto& v : o) v = -v;
+      }
+      std::sort(inv.offsets.begin(), inv.offsets.end());
+      break;
+    case Family::kTranspose:
+      // (x, y) on (e0, e1) -> (y, x) on (e1, e0); the inverse transposes the (e1, e0) grid.
+      if (grid.shape == GridShape::kDimsCreate) {
+        std::reverse(inv.grid.order.begin(), inv.grid.order.end());
+      } else if (grid.shape == GridShape::kFixedFast) {
+        inv.grid.shape = GridShape::kFixedSlow;
+      } else if (grid.shape == GridShape::kFixedSlow) {
+        inv.grid.shape = GridShape::kFixedFast;
+      }
+      if (inv.valid.rule == CountRule::kGrid) inv.valid.grid = inv.grid;
+      break;
+    case Family::kUnion:
+      for (auto& t : inv.terms) t = t.Inverse();
+      break;
+  }
+  return inv;
+}
+
 bool GeneralEquation::IsValidCount(std::int64_t nprocs) const {
   if (!valid.IsValid(nprocs)) return false;
   return std::all_of(terms.begin(), terms.end(),

@@ -27,6 +27,17 @@ void ExpectSameMap(const GeneralEquation& eq, const CommMap& expected) {
         << "P=" << expected.nprocs << " src=" << src << " " << eq.Describe();
     ASSERT_EQ(at.NumDests(src), static_cast<std::int64_t>(want.size()));
   }
+  // The inverse gives every rank's sources: the transpose of the map.
+  std::vector<std::vector<std::int64_t>> sources(static_cast<std::size_t>(expected.nprocs));
+  for (int src = 0; src < expected.nprocs; ++src) {
+    for (int d : expected.dests[src]) sources[static_cast<std::size_t>(d)].push_back(src);
+  }
+  GeneralEquation inverse = eq.Inverse();
+  GeneralEquation::AtCount inv = inverse.At(expected.nprocs);
+  for (int r = 0; r < expected.nprocs; ++r) {
+    ASSERT_EQ(inv.Dests(r), sources[static_cast<std::size_t>(r)])
+        << "sources of " << r << " at P=" << expected.nprocs << " " << inverse.Describe();
+  }
 }
 
 // Paper 001: BT at 9, 16, 25, 36 -> torus general equation -> peers at 49.
@@ -97,6 +108,22 @@ TEST(GeneralEquation, TransposeOfPowerOfTwoAndSquareGrids) {
   EXPECT_EQ(grid.valid.rule, CountRule::kSquares);
   ExpectSameMap(grid, testing::Transpose(49));
   ExpectSameMap(grid, testing::Transpose(100));
+}
+
+TEST(GeneralEquation, TransposeOfARectangularCartGrid) {
+  // A rows x cols matrix distributed one element per rank (row-major, cols varies fastest,
+  // {rows, cols} = MPI_Dims_create(P, 2)) sent to its transpose (cols x rows, row-major).
+  auto transpose = [](int p) {
+    std::vector<std::int64_t> dims = DimsCreate(p, 2);
+    const int rows = static_cast<int>(dims[0]), cols = static_cast<int>(dims[1]);
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int r = 0; r < p; ++r) m.dests[r] = {(r % cols) * rows + r / cols};
+    return m;
+  };
+  GeneralEquation eq = FitGeneralEquation(At(transpose, {6, 8, 12, 20}));
+  EXPECT_EQ(eq.family, Family::kTranspose);
+  EXPECT_EQ(eq.grid.shape, GridShape::kDimsCreate);
+  for (int p : {30, 48, 100}) ExpectSameMap(eq, transpose(p));
 }
 
 TEST(GeneralEquation, Halo3DOnDimsCreateGrids) {

@@ -113,6 +113,11 @@ struct GeneralEquation {
   // At(nprocs) to evaluate many sources.
   std::vector<std::int64_t> Dests(std::int64_t src, std::int64_t nprocs) const;
 
+  // The receive side: the equation whose Dests(r) are the ranks that send to r here (negated
+  // offsets, swapped star direction, inverse permutation, ...), so a rank's sources are found
+  // in O(sources) at any count.
+  GeneralEquation Inverse() const;
+
   class AtCount;
   // The equation at one count, with the grid computed once. Throws UserError naming the
   // valid counts if `nprocs` is not one.
