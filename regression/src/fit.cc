@@ -20,7 +20,8 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // The training data as the fits see it. Residuals are relative: (model(p_k) − y_k) / d_k with
-// d_k = |y_k| (floored, so a zero value does not get an infinite weight). The free laws work in
+// d_k = max(|y_k|, 1e-6 · max|y|), so a zero value (no messages at P = 1) is a strong but finite
+// constraint. The free laws work in
 // scaled variables u = p / p_max and z = y / y_scale so that Ceres sees numbers near 1.
 struct Data {
   std::vector<double> p;
@@ -34,7 +35,7 @@ Data MakeData(std::span<const Point> sorted) {
   Data data;
   double y_max = 0;
   for (const auto& point : sorted) y_max = std::max(y_max, std::abs(point.y));
-  const double floor = y_max > 0 ? 1e-9 * y_max : 1.0;
+  const double floor = y_max > 0 ? 1e-6 * y_max : 1.0;
   for (const auto& point : sorted) {
     data.p.push_back(point.p);
     data.y.push_back(point.y);

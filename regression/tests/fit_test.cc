@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <iostream>
 #include <limits>
 
 #include "pas2p/core/error.h"
@@ -29,6 +30,7 @@ TEST(BtVolumes, PredictsAbout1700KbAt49WithADecreasingPowerLikeModel) {
   FitSummary summary;
   const FittedModel model = Fit(kBtVolumesKb, {}, "BT volume (KB)", &summary);
   const double at49 = model.Evaluate(49);
+  std::cout << "[ measured ] " << model.Describe("BT volume (KB)", 49) << "\n";
   SCOPED_TRACE(model.Describe("BT volume (KB)", 49) + "\n" + summary.FullReport());
   // Within 5% of the paper's power law and of the measured value (which it is closer to).
   EXPECT_LT(RelativeError(at49, kBtPaperPowerLawAt49), 0.05);
@@ -145,7 +147,8 @@ INSTANTIATE_TEST_SUITE_P(Generators, ExactRecovery,
                          ::testing::Combine(::testing::ValuesIn(Generators()),
                                             ::testing::Values(kSquares, kPowersOfTwo,
                                                               std::vector<double>{4, 8, 16, 32},
-                                                              std::vector<double>{9, 16, 25, 36})),
+                                                              std::vector<double>{9, 16, 25, 36},
+                                                              std::vector<double>{1, 2, 4, 8, 16})),
                          [](const auto& param_info) {
                            const auto& counts = std::get<1>(param_info.param);
                            return std::get<0>(param_info.param).name + "_" +
@@ -177,12 +180,12 @@ TEST(NoisyRecovery, PredictionsStayCloseAndIntervalsUsuallyHoldTheTruth) {
   };
   const std::vector<Case> cases = {
       {"c0 + c1 sqrt(P)", [](double p) { return 30 + 20 * std::sqrt(p); }, 0.05},
-      {"c log2 P", [](double p) { return 7 * std::log2(p); }, 0.03},
-      {"c P", [](double p) { return 5 * p; }, 0.03},
-      {"c / P", [](double p) { return 1e6 / p; }, 0.05},
+      {"c log2 P", [](double p) { return 7 * std::log2(p); }, 0.01},
+      {"c P", [](double p) { return 5 * p; }, 0.01},
+      {"c / P", [](double p) { return 1e6 / p; }, 0.01},
       {"c P^(2/3) log2 P", [](double p) { return 2.5 * std::pow(p, 2.0 / 3) * std::log2(p); },
-       0.05},
-      {"exponential", [](double p) { return 100 * std::exp(0.05 * p); }, 0.5},
+       0.01},
+      {"exponential", [](double p) { return 100 * std::exp(0.05 * p); }, 0.15},
   };
   int inside = 0;
   int total = 0;
@@ -201,8 +204,12 @@ TEST(NoisyRecovery, PredictionsStayCloseAndIntervalsUsuallyHoldTheTruth) {
     }
     std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
     EXPECT_LT(errors[errors.size() / 2], c.max_median_error_at_256) << c.name;
+    std::cout << "[ measured ] " << c.name
+              << ": median relative error at P = 256: " << errors[errors.size() / 2] << "\n";
   }
-  EXPECT_GE(inside, 0.7 * total) << inside << " of " << total << " intervals hold the truth";
+  EXPECT_GE(inside, 0.8 * total) << inside << " of " << total << " intervals hold the truth";
+  std::cout << "[ measured ] intervals at P = 256 holding the truth: " << inside << " of " << total
+            << "\n";
 }
 
 TEST(NoisyRecovery, LooEnvelopeHoldsTheTruthNearAndFar) {
@@ -218,6 +225,8 @@ TEST(NoisyRecovery, LooEnvelopeHoldsTheTruthNearAndFar) {
     inside64 += near.low <= f(64) && f(64) <= near.high;
     inside1024 += far.low <= f(1024) && f(1024) <= far.high;
   }
+  std::cout << "[ measured ] LOO envelope holds the truth: " << inside64 << "/20 at P = 64, "
+            << inside1024 << "/20 at P = 1024\n";
   EXPECT_GE(inside64, 14);    // measured 16/20
   EXPECT_GE(inside1024, 12);  // measured 14/20
 }
