@@ -50,6 +50,27 @@ std::int64_t ReduceOffset(std::int64_t diff, std::int64_t extent) {
   return 2 * r > extent ? r - extent : r;
 }
 
+class DestBuffer {
+ public:
+  void push_back(std::int64_t v) {
+    if (size_ < kInline) {
+      inline_[size_] = v;
+    } else {
+      if (size_ == kInline) heap_.assign(inline_, inline_ + kInline);
+      heap_.push_back(v);
+    }
+    ++size_;
+  }
+  std::int64_t* begin() { return size_ <= kInline ? inline_ : heap_.data(); }
+  std::size_t size() const { return size_; }
+
+ private:
+  static constexpr std::size_t kInline = 64;
+  std::int64_t inline_[kInline];
+  std::vector<std::int64_t> heap_;
+  std::size_t size_ = 0;
+};
+
 std::string NameStencil(const GeneralEquation& eq) {
   const std::size_t nd = eq.periodic.size();
   std::vector<bool> used(nd, false);
@@ -160,7 +181,9 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
     default:
       break;
   }
-  std::vector<std::int64_t> out;
+  // Destinations collect in a stack buffer (no allocation per call for stencils of up to 64
+  // offsets, 64 bits, ...), then go out sorted and unique.
+  DestBuffer out;
   switch (eq.family) {
     case Family::kXorExchange: {
       const int n = log2_;
@@ -230,10 +253,12 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
     default:
       break;
   }
-  std::sort(out.begin(), out.end());
-  out.erase(std::unique(out.begin(), out.end()), out.end());
-  for (std::int64_t d : out) {
-    if (d >= 0 && d < nprocs_) fn(d);
+  std::int64_t* begin = out.begin();
+  std::int64_t* end = begin + out.size();
+  std::sort(begin, end);
+  end = std::unique(begin, end);
+  for (std::int64_t* d = begin; d != end; ++d) {
+    if (*d >= 0 && *d < nprocs_) fn(*d);
   }
 }
 
