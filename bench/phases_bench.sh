@@ -1,0 +1,16 @@
+#!/bin/sh
+# Phase analysis of a ~1M-event trace: time and peak memory (issue 4: <= 2 s, memory that
+# does not grow with the trace length). Also analyses a 4x shorter trace of the same run:
+# equal peak memory shows that memory follows the phases, not the events.
+#   bench/phases_bench.sh [BUILD_DIR]     (default: build; needs target phases_bench,
+#                                          configured with -DCMAKE_BUILD_TYPE=Release)
+set -eu
+build=${1:-build}
+bin="$build/bin/phases_bench"
+[ -x "$bin" ] || { echo "build $bin first: cmake --build $build --target phases_bench" >&2; exit 1; }
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$bin" generate "$tmp/t1m" 1000000 16
+"$bin" generate "$tmp/t250k" 250000 16
+"$bin" analyze "$tmp/t250k"
+"$bin" analyze "$tmp/t1m"
