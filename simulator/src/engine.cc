@@ -26,10 +26,12 @@
 #include "pas2p/simulator/engine.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <limits>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <unordered_map>
 #include <utility>
@@ -73,7 +75,26 @@ constexpr std::uint32_t kNil = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t kPredrawn = kNil - 1;  // hash value: completed early by a failed test
 
 // ---------------------------------------------------------------------------------------
-// Event queue: 4-ary min-heap of (time, key), key = insertion sequence << 24 | rank.
+// Event queue: 8-ary min-heap of (time, key), key = insertion sequence << 24 | rank.
+// Entries are 16 bytes and the array is 64-byte aligned with the root at slot 7, so the
+// eight children of any entry (slots 8i + 8 .. 8i + 15) fill two adjacent cache lines;
+// with 65536 ranks a pop touches 6 levels instead of 16 for a binary heap.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}
+  T* allocate(std::size_t n) {
+    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64)));
+  }
+  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t(64)); }
+  template <typename U>
+  bool operator==(const CacheLineAllocator<U>&) const {
+    return true;
+  }
+};
+
 class EventQueue {
  public:
   struct Entry {
@@ -81,44 +102,48 @@ class EventQueue {
     std::uint64_t key;
   };
   static constexpr int kRankBits = 24;
+  static constexpr std::size_t kRoot = 7;
+  static constexpr std::size_t kArity = 8;
 
-  bool empty() const { return heap_.empty(); }
-  std::size_t size() const { return heap_.size(); }
-  Time top_time() const { return heap_.front().time; }
+  EventQueue() { heap_.resize(kRoot); }
+  bool empty() const { return heap_.size() == kRoot; }
+  Time top_time() const { return heap_[kRoot].time; }
   // Returns the sequence number of the new entry.
   std::uint64_t Push(Time time, int rank) {
     const std::uint64_t seq = ++seq_;
-    Entry e{time, (seq << kRankBits) | static_cast<std::uint64_t>(rank)};
-    std::size_t i = heap_.size();
+    const Entry e{time, (seq << kRankBits) | static_cast<std::uint64_t>(rank)};
+    std::size_t i = heap_.size() - kRoot;  // logical index
     heap_.push_back(e);
+    Entry* h = heap_.data() + kRoot;
     while (i > 0) {
-      const std::size_t parent = (i - 1) / 4;
-      if (!Less(e, heap_[parent])) break;
-      heap_[i] = heap_[parent];
+      const std::size_t parent = (i - 1) / kArity;
+      if (!Less(e, h[parent])) break;
+      h[i] = h[parent];
       i = parent;
     }
-    heap_[i] = e;
+    h[i] = e;
     return seq;
   }
   Entry Pop() {
-    const Entry top = heap_.front();
+    Entry* h = heap_.data() + kRoot;
+    const Entry top = h[0];
     const Entry last = heap_.back();
     heap_.pop_back();
-    const std::size_t n = heap_.size();
+    const std::size_t n = heap_.size() - kRoot;
     if (n > 0) {
       std::size_t i = 0;
       for (;;) {
-        const std::size_t first = 4 * i + 1;
+        const std::size_t first = kArity * i + 1;
         if (first >= n) break;
         std::size_t best = first;
-        const std::size_t end = std::min(first + 4, n);
+        const std::size_t end = std::min(first + kArity, n);
         for (std::size_t c = first + 1; c < end; ++c)
-          if (Less(heap_[c], heap_[best])) best = c;
-        if (!Less(heap_[best], last)) break;
-        heap_[i] = heap_[best];
+          if (Less(h[c], h[best])) best = c;
+        if (!Less(h[best], last)) break;
+        h[i] = h[best];
         i = best;
       }
-      heap_[i] = last;
+      h[i] = last;
     }
     return top;
   }
@@ -129,7 +154,7 @@ class EventQueue {
   static bool Less(const Entry& a, const Entry& b) {
     return a.time < b.time || (a.time == b.time && a.key < b.key);
   }
-  std::vector<Entry> heap_;
+  std::vector<Entry, CacheLineAllocator<Entry>> heap_;
   std::uint64_t seq_ = 0;
 };
 
@@ -323,8 +348,15 @@ struct Proc {
   std::vector<std::uint32_t> slots;
   std::uint32_t candidates = 0;  // kSome: how many of `slots` are candidates
   bool exhausted = false;
+  bool op_loaded = false;  // `op` is read (and prepared) but not started yet
+  // The rank's live trace requests: the first few inline, the rest in the engine's map.
+  static constexpr int kInlineRequests = 4;
+  std::uint8_t inline_requests = 0;
+  std::uint32_t overflow_requests = 0;
+  std::array<RequestId, kInlineRequests> request_ids{};
+  std::array<std::uint32_t, kInlineRequests> request_slots{};
   std::unique_ptr<RankEventSource> source;
-  std::deque<PendingOp> lookahead;
+  std::unique_ptr<std::deque<PendingOp>> lookahead;  // deterministic wildcards only
 };
 
 struct CommState {
@@ -368,6 +400,13 @@ class Engine {
   // Reading and converting.
   bool ReadEvent(Proc& r, int rank, Event* event);
   bool LoadNext(Proc& r, int rank);
+  void Prepare(Proc& r, int rank, const std::vector<RequestId>& requests,
+               const std::vector<Completion>& completed, const Event& event);
+  void RegisterComm(int rank, const Op& op, const Event& e);
+  void Advance(Proc& r, int rank);
+  std::uint32_t* FindRequest(Proc& r, int rank, RequestId id);
+  bool InsertRequest(Proc& r, int rank, RequestId id, std::uint32_t slot);
+  void EraseRequest(Proc& r, int rank, RequestId id);
   void Convert(const Event& e, int rank, std::uint64_t index, Op* op);
   [[noreturn]] void Fail(int rank, const Op& op, const std::string& what) const;
   void CheckPeer(int rank, const Op& op, std::int32_t peer, bool may_be_any) const;
@@ -397,7 +436,7 @@ class Engine {
   void StartWaitAll(Proc& r, int rank, const Op& op, const std::vector<RequestId>& ids);
   void StartWaitSome(Proc& r, int rank, const Op& op, const std::vector<RequestId>& ids,
                      const std::vector<Completion>& done);
-  void TestFail(Proc& r, int rank, const Op& op, const std::vector<RequestId>& ids);
+  void TestFail(Proc& r, int rank, const Op& op);
   bool StartCollective(Proc& r, int rank, const Op& op);
   void AddInterval(int rank, RankState state, EventKind call, Time begin, Time end);
 
@@ -428,10 +467,7 @@ class Engine {
   std::vector<std::int32_t> seen_sources_;
   std::vector<std::pair<Time, std::uint32_t>> order_;
   std::vector<MessageRecord> message_records_;
-  // Lists of the event being started (the scratch event's or a look-ahead copy's).
-  const std::vector<RequestId>* cur_requests_ = nullptr;
-  const std::vector<Completion>* cur_completed_ = nullptr;
-  const Event* cur_event_ = nullptr;
+  std::vector<std::int32_t> wake_list_;
   Time now_ = 0.0;
   int finished_ = 0;
   std::uint64_t events_ = 0;
@@ -616,19 +652,16 @@ void Engine::Convert(const Event& e, int rank, std::uint64_t index, Op* out) {
 
 bool Engine::LoadNext(Proc& r, int rank) {
   Op& op = r.op;
-  if (!r.lookahead.empty()) {
-    current_pending_ = std::move(r.lookahead.front());
-    r.lookahead.pop_front();
+  if (r.lookahead && !r.lookahead->empty()) {
+    current_pending_ = std::move(r.lookahead->front());
+    r.lookahead->pop_front();
     op = current_pending_.op;
-    cur_requests_ = &current_pending_.requests;
-    cur_completed_ = &current_pending_.completed;
-    cur_event_ = &current_pending_.new_comm;
+    Prepare(r, rank, current_pending_.requests, current_pending_.completed,
+            current_pending_.new_comm);
   } else {
     if (!ReadEvent(r, rank, &scratch_)) return false;
     Convert(scratch_, rank, r.next_index++, &op);
-    cur_requests_ = &scratch_.requests;
-    cur_completed_ = &scratch_.completed;
-    cur_event_ = &scratch_;
+    Prepare(r, rank, scratch_.requests, scratch_.completed, scratch_);
   }
   ++events_;
   ++r.events;
@@ -654,9 +687,10 @@ void Engine::ResolveWildcard(Proc& r, int rank) {
     }
     return false;
   };
-  for (const PendingOp& p : r.lookahead)
+  if (!r.lookahead) r.lookahead = std::make_unique<std::deque<PendingOp>>();
+  for (const PendingOp& p : *r.lookahead)
     if (try_take(p.completed)) return;
-  std::uint64_t read = r.lookahead.size();
+  std::uint64_t read = r.lookahead->size();
   while (true) {
     if (read >= options_.max_lookahead_events)
       Fail(rank, op,
@@ -671,7 +705,7 @@ void Engine::ResolveWildcard(Proc& r, int rank) {
     p.completed = ahead_event_.completed;
     if (ahead_event_.kind == EventKind::kCommCreate) p.new_comm = ahead_event_;
     const bool found = try_take(p.completed);
-    r.lookahead.push_back(std::move(p));
+    r.lookahead->push_back(std::move(p));
     ++read;
     if (found) return;
   }
@@ -869,7 +903,7 @@ void Engine::PostRecv(int rank, std::uint32_t s) {
 }
 
 std::uint32_t Engine::Resolve(int rank, const Op& op, RequestId id, bool* predrawn) {
-  std::uint32_t* v = requests_.Find(rank, id);
+  std::uint32_t* v = FindRequest(ranks_[rank], rank, id);
   if (v == nullptr)
     Fail(rank, op,
          "request " + std::to_string(id) +
@@ -884,7 +918,7 @@ void Engine::StartWaitAll(Proc& r, int rank, const Op& op, const std::vector<Req
   for (RequestId id : ids) {
     bool predrawn = false;
     const std::uint32_t s = Resolve(rank, op, id, &predrawn);
-    requests_.Erase(rank, id);  // this call consumes the completion
+    EraseRequest(r, rank, id);  // this call consumes the completion
     if (predrawn) continue;
     slots_[s].traced = false;
     r.slots.push_back(s);
@@ -913,7 +947,7 @@ void Engine::StartWaitSome(Proc& r, int rank, const Op& op, const std::vector<Re
     bool predrawn = false;
     const std::uint32_t s = Resolve(rank, op, c.request, &predrawn);
     if (predrawn) {
-      requests_.Erase(rank, c.request);  // the completion was drawn earlier by a test
+      EraseRequest(r, rank, c.request);  // the completion was drawn earlier by a test
       continue;
     }
     traced.push_back(s);
@@ -926,35 +960,27 @@ void Engine::StartWaitSome(Proc& r, int rank, const Op& op, const std::vector<Re
 
 // A test that completed nothing in the trace. Without --deterministic a request that has
 // completed in the simulation is completed here ("pre-drawn", paper 003).
-void Engine::TestFail(Proc& r, int rank, const Op& op, const std::vector<RequestId>& ids) {
+void Engine::TestFail(Proc& r, int rank, const Op& op) {
   if (options_.deterministic) return;
-  std::vector<std::pair<RequestId, std::uint32_t>> done;
-  for (RequestId id : ids) {
-    bool predrawn = false;
-    const std::uint32_t s = Resolve(rank, op, id, &predrawn);
-    if (predrawn) continue;
-    if (slots_[s].complete <= r.now) done.emplace_back(id, s);
-  }
+  // r.slots: the live (not pre-drawn) requests passed to the test.
+  std::vector<std::uint32_t> done;
+  for (std::uint32_t s : r.slots)
+    if (slots_[s].complete <= r.now) done.push_back(s);
   if (done.empty()) return;
   if (op.call == EventKind::kTestall) {
-    std::size_t live = 0;
-    for (RequestId id : ids) {
-      bool predrawn = false;
-      Resolve(rank, op, id, &predrawn);
-      if (!predrawn) ++live;
-    }
-    if (done.size() != live) return;
+    if (done.size() != r.slots.size()) return;
   } else if (op.call == EventKind::kTest || op.call == EventKind::kTestany) {
-    auto first = std::min_element(done.begin(), done.end(), [&](const auto& a, const auto& b) {
-      return slots_[a.second].complete < slots_[b.second].complete;
+    auto first = std::min_element(done.begin(), done.end(), [&](std::uint32_t a, std::uint32_t b) {
+      return slots_[a].complete < slots_[b].complete;
     });
     done = {*first};
   }
-  for (const auto& [id, s] : done) {
-    *requests_.Find(rank, id) = kPredrawn;
+  for (std::uint32_t s : done) {
+    *FindRequest(r, rank, slots_[s].trace_id) = kPredrawn;
     FreeSlot(s);
     ++result_.remapped_completions;
   }
+  r.slots.clear();
 }
 
 bool Engine::StartCollective(Proc& r, int rank, const Op& op) {
@@ -1016,9 +1042,12 @@ bool Engine::StartCollective(Proc& r, int rank, const Op& op) {
     p.coll_last_arrival = c.last_arrival;
     p.coll_end = end;
     totals.wait_s += c.last_arrival - p.coll_arrival;
-    if (w != rank) Notify(w);
   }
   c.arrived = 0;
+  // Waking a member may run its local work (and create communicators): copy first.
+  wake_list_.assign(c.waiting.begin(), c.waiting.end());
+  for (std::int32_t w : wake_list_)
+    if (w != rank) Notify(w);
   return true;
 }
 
@@ -1035,6 +1064,16 @@ void Engine::Notify(int rank) {
   if (r.status != Status::kBlocked) return;
   Time ready;
   if (!Evaluate(r, &ready)) return;
+  if (r.mode != WaitMode::kSome) {
+    // The completion time of a waitall or a collective is final once known: complete it
+    // now (at `ready`, in this rank's future) and run its local work, so that the queue
+    // holds only the rank's next interaction with the others.
+    r.wake_seq = 0;
+    Complete(r, rank, ready);
+    Advance(r, rank);
+    if (r.status != Status::kDone) Schedule(r, rank, r.now);
+    return;
+  }
   if (r.wake_seq != 0 && r.wake_time == ready) return;
   Schedule(r, rank, ready);
 }
@@ -1140,13 +1179,13 @@ void Engine::Complete(Proc& r, int rank, Time ready) {
       for (std::uint32_t s : chosen) {
         const RequestId id = slots_[s].trace_id;
         if (is_traced(s)) {
-          requests_.Erase(rank, id);
+          EraseRequest(r, rank, id);
         } else {
           // Paper 003: the trace completed `d` here but the simulation completed `s`; the
           // trace's later events about `id` (still pending in the trace) now mean `d`.
           const std::uint32_t d = unchosen_traced[next_swap++];
-          requests_.Erase(rank, slots_[d].trace_id);
-          *requests_.Find(rank, id) = d;
+          EraseRequest(r, rank, slots_[d].trace_id);
+          *FindRequest(r, rank, id) = d;
           slots_[d].trace_id = id;
           ++result_.remapped_completions;
         }
@@ -1190,7 +1229,7 @@ bool Engine::Start(Proc& r, int rank) {
         ResolveWildcard(r, rank);
       const std::uint32_t s = NewSlot(rank, op, is_recv);
       slots_[s].traced = true;
-      if (!requests_.Insert(rank, op.request, s))
+      if (!InsertRequest(r, rank, op.request, s))
         Fail(rank, op,
              "request id " + std::to_string(op.request) + " is started again while still active");
       if (op.peer == kProcNull) {
@@ -1224,50 +1263,138 @@ bool Engine::Start(Proc& r, int rank) {
       }
       return !r.slots.empty();
     }
-    case OpKind::kWaitAll:
-      if (op.call == EventKind::kTest || op.call == EventKind::kTestall) {
-        std::vector<RequestId> ids;
-        for (const Completion& c : *cur_completed_) ids.push_back(c.request);
-        StartWaitAll(r, rank, op, ids);
-      } else {
-        StartWaitAll(r, rank, op, *cur_requests_);
-      }
+    case OpKind::kWaitAll:  // the request lists were resolved into r.slots by Prepare
       return !r.slots.empty();
     case OpKind::kWaitSome:
-      StartWaitSome(r, rank, op, *cur_requests_, *cur_completed_);
       return r.wait_count > 0;
     case OpKind::kTestFail:
-      TestFail(r, rank, op, *cur_requests_);
+      TestFail(r, rank, op);
       return false;
     case OpKind::kCollective:
       return StartCollective(r, rank, op);
-    case OpKind::kCommCreate: {
-      const Event& e = *cur_event_;
-      try {
-        comm_table_.Add(e, rank);
-      } catch (const TraceError& error) {
-        Fail(rank, op, error.what());
-      }
-      if (comm_index_.find(e.new_comm) == comm_index_.end()) {
-        CommState c;
-        c.id = e.new_comm;
-        c.size = static_cast<int>(e.members.size());
-        if (c.size == 0)
-          Fail(rank, op, "communicator " + std::to_string(e.new_comm) + " has no members");
-        for (std::int32_t m : e.members) {
-          if (m < 0 || m >= nprocs_)
-            Fail(rank, op,
-                 "member rank " + std::to_string(m) + " of communicator " +
-                     std::to_string(e.new_comm) + " is outside the run");
-          if (ranks_[m].node != ranks_[e.members[0]].node) c.multi_node = true;
-        }
-        comm_index_[e.new_comm] = static_cast<std::uint32_t>(comms_.size());
-        comms_.push_back(std::move(c));
-      }
+    case OpKind::kCommCreate:  // registered by Prepare
       return false;
-    }
   }
   return false;
+}
+
+// Resolves the request lists of the operation just read into r.slots, and registers a new
+// communicator. Nothing the rank itself does can come between reading an operation and
+// starting it, so this is what starting it would find.
+void Engine::Prepare(Proc& r, int rank, const std::vector<RequestId>& requests,
+                     const std::vector<Completion>& completed, const Event& event) {
+  const Op& op = r.op;
+  switch (op.kind) {
+    case OpKind::kWaitAll:
+      r.mode = WaitMode::kAll;
+      if (op.call == EventKind::kTest || op.call == EventKind::kTestall) {
+        std::vector<RequestId> ids;
+        for (const Completion& c : completed) ids.push_back(c.request);
+        StartWaitAll(r, rank, op, ids);
+      } else {
+        StartWaitAll(r, rank, op, requests);
+      }
+      break;
+    case OpKind::kWaitSome:
+      StartWaitSome(r, rank, op, requests, completed);
+      break;
+    case OpKind::kTestFail:
+      r.slots.clear();
+      for (RequestId id : requests) {
+        bool predrawn = false;
+        const std::uint32_t s = Resolve(rank, op, id, &predrawn);
+        if (!predrawn) r.slots.push_back(s);
+      }
+      break;
+    case OpKind::kCommCreate:
+      RegisterComm(rank, op, event);
+      break;
+    default:
+      break;
+  }
+}
+
+void Engine::RegisterComm(int rank, const Op& op, const Event& e) {
+  try {
+    comm_table_.Add(e, rank);
+  } catch (const TraceError& error) {
+    Fail(rank, op, error.what());
+  }
+  if (comm_index_.find(e.new_comm) != comm_index_.end()) return;
+  CommState c;
+  c.id = e.new_comm;
+  c.size = static_cast<int>(e.members.size());
+  if (c.size == 0) Fail(rank, op, "communicator " + std::to_string(e.new_comm) + " has no members");
+  for (std::int32_t m : e.members) {
+    if (m < 0 || m >= nprocs_)
+      Fail(rank, op,
+           "member rank " + std::to_string(m) + " of communicator " + std::to_string(e.new_comm) +
+               " is outside the run");
+    if (ranks_[m].node != ranks_[e.members[0]].node) c.multi_node = true;
+  }
+  comm_index_[e.new_comm] = static_cast<std::uint32_t>(comms_.size());
+  comms_.push_back(std::move(c));
+}
+
+std::uint32_t* Engine::FindRequest(Proc& r, int rank, RequestId id) {
+  for (int i = 0; i < r.inline_requests; ++i)
+    if (r.request_ids[i] == id) return &r.request_slots[i];
+  return r.overflow_requests > 0 ? requests_.Find(rank, id) : nullptr;
+}
+
+bool Engine::InsertRequest(Proc& r, int rank, RequestId id, std::uint32_t slot) {
+  if (FindRequest(r, rank, id) != nullptr) return false;
+  if (r.inline_requests < Proc::kInlineRequests) {
+    r.request_ids[r.inline_requests] = id;
+    r.request_slots[r.inline_requests] = slot;
+    ++r.inline_requests;
+    return true;
+  }
+  ++r.overflow_requests;
+  return requests_.Insert(rank, id, slot);
+}
+
+void Engine::EraseRequest(Proc& r, int rank, RequestId id) {
+  for (int i = 0; i < r.inline_requests; ++i) {
+    if (r.request_ids[i] != id) continue;
+    --r.inline_requests;
+    r.request_ids[i] = r.request_ids[r.inline_requests];
+    r.request_slots[i] = r.request_slots[r.inline_requests];
+    return;
+  }
+  if (r.overflow_requests > 0 && requests_.Find(rank, id) != nullptr) {
+    requests_.Erase(rank, id);
+    --r.overflow_requests;
+  }
+}
+
+// Runs the rank's local work (compute bursts, no-ops, communicator creation) from r.now
+// on, and stops with the next operation that involves other ranks read but not started,
+// or with the rank finished.
+void Engine::Advance(Proc& r, int rank) {
+  for (;;) {
+    if (!r.op_loaded) {
+      if (!LoadNext(r, rank)) {
+        Finish(r, rank);
+        return;
+      }
+      r.op_loaded = true;
+    }
+    switch (r.op.kind) {
+      case OpKind::kCompute:
+        r.compute_s += r.op.seconds;
+        AddInterval(rank, RankState::kRunning, r.op.call, r.now, r.now + r.op.seconds);
+        r.now += r.op.seconds;
+        r.op_loaded = false;
+        break;
+      case OpKind::kNop:
+      case OpKind::kCommCreate:
+        r.op_loaded = false;
+        break;
+      default:
+        return;
+    }
+  }
 }
 
 void Engine::Finish(Proc& r, int rank) {
@@ -1283,27 +1410,24 @@ void Engine::RunRank(int rank) {
     Time ready;
     if (!Evaluate(r, &ready)) return;
     Complete(r, rank, std::max(ready, now_));
-  } else {
-    r.now = std::max(r.now, now_);
   }
   for (;;) {
+    Advance(r, rank);
+    if (r.status == Status::kDone) return;
+    // The next operation involves other ranks: it must happen in global time order.
     if (!queue_.empty() && r.now > queue_.top_time()) {
-      r.status = Status::kRunnable;
       Schedule(r, rank, r.now);
       return;
     }
     now_ = r.now;
-    if (!LoadNext(r, rank)) {
-      Finish(r, rank);
-      return;
-    }
+    r.op_loaded = false;
     if (!Start(r, rank)) continue;
     r.status = Status::kBlocked;
     r.blocked_since = r.now;
     Time ready;
-    if (!Evaluate(r, &ready)) return;  // woken by Notify when it can go on
-    if (queue_.empty() || ready <= queue_.top_time()) {
-      now_ = ready;
+    if (!Evaluate(r, &ready)) return;  // Notify wakes it when it can go on
+    if (r.mode != WaitMode::kSome || queue_.empty() || ready <= queue_.top_time()) {
+      // Final (waitall, collective), or nothing else can happen before: go on.
       Complete(r, rank, ready);
       continue;
     }
