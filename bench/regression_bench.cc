@@ -59,6 +59,14 @@ void BM_FitFivePointsLinearFormsOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_FitFivePointsLinearFormsOnly)->Unit(benchmark::kMicrosecond);
 
+// Values with no law behind them (a worst case: many candidates stay within the Occam bar, so
+// many leave-one-out refits run).
+void BM_FitFivePointsUnstructured(benchmark::State& state) {
+  const std::vector<Point> points = {{4, 812}, {9, 1450}, {16, 630}, {25, 1990}, {36, 1100}};
+  for (auto _ : state) benchmark::DoNotOptimize(Fit(points));
+}
+BENCHMARK(BM_FitFivePointsUnstructured)->Unit(benchmark::kMicrosecond);
+
 void BM_FitConstantCount(benchmark::State& state) {
   const std::vector<Point> points = {{4, 16}, {9, 16}, {16, 16}, {25, 16}, {36, 16}};
   for (auto _ : state) benchmark::DoNotOptimize(Fit(points));

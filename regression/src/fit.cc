@@ -269,6 +269,10 @@ bool FitLawScaled(CurveKind kind, const Data& data, std::span<const int> rows,
   solver.trust_region_strategy_type = ceres::LEVENBERG_MARQUARDT;
   solver.num_threads = 1;
   solver.max_num_iterations = 200;
+  // Nearly degenerate problems (a·P^b + c with b near 0 on 3 points) can give a few invalid LM
+  // steps before the damping grows enough; Ceres logs to stderr when it gives up on them, and a
+  // library must not print, so let the damping do its work.
+  solver.max_num_consecutive_invalid_steps = 100;
   solver.function_tolerance = 1e-16;
   solver.gradient_tolerance = 1e-16;
   solver.parameter_tolerance = 1e-14;
