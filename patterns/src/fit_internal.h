@@ -2,9 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "pas2p/patterns/general_equation.h"
 #include "pas2p/patterns/grid.h"
 #include "pas2p/patterns/valid_counts.h"
 
@@ -22,5 +24,8 @@ ValidCounts GridCounts(const GridRule& grid);
 std::string DimName(std::size_t i);
 
 std::string JoinCounts(const std::vector<std::int64_t>& counts);
+
+// The preferred family only (no alternatives): what AnalyzeLocal names the shape by.
+std::optional<GeneralEquation> FirstFittingEquation(const std::vector<CommMap>& maps);
 
 }  // namespace pas2p::patterns::internal

@@ -628,22 +628,30 @@ bool IsSymmetric(const std::vector<Traced>& traced) {
 }
 
 // Offsets of every pair of one traced count on `extents`, periodic dims reduced.
-std::vector<std::vector<std::int64_t>> OffsetsAt(const Traced& t,
-                                                 const std::vector<std::int64_t>& extents,
-                                                 const std::vector<bool>& periodic) {
+// A stencil has a handful of offsets (26 for a 27-point 3-D stencil); more distinct offsets
+// than this means the pattern is something else, and looking further would only cost time.
+constexpr std::size_t kMaxStencilOffsets = 128;
+
+// Offsets of every pair of one traced count on `extents`, periodic dims reduced; nullopt if
+// there are more than kMaxStencilOffsets distinct ones.
+std::optional<std::vector<std::vector<std::int64_t>>> OffsetsAt(
+    const Traced& t, const std::vector<std::int64_t>& extents, const std::vector<bool>& periodic) {
   std::set<std::vector<std::int64_t>> found;
+  const std::size_t nd = extents.size();
+  std::vector<std::int64_t> o(nd);
   for (std::int64_t s = 0; s < t.nprocs; ++s) {
-    std::vector<std::int64_t> cs = RankToCoords(s, extents);
     for (std::int64_t d : t.dests[static_cast<std::size_t>(s)]) {
-      std::vector<std::int64_t> cd = RankToCoords(d, extents);
-      std::vector<std::int64_t> o(extents.size());
-      for (std::size_t i = 0; i < extents.size(); ++i) {
-        o[i] = periodic[i] ? ReduceOffset(cd[i] - cs[i], extents[i]) : cd[i] - cs[i];
+      std::int64_t a = s, b = d;
+      for (std::size_t i = 0; i < nd; ++i) {
+        std::int64_t diff = b % extents[i] - a % extents[i];
+        o[i] = periodic[i] ? ReduceOffset(diff, extents[i]) : diff;
+        a /= extents[i];
+        b /= extents[i];
       }
-      found.insert(o);
+      if (found.insert(o).second && found.size() > kMaxStencilOffsets) return std::nullopt;
     }
   }
-  return {found.begin(), found.end()};
+  return std::vector<std::vector<std::int64_t>>(found.begin(), found.end());
 }
 
 void StencilCandidates(const GridRule& grid, const std::vector<Traced>& traced,
@@ -670,7 +678,9 @@ void StencilCandidates(const GridRule& grid, const std::vector<Traced>& traced,
     std::vector<std::vector<std::vector<std::int64_t>>> sets;
     std::set<std::vector<std::int64_t>> all;
     for (auto it = traced.rbegin(); it != traced.rend(); ++it) {
-      auto offsets = OffsetsAt(*it, *grid.Extents(it->nprocs), periodic);
+      auto found = OffsetsAt(*it, *grid.Extents(it->nprocs), periodic);
+      if (!found) return;  // too many offsets on this grid: not a stencil
+      std::vector<std::vector<std::int64_t>> offsets = std::move(*found);
       if (symmetric) {
         std::set<std::vector<std::int64_t>> closed(offsets.begin(), offsets.end());
         for (auto o : offsets) {
@@ -793,13 +803,16 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
   std::vector<GeneralEquation> c;
   StarCandidates(traced, &c);
   try_all(c, "master-worker");
+  const auto done = [&] { return !all && !fits.empty(); };
   c.clear();
   GroupAllCandidates(GridRule{GridShape::kLinear, 1, {}, 0, 1}, &c);
   try_all(c, "all-to-all");
+  if (done()) return fits;
   c.clear();
   XorCandidates(traced, &c);
   try_all(c, "bit exchange (butterfly, hypercube)",
           "some destination differs from its source in more than one bit");
+  if (done()) return fits;
   c.clear();
   PermuteCandidates(traced, &c);
   try_all(c, "bit permutation (transpose, shuffle, reversal)",
@@ -825,11 +838,13 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
     try_all(large, "");
   }
   for (const GridRule& grid : grids) {
+    if (done()) return fits;
     c.clear();
     StencilCandidates(grid, traced, &c);
     try_all(c, "stencil on a " + grid.Describe());
   }
   for (const GridRule& grid : grids) {
+    if (done()) return fits;
     c.clear();
     TransposeCandidates(grid, &c);
     try_all(c, grid.ndims == 2 ? "transpose of a " + grid.Describe() : "");
@@ -880,7 +895,9 @@ std::vector<GeneralEquation> AtomicTerms(const std::vector<Traced>& traced) {
     for (unsigned m : {full, 0u}) {
       std::vector<bool> periodic(static_cast<std::size_t>(grid.ndims));
       for (int i = 0; i < grid.ndims; ++i) periodic[static_cast<std::size_t>(i)] = (m >> i) & 1u;
-      for (auto o : OffsetsAt(big, *grid.Extents(big.nprocs), periodic)) {
+      auto found = OffsetsAt(big, *grid.Extents(big.nprocs), periodic);
+      if (!found) continue;
+      for (auto o : *found) {
         GeneralEquation eq;
         eq.family = Family::kStencil;
         eq.grid = grid;
@@ -1041,6 +1058,13 @@ GeneralEquation FitGeneralEquation(const std::vector<LocalEquation>& locals,
   std::vector<CommMap> maps;
   for (const LocalEquation& l : locals) maps.push_back(l.map);
   return FitGeneralEquation(maps, options);
+}
+
+std::optional<GeneralEquation> internal::FirstFittingEquation(const std::vector<CommMap>& maps) {
+  std::vector<Traced> traced = Prepare(maps, "", 1);
+  std::vector<GeneralEquation> fits = Fit(traced, false, nullptr);
+  if (fits.empty()) return std::nullopt;
+  return fits.front();
 }
 
 std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& maps) {

@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "fit_internal.h"
 #include "pas2p/core/error.h"
 #include "pas2p/patterns/general_equation.h"
 #include "pas2p/patterns/grid.h"
@@ -136,8 +137,8 @@ LocalEquation AnalyzeLocal(const CommMap& raw, int phase, int comm) {
   } else {
     eq.pattern_class = PatternClass::kStatic;
   }
-  std::vector<GeneralEquation> fits = AllFittingEquations({eq.map});
-  eq.shape = fits.empty() ? "irregular" : fits.front().name;
+  std::optional<GeneralEquation> fit = internal::FirstFittingEquation({eq.map});
+  eq.shape = fit ? fit->name : "irregular";
   return eq;
 }
 
