@@ -116,8 +116,8 @@ ProtocolFit FitProtocols(std::span<const PingPongPoint> points, const ProtocolFi
   std::stable_sort(sorted.begin(), sorted.end(),
                    [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
   ProtocolFit fit = FitSorted(sorted, o);
-  const auto max_drops = static_cast<std::size_t>(o.max_outlier_fraction *
-                                                  static_cast<double>(points.size()));
+  const auto max_drops =
+      static_cast<std::size_t>(o.max_outlier_fraction * static_cast<double>(points.size()));
   std::vector<PingPongPoint> dropped;
   while (dropped.size() < max_drops && sorted.size() > 2) {
     std::vector<double> abs_r;

@@ -94,6 +94,33 @@ TEST(FitProtocols, UnsortedInputIsSorted) {
   EXPECT_EQ(f.eager_threshold_bytes, 1024u);
 }
 
+TEST(FitProtocols, RejectsOutliersWhenAsked) {
+  // A jump at 8 KiB plus two sizes hit by a disturbance (x10 and x4).
+  auto points = Line(0.5e-6, 3e9, 1, 8192);
+  const auto large = Line(3e-6, 9e9, 16384, 1 << 22);
+  points.insert(points.end(), large.begin(), large.end());
+  points[5].time_s *= 10;  // 32 bytes
+  points[18].time_s *= 4;  // 256 KiB
+  ProtocolFitOptions plain;
+  const ProtocolFit messy = FitProtocols(points, plain);
+  EXPECT_TRUE(messy.outliers.empty());
+  EXPECT_GT(std::abs(messy.eager.latency_s - 0.5e-6), 0.5e-6 * 0.01);  // really disturbed
+  ProtocolFitOptions robust;
+  robust.max_outlier_fraction = 0.25;
+  const ProtocolFit f = FitProtocols(points, robust);
+  ASSERT_EQ(f.outliers.size(), 2u) << f.Report();
+  EXPECT_EQ(f.outliers[0].bytes, 32u);
+  EXPECT_EQ(f.outliers[1].bytes, 262144u);
+  ASSERT_TRUE(f.split) << f.Report();
+  EXPECT_EQ(f.eager_threshold_bytes, 8192u);
+  EXPECT_NEAR(f.eager.latency_s, 0.5e-6, 0.5e-6 * 0.01);
+  EXPECT_NEAR(f.eager.bandwidth_Bps, 3e9, 3e9 * 0.01);
+  EXPECT_NEAR(f.rendezvous.latency_s, 3e-6, 3e-6 * 0.01);
+  EXPECT_NEAR(f.rendezvous.bandwidth_Bps, 9e9, 9e9 * 0.01);
+  // Clean data loses nothing.
+  EXPECT_TRUE(FitProtocols(Line(1e-6, 5e9, 1, 1 << 20), robust).outliers.empty());
+}
+
 TEST(MedianOfMeans, TakesTheMedianOfBatchMeans) {
   EXPECT_DOUBLE_EQ(MedianOfMeans({3.0, 1.0, 100.0}), 3.0);       // an outlier batch is ignored
   EXPECT_DOUBLE_EQ(MedianOfMeans({4.0, 1.0, 2.0, 100.0}), 3.0);  // even: mean of middle two

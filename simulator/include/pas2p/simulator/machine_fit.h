@@ -36,6 +36,13 @@ struct ProtocolFitOptions {
   std::size_t min_segment_points = 3;
   // A split is kept only when it lowers the cost by at least this factor ("clearly").
   double min_improvement = 4.0;
+  // Outlier rejection, as paper 002 does by hand: after each fit the point with the largest
+  // relative residual is dropped, if that residual exceeds both `outlier_min_residual` and
+  // `outlier_factor` x the median absolute residual, and the fit is redone; at most
+  // max_outlier_fraction of the points are dropped. 0 = keep every point.
+  double max_outlier_fraction = 0.0;
+  double outlier_factor = 5.0;
+  double outlier_min_residual = 0.05;
 };
 
 struct ProtocolFit {
@@ -44,6 +51,7 @@ struct ProtocolFit {
   LinkFit eager;       // sizes <= eager_threshold_bytes (all points when !split)
   LinkFit rendezvous;  // sizes > eager_threshold_bytes (only when split)
   std::uint64_t eager_threshold_bytes = 0;  // the largest size of the eager segment
+  std::vector<PingPongPoint> outliers;      // points dropped by outlier rejection
   // What a one-line machine model should use: the eager latency (small messages are
   // latency-bound) and the rendezvous bandwidth (large messages are bandwidth-bound).
   double model_latency_s() const { return eager.latency_s; }
