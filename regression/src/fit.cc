@@ -595,46 +595,58 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
     add(CurveKind::kExponentialOffset, 0, 1, 0);
   }
 
-  // 2. Fit every form to all points.
-  std::vector<int> all(n);
-  std::iota(all.begin(), all.end(), 0);
-  std::vector<CandidateScore> candidates;
-  for (const auto& form : forms) {
-    Curve curve;
-    if (!FitOn(form, data, all, options, nullptr, &curve)) continue;
-    const double fit_error = FitError(curve, data);
-    if (!std::isfinite(fit_error)) continue;
-    candidates.push_back({std::move(curve), kInf, fit_error, kInf, true});
-  }
-
-  // 3. Leave-one-out, most promising first. The LOO error of a least-squares fit is never below
-  // its fit error (PRESS residuals e_k / (1 − h_kk) ≥ e_k), so a candidate whose penalised fit
-  // error already exceeds what could still be selected or join the interval is pruned without its n
-  // refits.
+  // 2.-3. Fit the forms to all points, then leave-one-out, most promising first. The LOO error of
+  // a least-squares fit is never below its fit error (PRESS residuals e_k / (1 − h_kk) ≥ e_k), so a
+  // candidate whose penalised fit error already exceeds what could still be selected or join the
+  // interval is pruned without its n refits. The linear forms go first: a free law scores at least
+  // occam_absolute_tolerance · its penalty (LOO error ≥ 0), so when a linear form already fits
+  // exactly (integer counts, exact formulas) the Ceres fits are skipped altogether.
   auto penalty = [&](const Curve& c) {
     return std::pow(options.occam_factor, ParameterCount(c.kind) - 1);
   };
+  // Errors below occam_absolute_tolerance count as exact (0): exact forms then tie on the
+  // parameter penalty alone and the simpler one wins.
   auto penalised = [&](double error, const Curve& c) {
-    return (error + options.occam_absolute_tolerance) * penalty(c);
+    const double counted = error < options.occam_absolute_tolerance ? 0.0 : error;
+    return (counted + options.occam_absolute_tolerance) * penalty(c);
   };
-  std::vector<int> order(candidates.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return penalised(candidates[a].fit_error, candidates[a].curve) <
-           penalised(candidates[b].fit_error, candidates[b].curve);
-  });
+  std::vector<int> all(n);
+  std::iota(all.begin(), all.end(), 0);
+  std::vector<CandidateScore> candidates;
   double best_score = kInf;
-  for (int index : order) {
-    auto& candidate = candidates[index];
-    if (penalised(candidate.fit_error, candidate.curve) >
-        best_score * options.interval_model_factor) {
-      continue;
+  auto score_forms = [&](bool free_laws) {
+    const std::size_t begin = candidates.size();
+    for (const auto& form : forms) {
+      if (IsLinear(form.kind) == free_laws) continue;
+      Curve curve;
+      if (!FitOn(form, data, all, options, nullptr, &curve)) continue;
+      const double fit_error = FitError(curve, data);
+      if (!std::isfinite(fit_error)) continue;
+      candidates.push_back({std::move(curve), kInf, fit_error, kInf, true});
     }
-    candidate.loo_error = LooError(candidate.curve, data, options, nullptr);
-    candidate.pruned = false;
-    candidate.score = penalised(candidate.loo_error, candidate.curve);
-    best_score = std::min(best_score, candidate.score);
-  }
+    std::vector<int> order(candidates.size() - begin);
+    std::iota(order.begin(), order.end(), static_cast<int>(begin));
+    std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      return penalised(candidates[a].fit_error, candidates[a].curve) <
+             penalised(candidates[b].fit_error, candidates[b].curve);
+    });
+    for (int index : order) {
+      auto& candidate = candidates[index];
+      if (penalised(candidate.fit_error, candidate.curve) >=
+          best_score * options.interval_model_factor) {
+        continue;
+      }
+      candidate.loo_error = LooError(candidate.curve, data, options, nullptr);
+      candidate.pruned = false;
+      candidate.score = penalised(candidate.loo_error, candidate.curve);
+      best_score = std::min(best_score, candidate.score);
+    }
+  };
+  score_forms(/*free_laws=*/false);
+  const bool laws_can_compete = std::any_of(forms.begin(), forms.end(), [&](const Curve& form) {
+    return !IsLinear(form.kind) && penalised(0, form) < best_score * options.interval_model_factor;
+  });
+  if (laws_can_compete) score_forms(/*free_laws=*/true);
 
   // 4. Occam rule: lowest penalised LOO error; exact ties to fewer parameters, then simpler forms.
   int selected = -1;
@@ -669,7 +681,7 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
   std::vector<int> competitors;
   for (int i = 0; i < static_cast<int>(candidates.size()); ++i) {
     if (i == selected || candidates[i].pruned || !std::isfinite(candidates[i].loo_error)) continue;
-    if (candidates[i].score <= best_score * options.interval_model_factor) competitors.push_back(i);
+    if (candidates[i].score < best_score * options.interval_model_factor) competitors.push_back(i);
   }
   std::stable_sort(competitors.begin(), competitors.end(),
                    [&](int a, int b) { return candidates[a].score < candidates[b].score; });

@@ -15,12 +15,13 @@
 //  4. Occam rule: each parameter beyond the first must earn its keep by dividing the LOO error by
 //     Options::occam_factor (default 2). The candidate with the lowest penalised score
 //       (LOO error + occam_absolute_tolerance) · occam_factor^(parameters − 1)
-//     is selected; exact ties (within 1e-6 relative) go to the fewer parameters, then to the
-//     simpler form (constant < single term < normal form < power law < exponential; smaller |i|,
-//     then smaller j). So a term that does not lower the LOO error clearly is rejected, and with
-//     exact data the generating model (LOO error ~1e-15) beats every other form by orders of
-//     magnitude while a redundant extra term (c0 = 0) loses to the simpler exact form. Values that
-//     are all identical are the exact constant, whatever else would fit.
+//     is selected (LOO errors below occam_absolute_tolerance count as 0); exact ties (within 1e-6
+//     relative) go to the fewer parameters, then to the simpler form (constant < single term <
+//     normal form < power law < exponential; smaller |i|, then smaller j). So a term that does not
+//     lower the LOO error clearly is rejected, and with exact data the generating model (LOO error
+//     ~1e-15) beats every other form by orders of magnitude while a redundant extra term (c0 = 0)
+//     loses to the simpler exact form. Values that are all identical are the exact constant,
+//     whatever else would fit.
 //  5. The interval (model.h, IntervalMethod).
 //
 // Same input and options -> bitwise identical FittedModel (single-threaded, fixed seeds).
@@ -55,8 +56,8 @@ struct Options {
   double occam_absolute_tolerance = 1e-9;
 
   IntervalMethod interval_method = IntervalMethod::kLooEnvelope;
-  // kLooEnvelope: competing candidates whose penalised score is within this factor of the selected
-  // one join the envelope (model-selection uncertainty). 1 admits only exact ties.
+  // Competing candidates whose penalised score is below this factor times the selected one's join
+  // the interval (model-selection uncertainty); 1 leaves them out.
   double interval_model_factor = 2.0;
   // At most this many competing candidates (the best by LOO error) join the envelope.
   int interval_max_competitors = 8;
