@@ -336,6 +336,120 @@ GeneralEquation GeneralEquation::Inverse() const {
   return inv;
 }
 
+namespace {
+
+// A variable of the symbolic formula and its value at each count.
+struct Variable {
+  std::string name;
+  std::vector<std::int64_t> values;
+};
+
+// "+1", "+sqrt(P)", "-(sqrt(P)-1)", "+(2*P+3)" for a + b * name.
+std::string FormatAffine(std::int64_t a, std::int64_t b, const std::string& name) {
+  if (b == 0) return Signed(a);
+  std::string term = (b == 1 || b == -1) ? name : std::to_string(b < 0 ? -b : b) + "*" + name;
+  // value = sign * (term + c) with sign = sign of b.
+  const std::int64_t c = b > 0 ? a : -a;
+  std::string inner =
+      c == 0 ? term : "(" + term + (c > 0 ? "+" : "-") + std::to_string(c < 0 ? -c : c) + ")";
+  return (b > 0 ? "+" : "-") + inner;
+}
+
+// Writes `values` (one per count) as a + b * X for the first variable X that fits exactly.
+std::optional<std::string> Affine(const std::vector<std::int64_t>& values,
+                                  const std::vector<Variable>& variables) {
+  if (std::all_of(values.begin(), values.end(), [&](std::int64_t v) { return v == values[0]; })) {
+    return Signed(values[0]);
+  }
+  for (const Variable& x : variables) {
+    const auto& xs = x.values;
+    std::size_t j = 1;
+    while (j < xs.size() && xs[j] == xs[0]) ++j;
+    if (j == xs.size() || (values[j] - values[0]) % (xs[j] - xs[0]) != 0) continue;
+    const std::int64_t b = (values[j] - values[0]) / (xs[j] - xs[0]);
+    const std::int64_t a = values[0] - b * xs[0];
+    bool ok = true;
+    for (std::size_t k = 0; k < xs.size(); ++k) ok = ok && a + b * xs[k] == values[k];
+    if (ok) return FormatAffine(a, b, x.name);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::string GeneralEquation::Formula() const {
+  if (family != Family::kStencil && family != Family::kTranspose) return "";
+  // Local equations at the traced counts and the next valid ones (small, to stay cheap).
+  std::vector<std::int64_t> counts = traced_counts;
+  if (counts.empty()) return "";
+  for (std::int64_t p = counts.back(); counts.size() < traced_counts.size() + 2;) {
+    auto next = ValidCountSet(ValidRules()).AtLeast(p + 1);
+    if (!next || *next > 4096) break;
+    counts.push_back(p = *next);
+  }
+  if (counts.size() < 3) return "";
+  std::vector<LocalEquation> locals;
+  for (std::int64_t p : counts) locals.push_back(LocalAt(p));
+  // Variables: the grid's extents (by name), then P.
+  std::vector<Variable> variables;
+  for (std::size_t i = 0; i < static_cast<std::size_t>(grid.ndims); ++i) {
+    std::string var;
+    switch (grid.shape) {
+      case GridShape::kLinear:
+        var = "P";
+        break;
+      case GridShape::kSquare:
+        var = "sqrt(P)";
+        break;
+      case GridShape::kCube:
+        var = "cbrt(P)";
+        break;
+      case GridShape::kDimsCreate:
+        var = "d" + std::to_string(grid.order[i]);
+        break;
+      case GridShape::kFixedFast:
+      case GridShape::kFixedSlow:
+        var = "P/" + std::to_string(grid.fixed);
+        break;
+    }
+    Variable v{var, {}};
+    for (std::int64_t p : counts) v.values.push_back((*grid.Extents(p))[i]);
+    variables.push_back(v);
+  }
+  variables.push_back({"P", counts});
+  // Same shape at every count: as many runs, each with as many displacements.
+  const LocalEquation& first = locals.front();
+  for (const LocalEquation& l : locals) {
+    if (l.period.size() != first.period.size()) return "";
+    for (std::size_t r = 0; r < l.period.size(); ++r) {
+      if (l.period[r].displacements.size() != first.period[r].displacements.size()) return "";
+    }
+  }
+  auto field = [&](auto get) -> std::optional<std::string> {
+    std::vector<std::int64_t> values;
+    for (const LocalEquation& l : locals) values.push_back(get(l));
+    return Affine(values, variables);
+  };
+  auto reps = field([](const LocalEquation& l) { return std::int64_t{l.repetitions}; });
+  if (!reps) return "";
+  std::string out;
+  for (std::size_t r = 0; r < first.period.size(); ++r) {
+    std::string disp;
+    const std::size_t n = first.period[r].displacements.size();
+    for (std::size_t k = 0; k < n; ++k) {
+      auto d = field([&](const LocalEquation& l) { return l.period[r].displacements[k]; });
+      if (!d) return "";
+      disp += (k ? "," : "") + *d;
+    }
+    if (n == 0) disp = "-";
+    if (n > 1) disp = "{" + disp + "}";
+    auto count = field([&](const LocalEquation& l) { return std::int64_t{l.period[r].count}; });
+    if (!count) return "";
+    out += (r ? ", " : "") + std::string("[") + disp + " {" + *count + "," + *reps + "}]";
+  }
+  return out;
+}
+
 bool GeneralEquation::IsValidCount(std::int64_t nprocs) const {
   if (!valid.IsValid(nprocs)) return false;
   return std::all_of(terms.begin(), terms.end(),

@@ -62,6 +62,8 @@ TEST(GeneralEquation, PaperTorusPredictsBt49) {
   // Fig. 7: at 49 the local equation is [+1 {+6,+7}], [-6 {+1,+7}].
   EXPECT_EQ(eq.LocalAt(49, 1, 1).ToString(), "EC2 {phase 1, comm 1, [+1 {+6,+7}], [-6 {+1,+7}]}");
   EXPECT_THROW(eq.At(50), UserError);
+  // Fig. 7: the general equation in terms of P.
+  EXPECT_EQ(eq.Formula(), "[+1 {+(sqrt(P)-1),+sqrt(P)}], [-(sqrt(P)-1) {+1,+sqrt(P)}]");
 }
 
 TEST(GeneralEquation, ButterflyExtrapolatesToLargePowersOfTwo) {

@@ -100,6 +100,12 @@ struct GeneralEquation {
   // One line in words, e.g. "torus: +1 along x, periodic, on a sqrt(P) x sqrt(P) grid
   // (x fastest); valid counts: perfect squares >= 4".
   std::string Describe() const;
+  // The EC2 local equation with its numbers as functions of P, as in paper 001 Fig. 7:
+  // "[+1 {+(sqrt(P)-1),+sqrt(P)}], [-(sqrt(P)-1) {+1,+sqrt(P)}]" for the BT torus. Each number
+  // is a + b * X with X one of P or the grid's extents (sqrt(P), cbrt(P), d0.. for
+  // MPI_Dims_create's factors, P/c). Empty when the displacement runs change shape with P
+  // (a non-periodic mesh's boundary rows) or the family is not a stencil or transpose.
+  std::string Formula() const;
   // The local equation (EC1/EC2) it predicts at `nprocs` (materializes the map: small
   // counts). Throws UserError if nprocs is not valid.
   LocalEquation LocalAt(std::int64_t nprocs, int phase = 0, int comm = 0) const;
