@@ -61,15 +61,17 @@ bool HasOffset(CurveKind kind) {
 // Linear forms: weighted least squares by column-pivoting QR (Eigen).
 
 // Fits `form` on the rows `rows` of `data`. Columns are normalised before the QR so that the rank
-// decision does not depend on the quantity's units.
-bool FitLinear(const Curve& form, const Data& data, std::span<const int> rows, Curve* out) {
+// decision does not depend on the quantity's units. Matrix is a fixed-capacity Eigen type for the
+// usual handful of rows (no heap allocation) or MatrixXd beyond that.
+template <typename Matrix, typename Vector>
+bool FitLinearWith(const Curve& form, const Data& data, std::span<const int> rows, Curve* out) {
   const int m = static_cast<int>(rows.size());
   const bool has_constant = form.kind != CurveKind::kSingleTerm;
   const bool has_term = form.kind != CurveKind::kConstant;
   const int k = (has_constant ? 1 : 0) + (has_term ? 1 : 0);
   if (m < k) return false;
-  Eigen::MatrixXd a(m, k);
-  Eigen::VectorXd b(m);
+  Matrix a(m, k);
+  Vector b(m);
   for (int r = 0; r < m; ++r) {
     const int i = rows[r];
     const double w = 1.0 / data.d[i];
@@ -81,29 +83,42 @@ bool FitLinear(const Curve& form, const Data& data, std::span<const int> rows, C
     }
     b(r) = w * data.y[i];
   }
-  Eigen::VectorXd scale(k);
+  double scale[2] = {1, 1};
   for (int c = 0; c < k; ++c) {
-    scale(c) = a.col(c).norm();
-    if (!(scale(c) > 0) || !std::isfinite(scale(c))) return false;
-    a.col(c) /= scale(c);
+    scale[c] = a.col(c).norm();
+    if (!(scale[c] > 0) || !std::isfinite(scale[c])) return false;
+    a.col(c) /= scale[c];
   }
-  Eigen::VectorXd x(k);
+  double x[2] = {0, 0};
   if (k == 1) {
-    x(0) = a.col(0).dot(b);  // unit column: the least-squares solution is the projection
+    x[0] = a.col(0).dot(b);  // unit column: the least-squares solution is the projection
   } else {
-    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(a);
+    Eigen::ColPivHouseholderQR<Matrix> qr(a);
     qr.setThreshold(1e-10);
     if (qr.rank() < k) return false;
-    x = qr.solve(b);
+    const Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, 2, 1> solution = qr.solve(b);
+    x[0] = solution(0);
+    x[1] = solution(1);
   }
   Curve curve = form;
   curve.coefficients.assign(k, 0.0);
   for (int c = 0; c < k; ++c) {
-    curve.coefficients[c] = x(c) / scale(c);
+    curve.coefficients[c] = x[c] / scale[c];
     if (!std::isfinite(curve.coefficients[c])) return false;
   }
   *out = std::move(curve);
   return true;
+}
+
+bool FitLinear(const Curve& form, const Data& data, std::span<const int> rows, Curve* out) {
+  constexpr int kMaxStackRows = 32;
+  if (rows.size() <= kMaxStackRows) {
+    using Matrix =
+        Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor, kMaxStackRows, 2>;
+    using Vector = Eigen::Matrix<double, Eigen::Dynamic, 1, Eigen::ColMajor, kMaxStackRows, 1>;
+    return FitLinearWith<Matrix, Vector>(form, data, rows, out);
+  }
+  return FitLinearWith<Eigen::MatrixXd, Eigen::VectorXd>(form, data, rows, out);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -161,6 +161,15 @@ INSTANTIATE_TEST_SUITE_P(Generators, ExactRecovery,
                                   std::to_string(static_cast<int>(counts.front()));
                          });
 
+TEST(ExactRecovery, ManyCountsUseTheHeapPathAndStillRecover) {
+  std::vector<double> counts;
+  for (int p = 2; p <= 80; p += 2) counts.push_back(p);  // 40 counts, beyond the stack capacity
+  const FittedModel model = Fit(Sample([](double p) { return 3 + 2 * std::sqrt(p); }, counts));
+  EXPECT_EQ(model.curve.kind, CurveKind::kNormalForm);
+  EXPECT_EQ(model.curve.PowerExponent(), 0.5);
+  EXPECT_NEAR(model.Evaluate(1048576), 3 + 2 * 1024, 1e-8);
+}
+
 TEST(ExactRecovery, ThreeCountsAllowAtMostTwoParameters) {
   FitSummary summary;
   const auto points = Sample([](double p) { return 2 * std::pow(p, 1.3) + 40; }, {8, 16, 32});
