@@ -109,66 +109,107 @@ struct Measured {
   int attempts;  // measurements of this size (see Options::retries)
 };
 
-// Rank `me` ping-pongs with `peer` over `sizes`; the side with `leader` decides the number
-// of round trips per batch and returns the measurements (the other side returns nothing).
-std::vector<Measured> PingPong(bool leader, int peer, const std::vector<std::uint64_t>& sizes,
-                               const Options& o) {
-  std::vector<Measured> out;
-  const std::uint64_t max_bytes = sizes.back();
-  std::vector<char> buf(std::max<std::uint64_t>(max_bytes, 1), 1);
-  std::fill(buf.begin(), buf.end(), static_cast<char>(leader ? 1 : 2));  // touch every page
-  auto round_trip = [&](std::uint64_t bytes) {
-    const int n = static_cast<int>(bytes);
-    if (leader) {
-      MPI_Send(buf.data(), n, MPI_BYTE, peer, kTagPingPong, MPI_COMM_WORLD);
-      MPI_Recv(buf.data(), n, MPI_BYTE, peer, kTagPingPong, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    } else {
-      MPI_Recv(buf.data(), n, MPI_BYTE, peer, kTagPingPong, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(buf.data(), n, MPI_BYTE, peer, kTagPingPong, MPI_COMM_WORLD);
+// One ping-pong pair. The leader (rank 0) drives: Measure(bytes) tells the partner, which
+// sits in Serve(), what to measure next; Stop() releases it. Buffers hold `max_bytes`.
+class PingPongPair {
+ public:
+  PingPongPair(bool leader, int peer, std::uint64_t max_bytes, const Options& o)
+      : leader_(leader), peer_(peer), o_(o), buf_(std::max<std::uint64_t>(max_bytes, 1)) {
+    std::fill(buf_.begin(), buf_.end(), static_cast<char>(leader ? 1 : 2));  // touch pages
+  }
+
+  Measured Measure(std::uint64_t bytes) {
+    std::uint64_t command = bytes;
+    MPI_Send(&command, 1, MPI_UINT64_T, peer_, kTagControl, MPI_COMM_WORLD);
+    return Run(bytes);
+  }
+  void Stop() {
+    std::uint64_t command = 0;
+    MPI_Send(&command, 1, MPI_UINT64_T, peer_, kTagControl, MPI_COMM_WORLD);
+  }
+  void Serve() {
+    while (true) {
+      std::uint64_t bytes = 0;
+      MPI_Recv(&bytes, 1, MPI_UINT64_T, peer_, kTagControl, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (bytes == 0) return;
+      Run(bytes);
     }
-  };
-  for (std::uint64_t bytes : sizes) {
-    // Warm-up (connection set-up, page faults) and an estimate of the round-trip time.
-    constexpr int kWarmup = 4;
+  }
+
+ private:
+  void RoundTrip(std::uint64_t bytes) {
+    const int n = static_cast<int>(bytes);
+    if (leader_) {
+      MPI_Send(buf_.data(), n, MPI_BYTE, peer_, kTagPingPong, MPI_COMM_WORLD);
+      MPI_Recv(buf_.data(), n, MPI_BYTE, peer_, kTagPingPong, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(buf_.data(), n, MPI_BYTE, peer_, kTagPingPong, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf_.data(), n, MPI_BYTE, peer_, kTagPingPong, MPI_COMM_WORLD);
+    }
+  }
+
+  // Both sides: warm-up, then attempts of o.batches timed batches. The leader sends the
+  // round trips per batch (> 0) to start an attempt, 0 to stop. A size whose median batch
+  // is far above its fastest batch was disturbed (another process took the core) and is
+  // measured again, up to o.retries times; the attempt with the lowest median is kept.
+  Measured Run(std::uint64_t bytes) {
+    constexpr int kWarmup = 4;  // connection set-up, page faults; estimates the round trip
     const double w0 = MPI_Wtime();
-    for (int i = 0; i < kWarmup; ++i) round_trip(bytes);
+    for (int i = 0; i < kWarmup; ++i) RoundTrip(bytes);
     const double rtt_estimate = (MPI_Wtime() - w0) / kWarmup;
-    int reps =
-        o.reps > 0
-            ? o.reps
-            : static_cast<int>(std::clamp(o.batch_s / std::max(rtt_estimate, 1e-9), 1.0, 2000.0));
-    // Attempts: the leader sends the round trips per batch (> 0) to start one, 0 to stop.
-    // A size whose median batch is far above its fastest batch was disturbed (another
-    // process took the core) and is measured again, up to o.retries times; the attempt
-    // with the lowest median is kept.
+    const int reps =
+        o_.reps > 0
+            ? o_.reps
+            : static_cast<int>(std::clamp(o_.batch_s / std::max(rtt_estimate, 1e-9), 1.0, 2000.0));
     Measured best{bytes, 0.0, 0.0, 0.0, 0, 0};
+    double attempt_s = 0.0;
     for (int attempt = 0;; ++attempt) {
       int go = reps;
-      if (leader) {
-        const bool done = attempt > o.retries ||
-                          (attempt > 0 && best.one_way_s <= o.max_spread * best.min_batch_s);
+      if (leader_) {
+        // Retry while disturbed, but not sizes whose attempts take long (large messages on
+        // a busy machine would otherwise stretch the run well past its usual few seconds).
+        const bool done = attempt > o_.retries ||
+                          (attempt > 0 && best.one_way_s <= o_.max_spread * best.min_batch_s) ||
+                          attempt_s > 0.15;
         if (done) go = 0;
-        MPI_Send(&go, 1, MPI_INT, peer, kTagControl, MPI_COMM_WORLD);
+        MPI_Send(&go, 1, MPI_INT, peer_, kTagControl, MPI_COMM_WORLD);
       } else {
-        MPI_Recv(&go, 1, MPI_INT, peer, kTagControl, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Recv(&go, 1, MPI_INT, peer_, kTagControl, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       }
       if (go == 0) break;
       std::vector<double> means;
-      for (int b = 0; b < o.batches; ++b) {
+      const double attempt_start = MPI_Wtime();
+      for (int b = 0; b < o_.batches; ++b) {
         const double t0 = MPI_Wtime();
-        for (int r = 0; r < go; ++r) round_trip(bytes);
+        for (int r = 0; r < go; ++r) RoundTrip(bytes);
         means.push_back((MPI_Wtime() - t0) / go / 2.0);
       }
-      if (leader) {
+      attempt_s = MPI_Wtime() - attempt_start;
+      if (leader_) {
         const auto [mn, mx] = std::minmax_element(means.begin(), means.end());
         const double median = pas2p::sim::MedianOfMeans(means);
-        if (attempt == 0 || median < best.one_way_s) best = {bytes, median, *mn, *mx, go, attempt};
+        if (attempt == 0 || median < best.one_way_s) best = {bytes, median, *mn, *mx, go, 0};
         best.attempts = attempt + 1;
       }
     }
-    if (leader) out.push_back(best);
+    return best;
   }
-  return out;
+
+  bool leader_;
+  int peer_;
+  const Options& o_;
+  std::vector<char> buf_;
+};
+
+// The 1-minute load average per core of this node (Linux /proc/loadavg); < 0 if unknown.
+double LoadPerCore() {
+  std::FILE* f = std::fopen("/proc/loadavg", "r");
+  if (f == nullptr) return -1.0;
+  double load = -1.0;
+  if (std::fscanf(f, "%lf", &load) != 1) load = -1.0;
+  std::fclose(f);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return load < 0 ? -1.0 : load / cores;
 }
 
 double ThreadCpuSeconds() {
@@ -209,7 +250,7 @@ std::string Fmt(const char* format, double v) {
   return buf;
 }
 
-std::string PointsComment(const std::string& what, const std::vector<Measured>& m,
+std::string PointsComment(const Options& o, const std::string& what, const std::vector<Measured>& m,
                           const pas2p::sim::ProtocolFit& fit) {
   std::string out =
       what + " ping-pong, one-way time = round trip / 2 (median of " + "batch means):\n";
@@ -223,19 +264,83 @@ std::string PointsComment(const std::string& what, const std::vector<Measured>& 
                   f * 1e6, 100.0 * (f - p.one_way_s) / p.one_way_s, p.min_batch_s * 1e6,
                   p.max_batch_s * 1e6);
     out += buf;
+    if (p.one_way_s > o.max_spread * p.min_batch_s)
+      out.insert(out.size() - 1,
+                 "  (disturbed: median > " + Fmt("%.1f", o.max_spread) + "x fastest batch)");
     for (const auto& q : fit.outliers)
       if (q.bytes == p.bytes) out.insert(out.size() - 1, "  (outlier, not fitted)");
   }
+  out += "Disturbed sizes are left out of the fit (unless fewer than 6 sizes are clean).\n";
   out += fit.Report();
   return out;
 }
 
-pas2p::sim::ProtocolFit Fit(const std::vector<Measured>& m) {
-  std::vector<PingPongPoint> points;
-  for (const auto& p : m) points.push_back({p.bytes, p.one_way_s});
+// A size whose median batch stayed over max_spread x its fastest batch after the retries
+// was disturbed in most batches: the median-of-means estimate is then not trustworthy.
+bool Disturbed(const Measured& p, const Options& o) {
+  return p.one_way_s > o.max_spread * p.min_batch_s;
+}
+
+pas2p::sim::ProtocolFit Fit(const std::vector<Measured>& m, const Options& o) {
+  std::vector<PingPongPoint> points, all;
+  for (const auto& p : m) {
+    all.push_back({p.bytes, p.one_way_s});
+    if (!Disturbed(p, o)) points.push_back({p.bytes, p.one_way_s});
+  }
+  if (points.size() < 6) points = all;  // too few clean sizes: fit everything
   pas2p::sim::ProtocolFitOptions options;
-  options.max_outlier_fraction = 0.2;  // sizes still disturbed after the retries
+  options.max_outlier_fraction = 0.2;  // sizes still off the line
   return pas2p::sim::FitProtocols(points, options);
+}
+
+// What was measured between rank 0 and one partner.
+struct Link {
+  bool measured = false;
+  std::vector<Measured> points;  // the --sizes
+  pas2p::sim::ProtocolFit fit;
+  std::vector<Measured> bisection;    // sizes measured to place the protocol switch
+  std::uint64_t threshold_bytes = 0;  // the largest size found eager
+};
+
+// The fit put the protocol switch between two measured sizes a < b. Bisect [a, b]: a size
+// whose time the eager line predicts better than the rendezvous line is eager. Stops at a
+// resolution of 1/64 of the size (or 1 byte) or after 8 steps.
+std::uint64_t Bisect(PingPongPair& pair, Link& link, const std::vector<std::uint64_t>& sizes,
+                     const Options& o) {
+  std::uint64_t lo = link.fit.eager_threshold_bytes;
+  const auto next = std::upper_bound(sizes.begin(), sizes.end(), lo);
+  if (next == sizes.end()) return lo;
+  std::uint64_t hi = *next;
+  for (int step = 0; step < 8 && hi - lo > std::max<std::uint64_t>(1, hi / 64); ++step) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    const Measured m = pair.Measure(mid);
+    link.bisection.push_back(m);
+    // A disturbed size is classified by its fastest batch, a lower bound that stays close to
+    // the undisturbed time while the median does not.
+    const double t = Disturbed(m, o) ? m.min_batch_s : m.one_way_s;
+    const double eager_error = std::abs(link.fit.eager.Predict(mid) - t);
+    const double rendezvous_error = std::abs(link.fit.rendezvous.Predict(mid) - t);
+    (eager_error <= rendezvous_error ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+std::string LinkComment(const Options& o, const std::string& what, const Link& link) {
+  std::string out = PointsComment(o, what, link.points, link.fit);
+  if (link.fit.split) {
+    out += "protocol switch: bisection between " + std::to_string(link.fit.eager_threshold_bytes) +
+           " and the next size (eager if the eager line predicts the time better):\n";
+    for (const auto& b : link.bisection) {
+      const bool eager = b.bytes <= link.threshold_bytes;
+      out += "  " + std::to_string(b.bytes) + " B: " + Fmt("%.3f", b.one_way_s * 1e6) + " us" +
+             (Disturbed(b, o)
+                  ? ", disturbed, fastest batch " + Fmt("%.3f", b.min_batch_s * 1e6) + " us"
+                  : std::string()) +
+             " (" + (eager ? "eager" : "rendezvous") + ")\n";
+    }
+    out += "eager_threshold_bytes = " + std::to_string(link.threshold_bytes) + "\n";
+  }
+  return out;
 }
 
 int Run(int argc, char** argv) {
@@ -299,14 +404,30 @@ int Run(int argc, char** argv) {
   }
   MPI_Bcast(partners, 2, MPI_INT, 0, MPI_COMM_WORLD);
 
+  // Paper 002's evaluator must run on a dedicated machine; say so when this one is busy.
+  const double load_before = rank == 0 ? LoadPerCore() : 0.0;
+  if (load_before > 1.0)
+    std::fprintf(stderr,
+                 "pas2p-characterize: warning: load average %.1f per core on %s; other "
+                 "processes will disturb the timings (see the outliers in the output)\n",
+                 load_before, host);
   const auto start = std::chrono::steady_clock::now();
-  std::vector<Measured> intra, inter;
+  // Per pair: every size, the fit, then a bisection between the last eager size and the
+  // first rendezvous size to place the protocol switch more precisely.
+  Link links[2];
   for (int which = 0; which < 2; ++which) {
     const int peer = partners[which];
     MPI_Barrier(MPI_COMM_WORLD);
     if (peer < 0) continue;
-    if (rank == 0) (which == 0 ? intra : inter) = PingPong(true, peer, sizes, o);
-    if (rank == peer) PingPong(false, 0, sizes, o);
+    if (rank == peer) PingPongPair(false, 0, sizes.back(), o).Serve();
+    if (rank != 0) continue;
+    PingPongPair pair(true, peer, sizes.back(), o);
+    Link& link = links[which];
+    for (std::uint64_t bytes : sizes) link.points.push_back(pair.Measure(bytes));
+    link.fit = Fit(link.points, o);
+    if (link.fit.split) link.threshold_bytes = Bisect(pair, link, sizes, o);
+    pair.Stop();
+    link.measured = true;
   }
   MPI_Barrier(MPI_COMM_WORLD);
   double flops = 0.0;
@@ -334,49 +455,35 @@ int Run(int argc, char** argv) {
   comment +=
       "Model per link: T = latency_s + bytes / bandwidth_Bps, with the latency of the\n"
       "eager segment and the bandwidth of the rendezvous segment when the fit finds a\n"
-      "protocol change (eager_threshold_bytes = the largest eager size).\n\n";
-  std::uint64_t threshold = 0;
-  bool have_threshold = false;
-  if (!intra.empty()) {
-    const auto fit = Fit(intra);
-    m.intra_latency_s = fit.model_latency_s();
-    m.intra_bandwidth_Bps = fit.model_bandwidth_Bps();
-    if (fit.split) threshold = fit.eager_threshold_bytes, have_threshold = true;
-    comment += PointsComment("Intra-node (rank 0 <-> rank " + std::to_string(partners[0]) + ")",
-                             intra, fit) +
+      "protocol change (eager_threshold_bytes = the largest size found eager).\n\n";
+  const char* kWhat[2] = {"Intra-node", "Inter-node"};
+  for (int which = 0; which < 2; ++which) {
+    const Link& link = links[which];
+    const std::string from = o.base.empty() ? std::string("pas2p's built-in defaults") : o.base;
+    if (!link.measured) {
+      comment += std::string(kWhat[which]) + ": not measured (" +
+                 (which == 0 ? "no second rank on rank 0's node"
+                             : "all ranks on one node; give two hosts to measure it") +
+                 "); values from " + from + ".\n\n";
+      continue;
+    }
+    double& latency = which == 0 ? m.intra_latency_s : m.inter_latency_s;
+    double& bandwidth = which == 0 ? m.intra_bandwidth_Bps : m.inter_bandwidth_Bps;
+    latency = link.fit.model_latency_s();
+    bandwidth = link.fit.model_bandwidth_Bps();
+    // Inter-node is handled second: the network's protocol switch matters more than
+    // shared memory's for a cluster run, so it wins when both are measured.
+    if (link.fit.split) m.eager_threshold_bytes = link.threshold_bytes;
+    comment += LinkComment(o,
+                           std::string(kWhat[which]) + " (rank 0 <-> rank " +
+                               std::to_string(partners[which]) + ")",
+                           link) +
                "\n";
-    std::printf(
-        "intra-node: L = %.3f us, B = %.3f GB/s%s\n", m.intra_latency_s * 1e6,
-        m.intra_bandwidth_Bps / 1e9,
-        fit.split ? (", protocol change above " + std::to_string(fit.eager_threshold_bytes) + " B")
-                        .c_str()
-                  : "");
-  } else {
-    comment += "Intra-node: not measured (no second rank on rank 0's node); values from " +
-               (o.base.empty() ? std::string("pas2p's built-in defaults") : o.base) + ".\n\n";
+    std::string summary = std::string(kWhat[which]) + ": L = " + Fmt("%.3f", latency * 1e6) +
+                          " us, B = " + Fmt("%.3f", bandwidth / 1e9) + " GB/s";
+    if (link.fit.split) summary += ", eager up to " + std::to_string(link.threshold_bytes) + " B";
+    std::printf("%s\n", summary.c_str());
   }
-  if (!inter.empty()) {
-    const auto fit = Fit(inter);
-    m.inter_latency_s = fit.model_latency_s();
-    m.inter_bandwidth_Bps = fit.model_bandwidth_Bps();
-    // The network's protocol switch matters more than shared memory's for a cluster run.
-    if (fit.split) threshold = fit.eager_threshold_bytes, have_threshold = true;
-    comment += PointsComment("Inter-node (rank 0 <-> rank " + std::to_string(partners[1]) + ")",
-                             inter, fit) +
-               "\n";
-    std::printf(
-        "inter-node: L = %.3f us, B = %.3f GB/s%s\n", m.inter_latency_s * 1e6,
-        m.inter_bandwidth_Bps / 1e9,
-        fit.split ? (", protocol change above " + std::to_string(fit.eager_threshold_bytes) + " B")
-                        .c_str()
-                  : "");
-  } else {
-    comment +=
-        "Inter-node: not measured (all ranks on one node; give two hosts to measure it);\n"
-        "values from " +
-        (o.base.empty() ? std::string("pas2p's built-in defaults") : o.base) + ".\n\n";
-  }
-  if (have_threshold) m.eager_threshold_bytes = threshold;
   m.cpu_ratio = 1.0;  // traced CPU times taken on this machine replay unchanged
   m.flops_per_second = flops;
   comment +=
@@ -386,7 +493,11 @@ int Run(int argc, char** argv) {
       Fmt("%.2f", o.cpu_seconds / 3) + " s CPU time: " + Fmt("%.4g", flops) + " flop/s.\n";
   const double elapsed =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  comment += "Measurement took " + Fmt("%.1f", elapsed) + " s.";
+  comment +=
+      "Measurement took " + Fmt("%.1f", elapsed) +
+      " s; load average per core before: " + Fmt("%.2f", load_before) +
+      ", after: " + Fmt("%.2f", LoadPerCore()) +
+      (load_before > 1.0 ? " (BUSY machine: timings disturbed, measure again when quiet)." : ".");
   std::string error;
   if (!m.IsValid(&error)) throw pas2p::UserError("measured machine is not valid: " + error);
   pas2p::sim::SaveMachineFile(m, o.out, comment);
