@@ -19,8 +19,8 @@ WORK=$(mktemp -d /tmp/pas2p-sim-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
 if [[ ! -x $BUILD/bin/sim_bench || -n ${REBUILD:-} ]]; then
-  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPAS2P_BUILD_TESTS=OFF > "$WORK/cmake.log"
-  cmake --build "$BUILD" -j"${JOBS:-2}" --target sim_bench >> "$WORK/cmake.log"
+  cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPAS2P_BUILD_TESTS=OFF > "$WORK/cmake.log" 2>&1 || { cat "$WORK/cmake.log"; exit 1; }
+  cmake --build "$BUILD" -j"${JOBS:-2}" --target sim_bench >> "$WORK/cmake.log" 2>&1 || { cat "$WORK/cmake.log"; exit 1; }
 fi
 BENCH=$BUILD/bin/sim_bench
 
