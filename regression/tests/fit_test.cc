@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iostream>
 #include <limits>
+#include <thread>
 
 #include "pas2p/core/error.h"
 #include "test_data.h"
@@ -351,6 +352,30 @@ TEST(Determinism, SameInputGivesIdenticalJsonBytes) {
   }
   const std::string bt_first = Fit(kBtVolumesKb).ToJson().dump();
   EXPECT_EQ(Fit(kBtVolumesKb).ToJson().dump(), bt_first);
+}
+
+TEST(Determinism, ConcurrentFitsGiveTheSameModels) {
+  // Fit keeps no shared state: callers may fit quantities on several threads.
+  const std::string expected = Fit(kBtVolumesKb).ToJson().dump();
+  std::vector<std::string> results(4);
+  std::vector<std::thread> threads;
+  for (auto& result : results) {
+    threads.emplace_back([&result] { result = Fit(kBtVolumesKb).ToJson().dump(); });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& result : results) EXPECT_EQ(result, expected);
+}
+
+TEST(Summary, FullReportMarksTheSelectedCandidate) {
+  FitSummary summary;
+  const FittedModel model = Fit(kBtVolumesKb, {}, "q", &summary);
+  ASSERT_GE(summary.selected, 0);
+  EXPECT_EQ(summary.candidates[summary.selected].curve.kind, model.curve.kind);
+  const std::string report = summary.FullReport();
+  EXPECT_THAT(report, HasSubstr("*  1 params"));
+  EXPECT_THAT(report, HasSubstr(model.curve.Formula()));
+  EXPECT_THAT(report, HasSubstr("(pruned)"));
+  EXPECT_THAT(summary.occam_rule, HasSubstr("x 2^(parameters - 1)"));
 }
 
 // ---------------------------------------------------------------------------------------------
