@@ -29,7 +29,9 @@ namespace {
 
 bool IsExecutableFile(const fs::path& path) {
   struct stat st;
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+  // Mode bits too: access(X_OK) succeeds for root on any file with one execute bit.
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         (st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)) != 0 && ::access(path.c_str(), X_OK) == 0;
 }
 
 // A program name as execvp would find it: paths as given, bare names on PATH.

@@ -1,0 +1,521 @@
+// The tracer under real mpirun: each test program's calls, read back with ReadTrace, must be
+// exactly what its source code implies.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <set>
+
+#include "test_util.h"
+
+namespace pas2p {
+namespace {
+
+using testing::CallEvents;
+using testing::FreshDir;
+using testing::Program;
+using testing::RunMpi;
+
+// Runs `program` traced at `np` ranks and reads the whole trace back.
+TraceData TraceProgram(const std::string& name, int np, const std::string& program,
+                       const std::vector<std::string>& args = {}) {
+  const std::string dir = FreshDir(name);
+  const auto result = RunMpi(np, program, args, dir);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err.find("pas2p-trace"), std::string::npos) << result.err;
+  TraceDirectory trace(dir);
+  return ReadTrace(trace, /*require_complete=*/true);
+}
+
+// Walks the non-compute events of one rank in order.
+class Cursor {
+ public:
+  Cursor(const std::vector<Event>& events, int rank) : events_(CallEvents(events)), rank_(rank) {}
+  const Event& Next(EventKind kind) {
+    static const Event kNone;
+    if (pos_ >= events_.size()) {
+      ADD_FAILURE() << "rank " << rank_ << ": expected " << EventKindName(kind)
+                    << " after the last event";
+      return kNone;
+    }
+    const Event& e = events_[pos_++];
+    EXPECT_EQ(e.kind, kind) << "rank " << rank_ << " event " << pos_ - 1 << ": "
+                            << FormatEvent(e);
+    return e;
+  }
+  const Event& Peek() const { return events_.at(pos_); }
+  bool Done() const { return pos_ >= events_.size(); }
+
+ private:
+  std::vector<Event> events_;
+  int rank_;
+  std::size_t pos_ = 0;
+};
+
+void ExpectP2P(const Event& e, int peer, int tag, std::uint64_t bytes, bool sync = false) {
+  EXPECT_EQ(e.peer, peer) << FormatEvent(e);
+  EXPECT_EQ(e.tag, tag) << FormatEvent(e);
+  EXPECT_EQ(e.bytes, bytes) << FormatEvent(e);
+  EXPECT_EQ(e.sync, sync) << FormatEvent(e);
+  EXPECT_EQ(e.comm, kCommWorld) << FormatEvent(e);
+}
+
+Completion Recv(RequestId id, int peer, int tag, std::uint64_t bytes) {
+  return Completion{id, peer, tag, bytes};
+}
+Completion Sent(RequestId id) { return Completion{id, kNoRank, kAnyTag, 0}; }
+
+TEST(TracerP2P, EveryEventMatchesTheProgram) {
+  const TraceData t = TraceProgram("p2p", 4, Program("p2p_program"));
+  ASSERT_EQ(t.metadata.nprocs, 4);
+  EXPECT_EQ(t.metadata.status, "complete");
+  EXPECT_EQ(t.metadata.application, "p2p_program");
+  EXPECT_FALSE(t.metadata.tracer_version.empty());
+  if (t.metadata.counters.empty()) {
+    EXPECT_FALSE(t.metadata.counters_note.empty());
+  }
+  ASSERT_EQ(t.ranks.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    const auto& events = t.ranks[r];
+    ASSERT_FALSE(events.empty());
+    EXPECT_EQ(events.front().kind, EventKind::kInit);
+    EXPECT_EQ(events.back().kind, EventKind::kFinalize);
+    for (const Event& e : events) {
+      if (e.kind != EventKind::kCompute) continue;
+      EXPECT_GE(e.cpu_ns, 0);
+      EXPECT_LE(e.wall_start_ns, e.wall_end_ns);
+      if (!t.metadata.HasInstructions()) {
+        EXPECT_EQ(e.instructions, kNotMeasured);
+      }
+    }
+    // Every MPI call is preceded by the compute burst that led to it.
+    for (std::size_t i = 1; i + 1 < events.size(); ++i) {
+      if (events[i].kind != EventKind::kCompute) {
+        EXPECT_EQ(events[i - 1].kind, EventKind::kCompute) << "rank " << r << " event " << i;
+      }
+    }
+  }
+
+  // Rank 0: blocking modes to 1, the ring, waitany/waitsome from 2.
+  {
+    Cursor c(t.ranks[0], 0);
+    c.Next(EventKind::kInit);
+    ExpectP2P(c.Next(EventKind::kSend), 1, 100, 40);
+    ExpectP2P(c.Next(EventKind::kSend), 1, 101, 40, /*sync=*/true);
+    ExpectP2P(c.Next(EventKind::kSend), 1, 102, 12);
+    c.Next(EventKind::kBarrier);
+    ExpectP2P(c.Next(EventKind::kSend), 1, 103, 8);
+    const Event& irsend = c.Next(EventKind::kIsend);
+    ExpectP2P(irsend, 1, 104, 4);
+    const Event& wait = c.Next(EventKind::kWait);
+    EXPECT_EQ(wait.requests, std::vector<RequestId>{irsend.request});
+    EXPECT_EQ(wait.completed, std::vector<Completion>{Sent(irsend.request)});
+  }
+  // Rank 1: wildcard receives record the actual source and tag.
+  {
+    Cursor c(t.ranks[1], 1);
+    c.Next(EventKind::kInit);
+    ExpectP2P(c.Next(EventKind::kRecv), 0, 100, 40);  // ANY_SOURCE, ANY_TAG, STATUS_IGNORE
+    ExpectP2P(c.Next(EventKind::kRecv), 0, 101, 40);  // ANY_SOURCE
+    ExpectP2P(c.Next(EventKind::kRecv), 0, 102, 12);  // ANY_TAG
+    const Event& a = c.Next(EventKind::kIrecv);
+    ExpectP2P(a, 0, 103, 8);
+    const Event& b = c.Next(EventKind::kIrecv);
+    ExpectP2P(b, kAnySource, 104, 4);
+    EXPECT_NE(a.request, b.request);
+    c.Next(EventKind::kBarrier);
+    const Event& all = c.Next(EventKind::kWaitall);
+    EXPECT_EQ(all.requests, (std::vector<RequestId>{a.request, b.request}));
+    EXPECT_EQ(all.completed,
+              (std::vector<Completion>{Recv(a.request, 0, 103, 8), Recv(b.request, 0, 104, 4)}));
+  }
+  // Every rank: the ring, with the wildcard completion resolved to the right neighbour.
+  for (int r = 0; r < 4; ++r) {
+    const int right = (r + 1) % 4, left = (r + 3) % 4;
+    const auto calls = CallEvents(t.ranks[r]);
+    auto it = std::find_if(calls.begin(), calls.end(), [](const Event& e) {
+      return e.kind == EventKind::kIrecv && e.tag == 200;
+    });
+    ASSERT_NE(it, calls.end()) << "rank " << r;
+    ASSERT_LE(std::distance(it, calls.end()), calls.end() - calls.begin());
+    const Event& r0 = it[0];
+    const Event& r1 = it[1];
+    const Event& s0 = it[2];
+    const Event& s1 = it[3];
+    const Event& all = it[4];
+    ExpectP2P(r0, left, 200, 40);
+    EXPECT_EQ(r1.kind, EventKind::kIrecv);
+    ExpectP2P(r1, kAnySource, 201, 40);
+    EXPECT_EQ(s0.kind, EventKind::kIsend);
+    ExpectP2P(s0, right, 200, 40);
+    EXPECT_EQ(s1.kind, EventKind::kIsend);
+    ExpectP2P(s1, left, 201, 40, true);
+    ASSERT_EQ(all.kind, EventKind::kWaitall);
+    EXPECT_EQ(all.requests, (std::vector<RequestId>{r0.request, r1.request, s0.request, s1.request}));
+    EXPECT_EQ(all.completed,
+              (std::vector<Completion>{Recv(r0.request, left, 200, 40),
+                                       Recv(r1.request, right, 201, 40), Sent(s0.request),
+                                       Sent(s1.request)}));
+    // Request ids are unique per rank.
+    std::set<RequestId> ids;
+    for (const Event& e : calls) {
+      if (e.kind == EventKind::kIsend || e.kind == EventKind::kIrecv) {
+        EXPECT_TRUE(ids.insert(e.request).second) << "rank " << r << " reuses id " << e.request;
+      }
+    }
+  }
+  // Rank 0: waitany completes each of the three receives once, then nothing; waitsome
+  // completes both of the next two (one a wildcard), over however many calls it takes.
+  {
+    const auto calls = CallEvents(t.ranks[0]);
+    std::vector<Event> waitany, waitsome, irecvs;
+    for (const Event& e : calls) {
+      if (e.kind == EventKind::kWaitany) waitany.push_back(e);
+      if (e.kind == EventKind::kWaitsome) waitsome.push_back(e);
+      if (e.kind == EventKind::kIrecv && e.tag >= 300) irecvs.push_back(e);
+    }
+    ASSERT_EQ(irecvs.size(), 5u);
+    ASSERT_EQ(waitany.size(), 4u);
+    std::map<RequestId, Completion> done;
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_EQ(waitany[k].completed.size(), 1u);
+      EXPECT_EQ(waitany[k].requests.size(), static_cast<std::size_t>(3 - k));
+      done[waitany[k].completed[0].request] = waitany[k].completed[0];
+    }
+    EXPECT_TRUE(waitany[3].requests.empty());
+    EXPECT_TRUE(waitany[3].completed.empty());
+    for (int k = 0; k < 3; ++k) {
+      ASSERT_EQ(done.count(irecvs[k].request), 1u);
+      EXPECT_EQ(done[irecvs[k].request], Recv(irecvs[k].request, 2, 300 + k, 4u * (k + 1)));
+    }
+    std::vector<Completion> some;
+    for (const Event& e : waitsome) some.insert(some.end(), e.completed.begin(), e.completed.end());
+    std::sort(some.begin(), some.end(),
+              [](const Completion& a, const Completion& b) { return a.request < b.request; });
+    EXPECT_EQ(some, (std::vector<Completion>{Recv(irecvs[3].request, 2, 310, 16),
+                                             Recv(irecvs[4].request, 2, 311, 20)}));
+    EXPECT_EQ(irecvs[4].peer, kAnySource);
+  }
+  // Rank 2: five sends (one buffered) completed by one waitall, ids in order.
+  {
+    const auto calls = CallEvents(t.ranks[2]);
+    std::vector<RequestId> sends;
+    for (const Event& e : calls) {
+      if (e.kind == EventKind::kIsend && e.peer == 0) sends.push_back(e.request);
+    }
+    ASSERT_EQ(sends.size(), 5u);
+    auto it = std::find_if(calls.begin(), calls.end(), [&](const Event& e) {
+      return e.kind == EventKind::kWaitall && e.requests.size() == 5;
+    });
+    ASSERT_NE(it, calls.end());
+    EXPECT_EQ(it->requests, sends);
+    EXPECT_EQ(it->completed.size(), 5u);
+  }
+  // Rank 3: four failed tests of every kind are recorded, then the test that succeeds.
+  {
+    const auto calls = CallEvents(t.ranks[3]);
+    auto it = std::find_if(calls.begin(), calls.end(), [](const Event& e) {
+      return e.kind == EventKind::kIrecv && e.tag == 400;
+    });
+    ASSERT_NE(it, calls.end());
+    const RequestId id = it->request;
+    const EventKind kinds[] = {EventKind::kTest, EventKind::kTestall, EventKind::kTestany,
+                               EventKind::kTestsome};
+    for (int k = 0; k < 4; ++k) {
+      const Event& test = it[1 + k];
+      EXPECT_EQ(test.kind, kinds[k]);
+      EXPECT_EQ(test.requests, std::vector<RequestId>{id});
+      EXPECT_TRUE(test.completed.empty()) << FormatEvent(test);
+    }
+    ExpectP2P(it[5], 1, 401, 4);
+    auto last = it + 6;
+    while (last != calls.end() && last->kind == EventKind::kTest && last->completed.empty()) ++last;
+    ASSERT_NE(last, calls.end());
+    ASSERT_EQ(last->kind, EventKind::kTest);
+    EXPECT_EQ(last->completed, std::vector<Completion>{Recv(id, 1, 400, 7)});
+  }
+  // Every rank: sendrecv (wildcard source), sendrecv_replace, MPI_PROC_NULL.
+  for (int r = 0; r < 4; ++r) {
+    const auto calls = CallEvents(t.ranks[r]);
+    std::vector<Event> sr;
+    for (const Event& e : calls) {
+      if (e.kind == EventKind::kSendrecv) sr.push_back(e);
+    }
+    ASSERT_EQ(sr.size(), 2u);
+    EXPECT_EQ(sr[0].peer, r ^ 1);
+    EXPECT_EQ(sr[0].tag, 500);
+    EXPECT_EQ(sr[0].bytes, 12u);
+    EXPECT_EQ(sr[0].recv_peer, r ^ 1);
+    EXPECT_EQ(sr[0].recv_tag, 500);
+    EXPECT_EQ(sr[0].recv_bytes, 12u);
+    EXPECT_EQ(sr[1].peer, (r + 1) % 4);
+    EXPECT_EQ(sr[1].recv_peer, (r + 3) % 4);
+    EXPECT_EQ(sr[1].bytes, 32u);
+    EXPECT_EQ(sr[1].recv_bytes, 32u);
+    const auto proc_null = std::find_if(calls.begin(), calls.end(),
+                                        [](const Event& e) { return e.tag == 600; });
+    ASSERT_NE(proc_null, calls.end());
+    EXPECT_EQ(proc_null->kind, EventKind::kSend);
+    EXPECT_EQ(proc_null->peer, kProcNull);
+    EXPECT_EQ(proc_null[1].kind, EventKind::kRecv);
+    EXPECT_EQ(proc_null[1].peer, kProcNull);
+    EXPECT_EQ(proc_null[1].bytes, 0u);
+  }
+}
+
+TEST(TracerCollectives, RootsAndBytesPerRank) {
+  const TraceData t = TraceProgram("collectives", 4, Program("collectives_program"));
+  ASSERT_EQ(t.ranks.size(), 4u);
+  const std::vector<std::uint64_t> by_rank = {4, 8, 12, 16};  // (r + 1) ints
+  for (int r = 0; r < 4; ++r) {
+    Cursor c(t.ranks[r], r);
+    const std::uint64_t mine = 4u * (r + 1);
+    c.Next(EventKind::kInit);
+    c.Next(EventKind::kBarrier);
+    const Event& bcast = c.Next(EventKind::kBcast);
+    EXPECT_EQ(bcast.peer, 1);
+    EXPECT_EQ(bcast.send_bytes, r == 1 ? 40u : 0u);
+    EXPECT_EQ(bcast.recv_bytes, r == 1 ? 0u : 40u);
+    const Event& gather = c.Next(EventKind::kGather);
+    EXPECT_EQ(gather.peer, 2);
+    EXPECT_EQ(gather.send_bytes, 12u);
+    EXPECT_EQ(gather.recv_bytes, r == 2 ? 48u : 0u);
+    const Event& gatherv = c.Next(EventKind::kGatherv);
+    EXPECT_EQ(gatherv.peer, 0);
+    EXPECT_EQ(gatherv.send_bytes, mine);
+    EXPECT_EQ(gatherv.recv_counts, r == 0 ? by_rank : std::vector<std::uint64_t>{});
+    EXPECT_EQ(gatherv.recv_bytes, r == 0 ? 40u : 0u);
+    const Event& scatter = c.Next(EventKind::kScatter);
+    EXPECT_EQ(scatter.peer, 3);
+    EXPECT_EQ(scatter.send_bytes, r == 3 ? 64u : 0u);
+    EXPECT_EQ(scatter.recv_bytes, 16u);
+    const Event& scatterv = c.Next(EventKind::kScatterv);
+    EXPECT_EQ(scatterv.peer, 1);
+    EXPECT_EQ(scatterv.send_counts, r == 1 ? by_rank : std::vector<std::uint64_t>{});
+    EXPECT_EQ(scatterv.recv_bytes, mine);
+    const Event& allgather = c.Next(EventKind::kAllgather);
+    EXPECT_EQ(allgather.send_bytes, 8u);
+    EXPECT_EQ(allgather.recv_bytes, 32u);
+    const Event& allgatherv = c.Next(EventKind::kAllgatherv);
+    EXPECT_EQ(allgatherv.send_bytes, mine);
+    EXPECT_EQ(allgatherv.recv_counts, by_rank);
+    EXPECT_EQ(allgatherv.recv_bytes, 40u);
+    const Event& alltoall = c.Next(EventKind::kAlltoall);
+    EXPECT_EQ(alltoall.send_bytes, 16u);
+    EXPECT_EQ(alltoall.recv_bytes, 16u);
+    const Event& alltoallv = c.Next(EventKind::kAlltoallv);
+    EXPECT_EQ(alltoallv.send_counts, by_rank);
+    EXPECT_EQ(alltoallv.recv_counts, std::vector<std::uint64_t>(4, mine));
+    EXPECT_EQ(alltoallv.send_bytes, 40u);
+    EXPECT_EQ(alltoallv.recv_bytes, 4 * mine);
+    const Event& reduce = c.Next(EventKind::kReduce);
+    EXPECT_EQ(reduce.peer, 3);
+    EXPECT_EQ(reduce.send_bytes, 32u);
+    EXPECT_EQ(reduce.recv_bytes, r == 3 ? 32u : 0u);
+    const Event& allreduce = c.Next(EventKind::kAllreduce);  // MPI_IN_PLACE
+    EXPECT_EQ(allreduce.send_bytes, 20u);
+    EXPECT_EQ(allreduce.recv_bytes, 20u);
+    EXPECT_EQ(allreduce.peer, kNoRank);
+    const Event& rs = c.Next(EventKind::kReduceScatter);
+    EXPECT_EQ(rs.send_bytes, 40u);
+    EXPECT_EQ(rs.recv_bytes, mine);
+    EXPECT_EQ(rs.recv_counts, by_rank);
+    const Event& rsb = c.Next(EventKind::kReduceScatter);
+    EXPECT_EQ(rsb.send_bytes, 32u);
+    EXPECT_EQ(rsb.recv_bytes, 8u);
+    EXPECT_EQ(c.Next(EventKind::kScan).send_bytes, 4u);
+    EXPECT_EQ(c.Next(EventKind::kExscan).recv_bytes, 4u);
+  }
+}
+
+TEST(TracerCommunicators, MembersAreWorldRanksAndIdsAgree) {
+  const TraceData t = TraceProgram("communicators", 4, Program("collectives_program"));
+  ASSERT_EQ(t.ranks.size(), 4u);
+  // id -> (members, ranks that recorded it)
+  std::map<CommId, std::pair<std::vector<std::int32_t>, std::set<int>>> comms;
+  CommTable table(4);
+  for (int r = 0; r < 4; ++r) {
+    for (const Event& e : t.ranks[r]) {
+      if (e.kind != EventKind::kCommCreate) continue;
+      EXPECT_NE(e.new_comm, kCommWorld);
+      EXPECT_NE(e.new_comm, kCommSelf);
+      auto& entry = comms[e.new_comm];
+      if (entry.second.empty()) entry.first = e.members;
+      EXPECT_EQ(entry.first, e.members) << "rank " << r << " disagrees on " << e.new_comm;
+      entry.second.insert(r);
+      EXPECT_NO_THROW(table.Add(e, r));
+    }
+  }
+  std::multiset<std::vector<std::int32_t>> member_sets;
+  for (const auto& [id, entry] : comms) {
+    // Recorded by exactly its members.
+    EXPECT_EQ(entry.second, std::set<int>(entry.first.begin(), entry.first.end())) << id;
+    member_sets.insert(entry.first);
+  }
+  const std::vector<std::int32_t> all = {0, 1, 2, 3};
+  EXPECT_EQ(member_sets.count({2, 0}), 1u);  // split, key = -rank
+  EXPECT_EQ(member_sets.count({3, 1}), 1u);
+  EXPECT_EQ(member_sets.count({1, 2, 3}), 2u);  // comm_create, and split without rank 0
+  EXPECT_EQ(member_sets.count({0, 1}), 1u);     // cart rows
+  EXPECT_EQ(member_sets.count({2, 3}), 1u);
+  EXPECT_EQ(member_sets.count(all), 3u);  // two dups and the cartesian communicator
+  EXPECT_EQ(comms.size(), 9u);            // every communicator has its own id
+
+  // Traffic on a sub-communicator names world ranks.
+  for (int r = 0; r < 4; ++r) {
+    const auto calls = CallEvents(t.ranks[r]);
+    auto split = std::find_if(calls.begin(), calls.end(), [](const Event& e) {
+      return e.kind == EventKind::kCommCreate && e.value == static_cast<int>(CommOrigin::kSplit);
+    });
+    ASSERT_NE(split, calls.end());
+    const CommId half = split->new_comm;
+    EXPECT_EQ(split[1].kind, EventKind::kAllreduce);
+    EXPECT_EQ(split[1].comm, half);
+    const Event& bcast = split[2];
+    EXPECT_EQ(bcast.kind, EventKind::kBcast);
+    EXPECT_EQ(bcast.comm, half);
+    EXPECT_EQ(bcast.peer, r % 2 == 0 ? 2 : 3);  // half rank 0
+    const Event& p2p = split[3];
+    EXPECT_EQ(p2p.comm, half);
+    if (r >= 2) {
+      EXPECT_EQ(p2p.kind, EventKind::kSend);
+      EXPECT_EQ(p2p.peer, r - 2);
+    } else {
+      EXPECT_EQ(p2p.kind, EventKind::kRecv);  // posted with MPI_ANY_SOURCE
+      EXPECT_EQ(p2p.peer, r + 2);
+      EXPECT_EQ(p2p.tag, 77);
+      EXPECT_EQ(p2p.bytes, 24u);
+    }
+    // Every communicator this rank created is freed, and the world is never freed.
+    std::set<CommId> created, freed;
+    for (const Event& e : calls) {
+      if (e.kind == EventKind::kCommCreate) created.insert(e.new_comm);
+      if (e.kind == EventKind::kCommFree) freed.insert(e.comm);
+    }
+    EXPECT_EQ(created, freed) << "rank " << r;
+  }
+}
+
+TEST(TracerFortran, TracedExactlyLikeItsCTwin) {
+  std::vector<std::vector<std::vector<Event>>> traces;
+  std::vector<std::string> outputs;
+  for (const char* name : {"twin_c", "twin_f", "twin_fh", "twin_f08"}) {
+    const std::string dir = FreshDir(name);
+    const auto run = RunMpi(4, Program(name), {}, dir);
+    ASSERT_EQ(run.exit_code, 0) << name << ": " << run.err;
+    outputs.push_back(run.out);
+    TraceData data = ReadTrace(TraceDirectory(dir));
+    for (auto& rank : data.ranks) {
+      rank = CallEvents(rank);
+      for (Event& e : rank) e.wall_start_ns = e.wall_end_ns = 0;
+    }
+    traces.push_back(data.ranks);
+  }
+  ASSERT_EQ(traces[0].size(), 4u);
+  EXPECT_GT(traces[0][0].size(), 10u);
+  const char* names[] = {"twin_c", "twin_f (use mpi)", "twin_fh (mpif.h)", "twin_f08 (use mpi_f08)"};
+  for (std::size_t v = 1; v < traces.size(); ++v) {
+    EXPECT_EQ(outputs[v], outputs[0]) << names[v];
+    for (int r = 0; r < 4; ++r) {
+      ASSERT_EQ(traces[v][r].size(), traces[0][r].size()) << names[v] << " rank " << r;
+      for (std::size_t i = 0; i < traces[0][r].size(); ++i) {
+        EXPECT_EQ(traces[v][r][i], traces[0][r][i])
+            << names[v] << " rank " << r << " event " << i << ":\n  C:       "
+            << FormatEvent(traces[0][r][i]) << "\n  Fortran: " << FormatEvent(traces[v][r][i]);
+      }
+    }
+  }
+  // The Fortran-specific conversions the twins exercise: MPI_ANY_SOURCE resolved, 1-based
+  // waitany index, MPI_IN_PLACE.
+  const auto& rank0 = traces[3][0];
+  auto recv = std::find_if(rank0.begin(), rank0.end(),
+                           [](const Event& e) { return e.kind == EventKind::kRecv; });
+  ASSERT_NE(recv, rank0.end());
+  EXPECT_EQ(recv->peer, 1);
+  EXPECT_EQ(recv->tag, 11);
+  const auto& rank1 = traces[3][1];
+  auto waitany = std::find_if(rank1.begin(), rank1.end(),
+                              [](const Event& e) { return e.kind == EventKind::kWaitany; });
+  ASSERT_NE(waitany, rank1.end());
+  ASSERT_EQ(waitany->completed.size(), 1u);
+  EXPECT_EQ(waitany->completed[0].tag, 20);
+  EXPECT_EQ(waitany->completed[0].request, waitany->requests.at(0));
+}
+
+TEST(TracerTransparency, ApplicationStdoutUnchanged) {
+  for (const char* name : {"p2p_program", "collectives_program", "twin_f"}) {
+    const auto plain = RunMpi(4, Program(name), {}, "");
+    const auto traced = RunMpi(4, Program(name), {}, FreshDir(std::string("stdout-") + name));
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    ASSERT_EQ(traced.exit_code, 0) << traced.err;
+    EXPECT_FALSE(plain.out.empty());
+    EXPECT_EQ(traced.out, plain.out) << name;
+  }
+}
+
+TEST(TracerFailures, AbortLeavesACutTraceMarkedIncomplete) {
+  const std::string dir = FreshDir("abort");
+  const auto run = RunMpi(2, Program("failing_program"), {"abort"}, dir);
+  EXPECT_NE(run.exit_code, 0);
+  TraceDirectory trace(dir);
+  EXPECT_EQ(trace.metadata().status, "incomplete");
+  EXPECT_NE(trace.metadata().status_reason.find("MPI_Abort(errorcode=3)"), std::string::npos)
+      << trace.metadata().status_reason;
+  EXPECT_NE(trace.metadata().status_reason.find("rank 1"), std::string::npos);
+  std::vector<std::string> warnings;
+  const TraceData data = ReadTrace(trace, /*require_complete=*/false, &warnings);
+  EXPECT_FALSE(warnings.empty());
+  const auto calls = CallEvents(data.ranks.at(1));
+  ASSERT_GE(calls.size(), 6u);
+  EXPECT_EQ(calls[1].kind, EventKind::kAllreduce);
+  EXPECT_EQ(calls[4].kind, EventKind::kSend);
+  EXPECT_EQ(calls.back().kind, EventKind::kAbort);
+  EXPECT_EQ(calls.back().value, 3);
+  EXPECT_THROW(ReadTrace(trace, /*require_complete=*/true), TraceError);
+}
+
+TEST(TracerFailures, SegfaultLeavesAReadablePrefix) {
+  const std::string dir = FreshDir("segv");
+  const auto run = RunMpi(2, Program("failing_program"), {"segv"}, dir);
+  EXPECT_NE(run.exit_code, 0);
+  TraceDirectory trace(dir);
+  EXPECT_NE(trace.metadata().status, "complete");
+  std::vector<std::string> warnings;
+  const TraceData data = ReadTrace(trace, /*require_complete=*/false, &warnings);
+  ASSERT_FALSE(warnings.empty());
+  // The crashing rank's events up to the crash, flushed by the signal handler.
+  const auto calls = CallEvents(data.ranks.at(1));
+  ASSERT_EQ(calls.size(), 5u);
+  EXPECT_EQ(calls[0].kind, EventKind::kInit);
+  EXPECT_EQ(calls[3].kind, EventKind::kAllreduce);
+  EXPECT_EQ(calls[4].kind, EventKind::kSend);
+  EXPECT_EQ(calls[4].peer, 0);
+  // The rank mpirun killed kept its events too.
+  const auto rank0 = CallEvents(data.ranks.at(0));
+  ASSERT_GE(rank0.size(), 5u);
+  EXPECT_EQ(rank0[4].kind, EventKind::kRecv);
+}
+
+TEST(TracerCounters, PapiCountersWhereTheMachineHasThem) {
+  const auto avail = testing::Run("papi_avail -e PAPI_TOT_INS");
+  if (avail.exit_code != 0 || avail.out.find("NOT available") != std::string::npos ||
+      avail.out.find("PAPI_TOT_INS") == std::string::npos) {
+    GTEST_SKIP() << "PAPI_TOT_INS is not available on this machine (papi_avail says so; "
+                    "VMs usually expose no hardware counters): the tracer records CPU time "
+                    "only, which TracerP2P checks";
+  }
+  const TraceData t = TraceProgram("papi", 4, Program("p2p_program"));
+  EXPECT_TRUE(t.metadata.HasInstructions()) << t.metadata.counters_note;
+  std::int64_t instructions = 0;
+  for (const Event& e : t.ranks[0]) {
+    if (e.kind == EventKind::kCompute) {
+      EXPECT_GE(e.instructions, 0);
+      instructions += e.instructions;
+    }
+  }
+  EXPECT_GT(instructions, 0);
+}
+
+}  // namespace
+}  // namespace pas2p
