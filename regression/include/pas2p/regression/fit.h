@@ -6,8 +6,8 @@
 //  1. Candidates: the constant; the single terms c1·P^i·log2(P)^j and the performance-model normal
 //     forms c0 + c1·P^i·log2(P)^j for i in Options::exponents (quarters and thirds from −1 to 3)
 //     and j in 0..max_log_exponent; the free laws a·P^b, a·P^b + c, a·exp(b·P), a·exp(b·P) + c. All
-//     are fitted by least squares on RELATIVE residuals (ŷ_k − y_k)/|y_k|, so a count of 4 and a
-//     count of 36 weigh the same however the quantity scales.
+//     are fitted by least squares on RELATIVE residuals (ŷ_k − y_k)/d_k, d_k = max(|y_k|,
+//     1e-6·max|y|), so a count of 4 and a count of 36 weigh the same however the quantity scales.
 //  2. Overfitting guard: with n points only candidates with at most n − 1 parameters are tried
 //     (so every leave-one-out fit is determined), and never more than Options::max_parameters.
 //  3. Each candidate is scored by its leave-one-out error: refit without count k, predict y_k,
@@ -24,9 +24,11 @@
 //     whatever else would fit.
 //  5. The interval (model.h, IntervalMethod).
 //
-// Same input and options -> bitwise identical FittedModel (single-threaded, fixed seeds).
+// Same input and options -> bitwise identical FittedModel (single-threaded, fixed seeds). Fit keeps
+// no state between calls: different quantities may be fitted on different threads.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -104,7 +106,9 @@ FittedModel Fit(std::span<const Point> points, const Options& options = {},
 
 // Refits a given form (kind and fixed exponents taken from `form`) to the points, by relative
 // least squares; used for the jackknife and bootstrap, and by callers that want one form for all
-// classes. Returns false (and leaves *out untouched) when the fit is not determined or not finite.
+// classes. For a free law, form.coefficients (if complete) are the starting point; otherwise a
+// grid over the exponent / rate picks one. Returns false (and leaves *out untouched) when the fit
+// is not determined or not finite.
 bool FitCurve(const Curve& form, std::span<const Point> points, const Options& options, Curve* out);
 
 }  // namespace pas2p::regression
