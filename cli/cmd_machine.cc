@@ -17,12 +17,20 @@ namespace {
 struct MachineOptions {
   std::string input;
   std::string out;
+  std::string base;
   int nprocs = 0;
   bool collectives = false;
 };
 
 void RunMachine(const MachineOptions& o) {
-  const sim::Machine m = o.input.empty() ? sim::Machine{} : sim::LoadAnyMachine(o.input);
+  const bool is_cfg = std::filesystem::path(o.input).extension() == ".cfg";
+  if (!o.base.empty() && !is_cfg)
+    throw UserError("--base " + o.base + ": only a Dimemas .cfg input takes a base machine");
+  const sim::Machine m =
+      o.input.empty() ? sim::Machine{}
+      : is_cfg        ? sim::LoadDimemasCfg(o.input,
+                                     o.base.empty() ? sim::Machine{} : sim::LoadMachineFile(o.base))
+                      : sim::LoadMachineFile(o.input);
   if (o.nprocs > 0) {
     std::string error;
     if (!m.IsValidFor(o.nprocs, &error))
@@ -81,6 +89,10 @@ void SetupMachine(CLI::App& root) {
   cmd->add_option("file", o->input, "Machine file (.toml or Dimemas .cfg)")
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--out", o->out, "Write to this .toml or .cfg instead of printing");
+  cmd->add_option("--base", o->base,
+                  "With a .cfg input: machine file giving what Dimemas cannot express (eager "
+                  "threshold, instructions/s, flop/s, half duplex, topology)")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--nprocs", o->nprocs,
                   "Also check a run of this many ranks (node capacity, explicit map)")
       ->check(CLI::PositiveNumber);
