@@ -90,6 +90,7 @@ std::string NameStencil(const GeneralEquation& eq) {
       all_nonpos = all_nonpos && v <= 0;
     }
   }
+  if (std::none_of(used.begin(), used.end(), [](bool u) { return u; })) return "self";
   if (nd == 1) {
     if (all_periodic) return "ring";
     return (all_nonneg || all_nonpos) ? "shift" : "line";
@@ -171,7 +172,7 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
       while (true) {
         std::int64_t r = base;
         for (std::size_t k = 0; k < dims.size(); ++k) r += c[k] * strides_[dims[k]];
-        if (r != src) fn(r);
+        if (r != src || eq.include_self) fn(r);
         std::size_t k = 0;
         while (k < dims.size() && ++c[k] == extents_[dims[k]]) c[k++] = 0;
         if (k == dims.size()) break;
@@ -281,7 +282,7 @@ std::int64_t GeneralEquation::AtCount::NumDests(std::int64_t src) const {
     for (std::size_t i = 0; i < extents_.size(); ++i) {
       if (eq.group_dims[i]) size *= extents_[i];
     }
-    return size - 1;
+    return eq.include_self ? size : size - 1;
   }
   return static_cast<std::int64_t>(Dests(src).size());
 }
@@ -489,9 +490,11 @@ std::string GeneralEquation::Describe() const {
     case Family::kGroupAll: {
       bool whole = std::all_of(group_dims.begin(), group_dims.end(), [](bool b) { return b; });
       if (whole) {
-        out << "every rank sends to every other rank";
+        out << "every rank sends to every "
+            << (include_self ? "rank, itself included" : "other rank");
       } else {
-        out << "every rank sends to the other ranks that share its ";
+        out << "every rank sends to the ranks (itself " << (include_self ? "included" : "excluded")
+            << ") that share its ";
         bool first = true;
         for (std::size_t i = 0; i < group_dims.size(); ++i) {
           if (group_dims[i]) continue;
@@ -657,6 +660,9 @@ void GroupAllCandidates(const GridRule& grid, std::vector<GeneralEquation>* out)
     eq.valid = GridCounts(grid);
     eq.valid.min_count = std::max<std::int64_t>(eq.valid.min_count, 2);
     out->push_back(eq);
+    eq.include_self = true;  // e.g. MPI_Alltoall written as point-to-point with the self copy
+    eq.name += " (with self)";
+    out->push_back(eq);
   }
 }
 
@@ -809,6 +815,9 @@ void StencilCandidates(const GridRule& grid, const std::vector<Traced>& traced,
     std::vector<std::vector<std::int64_t>> all_v(all.begin(), all.end());
     if (std::find(sets.begin(), sets.end(), all_v) == sets.end()) sets.push_back(all_v);
     for (auto& offsets : sets) {
+      // As many offsets as ranks: the traces are too small to tell a stencil from a group
+      // exchange (+-1..+-3 cover a ring of 6); leave it to the group families.
+      if (static_cast<std::int64_t>(offsets.size()) >= traced.back().nprocs) continue;
       GeneralEquation eq;
       eq.family = Family::kStencil;
       eq.grid = grid;
@@ -842,8 +851,9 @@ void TransposeCandidates(const GridRule& grid, std::vector<GeneralEquation>* out
 bool SameEquation(const GeneralEquation& a, const GeneralEquation& b) {
   return a.family == b.family && a.name == b.name && a.root == b.root &&
          a.star_direction == b.star_direction && a.grid == b.grid && a.group_dims == b.group_dims &&
-         a.offsets == b.offsets && a.periodic == b.periodic && a.bits == b.bits &&
-         a.all_bits == b.all_bits && a.permutation == b.permutation && a.rotate == b.rotate;
+         a.include_self == b.include_self && a.offsets == b.offsets && a.periodic == b.periodic &&
+         a.bits == b.bits && a.all_bits == b.all_bits && a.permutation == b.permutation &&
+         a.rotate == b.rotate;
 }
 
 std::vector<Traced> Prepare(const std::vector<CommMap>& maps, const std::string& label,

@@ -138,6 +138,7 @@ json ToJson(const GeneralEquation& eq) {
           {"star_direction", NameOf(kDirections, eq.star_direction)},
           {"grid", ToJson(eq.grid)},
           {"group_dims", eq.group_dims},
+          {"include_self", eq.include_self},
           {"offsets", eq.offsets},
           {"periodic", eq.periodic},
           {"bits", bits},
@@ -159,6 +160,7 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
     eq.star_direction = ValueOf(kDirections, j, "star_direction", origin);
     eq.grid = GridRuleFromJson(j.at("grid"), origin);
     eq.group_dims = j.at("group_dims").get<std::vector<bool>>();
+    eq.include_self = j.at("include_self").get<bool>();
     eq.offsets = j.at("offsets").get<std::vector<std::vector<std::int64_t>>>();
     eq.periodic = j.at("periodic").get<std::vector<bool>>();
     for (const json& b : j.at("bits")) eq.bits.push_back(IndexFromJson(b));

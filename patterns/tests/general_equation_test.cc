@@ -180,6 +180,17 @@ TEST(GeneralEquation, AllToAllAndRowExchanges) {
   GeneralEquation eq = FitGeneralEquation(At(all, {3, 4, 6}));
   EXPECT_EQ(eq.name, "all-to-all");
   ExpectSameMap(eq, all(10));
+  // Alltoall written as point-to-point, the copy to itself included.
+  auto with_self = [](int p) {
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int s = 0; s < p; ++s) {
+      for (int d = 0; d < p; ++d) m.dests[s].push_back(d);
+    }
+    return m;
+  };
+  GeneralEquation self = FitGeneralEquation(At(with_self, {3, 4, 6}));
+  EXPECT_EQ(self.name, "all-to-all (with self)") << self.Describe();
+  ExpectSameMap(self, with_self(10));
   EXPECT_EQ(eq.At(1048576).NumDests(5), 1048575);
 
   auto rows = [](int p) {

@@ -77,6 +77,7 @@ struct GeneralEquation {
   // kGroupAll, kStencil, kTranspose
   GridRule grid;
   std::vector<bool> group_dims;  // kGroupAll: dims that vary inside a group (fastest first)
+  bool include_self = false;     // kGroupAll: a rank also sends to itself
 
   // kStencil: offsets in grid coordinates (fastest first), periodic per dimension.
   std::vector<std::vector<std::int64_t>> offsets;
