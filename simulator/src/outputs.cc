@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <numeric>
@@ -44,8 +45,11 @@ std::string RankRow(const std::string& label, int node, double end, double compu
 }
 
 std::ofstream OpenOut(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) throw UserError("cannot write " + path);
+  if (!out) throw UserError("cannot write " + path + (ec ? " (" + ec.message() + ")" : ""));
   return out;
 }
 
