@@ -1,0 +1,182 @@
+// The scaling model of one application: from its signatures at a few process counts to a
+// description of every phase as a function of the process count P.
+//
+// In:  signatures (phases/) of one application at >= 3 counts (AnalyzeTrace or saved files).
+// Out: an AppModel, a plain value type that says, for every phase present at every count,
+//      - its weight (occurrences in the run) as a regression model of P;
+//      - its events as SLOTS: the calls one occurrence makes on every rank, aligned across
+//        ranks and counts. Ranks with the same sequence of calls form a class; classes that
+//        lack some calls (a mesh boundary without a west neighbour, the only process row that
+//        runs a reduction) are merged into one supersequence and each slot carries a PRESENCE
+//        rule saying which ranks make that call at any count (every rank; ranks the slot's
+//        equation gives a partner; members of the slot's communicator rule; ranks that make
+//        some other slot's call; rank 0 only; every rank but 0);
+//      - per slot: the general equation of its peers (patterns/), the communicator rule and
+//        root of its collectives, whether completions wait for every pending request, and
+//        regression models (regression/) of the bytes, the received bytes and the compute
+//        burst before the call (CPU time, instructions when measured);
+//      - the run's phase sequence (from the largest count) and the set of valid counts (the
+//        intersection of every equation's and communicator rule's rule).
+//
+// How the slots are aligned: each rank's calls of one occurrence become tokens (operation,
+// tag, whether the communicator is a sub-communicator). Distinct token sequences (classes)
+// are merged, longest first, into one supersequence by a dynamic-programming alignment that
+// only matches equal tokens and, among equal tokens, prefers the slot whose ranks at the
+// same count talk at the same displacement (peer - rank), so a rank that only has a west
+// neighbour lands in the west slot, not the north one.
+//
+// File format (ModelToJson; JSON, stable key order):
+//   {"format": "pas2p-model", "version": 1, "application", "counts": [P...],
+//    "valid_counts": "<words>", "warnings": [...],
+//    "sequence": [[phase index, repetitions at the largest count], ...],
+//    "phases": [{"index", "ids": [phase id per count], "description", "relevant",
+//                "weight": Quantity, "traced_time_s": [per count],
+//                "slots": [{"kind", "tag", "presence", "like_slots": [...], "wildcard",
+//                           "all_pending", "requests", "equation": "<words>",
+//                           "maps": [{"nprocs", "dests": [[...] per rank]}],
+//                           "recv_maps": [...], "communicator": "<words>",
+//                           "layouts": [{"nprocs", "groups": [[...]]}],
+//                           "root_points": [[comm size, root index], ...],
+//                           "bytes", "recv_bytes", "root_bytes", "root_recv_bytes",
+//                           "cpu_ns", "instructions": Quantity or null,
+//                           "class_compute": [{"mask", "cpu_ns", "instructions"}]}]}]}
+// The equations and communicator rules are stored as their training maps and layouts (and
+// their description in words); loading refits them, which is deterministic, so a saved model
+// predicts exactly what the model that was saved predicts. A Quantity is
+// {"fit": FittedModel (regression's JSON), "divided_by_p": bool}.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pas2p/core/event.h"
+#include "pas2p/patterns/communicators.h"
+#include "pas2p/patterns/general_equation.h"
+#include "pas2p/patterns/valid_counts.h"
+#include "pas2p/phases/signature.h"
+#include "pas2p/regression/model.h"
+
+namespace pas2p::synthesis {
+
+// Which ranks make a slot's call at a given count.
+enum class Presence {
+  kAll,          // every rank
+  kHasPartner,   // ranks the slot's equation gives a partner (send or receive side)
+  kCommMember,   // ranks in a group of the slot's communicator rule
+  kLikeSlots,    // ranks that make the call of any of `like_slots` in this occurrence
+  kOnlyRank0,    // rank 0 alone
+  kAllButRank0,  // every rank but 0
+};
+std::string_view PresenceName(Presence presence);
+
+// A quantity of a slot as a function of P (absent when not measured).
+struct Quantity {
+  bool present = false;
+  regression::FittedModel model;
+  // The model is of P x the quantity (the total over the ranks: strong scaling divides a
+  // fixed total), chosen when that predicts the left-out counts better than fitting the
+  // quantity itself; At() divides by P.
+  bool divided_by_p = false;
+  // Value at P (clamped at 0); `side` -1 low end of the interval, 0 the model, +1 high end.
+  double At(double p, int side = 0) const;
+  std::string Describe(const std::string& what) const;
+};
+
+struct SlotModel {
+  EventKind kind = EventKind::kCompute;
+  std::int32_t tag = 0;
+  bool sub_comm = false;  // collective on a communicator other than the world
+  Presence presence = Presence::kAll;
+  std::vector<int> like_slots;  // kLikeSlots
+
+  // Point-to-point: the partner (send side; the source of receives) and, for sendrecv, the
+  // source of the receive half. `wildcard`: every receive of the slot was MPI_ANY_SOURCE.
+  std::optional<patterns::GeneralEquation> peer;
+  std::optional<patterns::GeneralEquation> recv_peer;
+  bool wildcard = false;
+  std::vector<patterns::CommMap> maps;       // training maps (rank -> partner) per count
+  std::vector<patterns::CommMap> recv_maps;  // sendrecv receive half
+
+  // Collectives on sub-communicators: the rule and the root's rank in the communicator.
+  std::optional<patterns::CommunicatorRule> communicator;
+  std::optional<patterns::IndexRule> root;
+  std::vector<patterns::CommunicatorLayout> layouts;
+  std::vector<std::pair<std::int64_t, std::int64_t>> root_points;  // (comm size, root index)
+
+  // Completions: wait for every request pending on the rank, or for `requests` of them
+  // (the oldest first).
+  bool all_pending = true;
+  std::int32_t requests = 0;
+
+  Quantity bytes;       // bytes sent (p2p send, collective send side) or received (recv)
+  Quantity recv_bytes;  // sendrecv receive half; collectives: bytes received
+  Quantity root_bytes;  // rooted collectives: the root's send and receive bytes
+  Quantity root_recv_bytes;
+  Quantity cpu_ns;  // compute burst before the call (mean over the ranks making it)
+  Quantity instructions;
+  // The same per rank class, where ranks differ in which of the phase's calls they make (a
+  // mesh corner, an edge, the interior): `mask` has '1' for each slot of the phase the class
+  // makes. A rank whose mask has no class here uses cpu_ns / instructions.
+  struct ClassCompute {
+    std::string mask;
+    Quantity cpu_ns;
+    Quantity instructions;
+  };
+  std::vector<ClassCompute> class_compute;
+
+  std::string Describe() const;  // "isend to torus: +1 along x ...; bytes per message ≈ ..."
+};
+
+struct PhaseModel {
+  int index = 0;            // position in AppModel::phases
+  std::vector<int> ids;     // the phase id in each count's signature (AppModel::counts)
+  std::string description;  // from the largest count's signature
+  bool relevant = false;    // relevant in at least one signature
+  Quantity weight;
+  std::vector<double> traced_time_s;  // total time of the phase in each traced run
+  std::vector<SlotModel> slots;
+};
+
+struct AppModel {
+  std::string application;
+  std::vector<int> counts;  // traced counts, ascending
+  std::vector<PhaseModel> phases;
+  // The run at the largest count: (phase index, repetitions); phases that are not modelled
+  // (missing at some count) are left out and counted in `unmodelled_share`.
+  std::vector<std::pair<int, std::int64_t>> sequence;
+  double unmodelled_share = 0;  // share of the largest count's time in unmodelled phases
+  patterns::ValidCountSet valid;
+  std::vector<std::string> warnings;
+
+  std::int64_t largest_count() const { return counts.empty() ? 0 : counts.back(); }
+  bool HasInstructions() const;
+};
+
+struct ModelOptions {
+  int min_counts = 3;
+  // Phases that are not relevant in any signature are still modelled when they are present
+  // at every count.
+  bool keep_irrelevant = true;
+  // A phase whose calls cannot be fitted is left out (its time becomes the unmodelled
+  // remainder, with a warning) when it takes at most this share of every traced run;
+  // a larger one is an error.
+  double max_dropped_share = 0.05;
+};
+
+// Builds the model. Throws UserError (naming the phase, slot and counts) when there are
+// fewer than min_counts counts, the signatures are of different applications, a count
+// appears twice, no phase corresponds at every count, or a relevant phase cannot be fitted.
+AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOptions& options = {});
+
+// The model in words (what `pas2p model` prints), optionally with values at a target count.
+std::string DescribeModel(const AppModel& model, std::int64_t target = 0);
+
+std::string ModelToJson(const AppModel& model);
+// Throws UserError naming `origin` when the text is not a model (or does not refit).
+AppModel ModelFromJson(const std::string& json, const std::string& origin);
+void SaveModel(const AppModel& model, const std::string& path);
+AppModel LoadModel(const std::string& path);
+
+}  // namespace pas2p::synthesis

@@ -1,0 +1,116 @@
+// Prediction at a target count (PAS2P's PET at N), count sweeps and validation.
+//
+// In:  an AppModel (model.h), a target count and a Machine (simulator/).
+// Out: a Prediction: the predicted time with an interval, one row per modelled phase (what
+//      it does, weight at N, simulated time of one occurrence, total, share) and the
+//      valid-count check.
+//
+// How. For each modelled phase, the synthesized trace of that phase alone is simulated at N
+// with 1 and 2 occurrences; one occurrence costs T(2) - T(1) in steady state (a pipeline
+// that fills in the first occurrence is charged once: total = T(1) + (W - 1) x (T(2) - T(1))).
+// PET(N) = sum of the phases' totals, plus the unmodelled remainder (phases that do not
+// occur at every traced count) kept at its traced share of the run. When the whole
+// synthesized run is small enough (PredictOptions::full_replay_events), it is simulated
+// end to end and that time is the prediction, without the remainder (the replay already
+// holds what partial iterations and pipeline drains cost); the PET is still the breakdown. The
+// interval repeats the one-occurrence simulations with the low and high ends of the regression
+// intervals (bytes, compute, weights).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pas2p/core/trace.h"
+#include "pas2p/simulator/machine.h"
+#include "pas2p/synthesis/model.h"
+
+namespace pas2p::synthesis {
+
+struct PredictOptions {
+  bool allow_idle = false;  // predict at the largest valid count <= target, the rest idle
+  // Simulate the whole synthesized run when ranks x events per rank stay below this.
+  std::uint64_t full_replay_events = 20'000'000;
+  bool intervals = true;  // simulate the low/high ends (costs two more simulations per phase)
+};
+
+struct PhasePrediction {
+  int phase = 0;
+  std::string description;
+  double weight = 0;
+  double time_per_occurrence_s = 0;
+  double first_occurrence_s = 0;
+  double total_s = 0;
+  double share = 0;
+  bool relevant = false;
+};
+
+struct Prediction {
+  std::int64_t target = 0;
+  std::int64_t run_count = 0;  // target, or the largest valid count <= target (idle mode)
+  std::int64_t idle_ranks = 0;
+  std::string valid_counts;   // in words
+  std::string check_message;  // idle-mode explanation, empty when the target is valid
+  double predicted_time_s = 0;
+  double interval_low_s = 0;
+  double interval_high_s = 0;
+  double pet_s = 0;        // sum of the phase totals + remainder
+  double remainder_s = 0;  // unmodelled phases (kept at their traced share)
+  std::string method;      // "full replay of the synthesized run" or "PET"
+  std::uint64_t simulated_events = 0;
+  std::vector<PhasePrediction> phases;
+};
+
+Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machine& machine,
+                   const PredictOptions& options = {});
+
+std::string FormatPrediction(const Prediction& p, const std::string& machine_name);
+std::string PredictionToJson(const Prediction& p, const std::string& machine_name);
+
+struct SweepRow {
+  std::int64_t count = 0;
+  double time_s = 0;
+  double speedup = 0;     // time at the first count / time here
+  double efficiency = 0;  // speedup x first count / count
+  double core_hours = 0;  // count x time / 3600
+};
+
+struct Sweep {
+  std::vector<SweepRow> rows;
+  double efficiency_threshold = 0.5;
+  std::int64_t recommended = 0;  // 0 when no count qualifies
+  std::string rule;              // the recommendation rule in words
+};
+
+// Valid counts in [low, high] (at most max_points of them, log-spaced when there are more),
+// each predicted. Throws UserError when the range holds no valid count.
+Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
+               const sim::Machine& machine, double efficiency_threshold,
+               std::size_t max_points = 12, const PredictOptions& options = {});
+std::string FormatSweep(const Sweep& sweep);
+std::string SweepToJson(const Sweep& sweep);
+
+// Validation: train on every signature but the one of the largest count, predict that count
+// and compare with its real trace.
+struct Validation {
+  std::int64_t count = 0;  // the held-out count
+  std::vector<int> training_counts;
+  std::uint64_t messages = 0;  // point-to-point messages sent in the real trace
+  double pattern_match = 0;    // share of them with exactly the predicted peer
+  double bytes_error = 0;      // |predicted - real| / real, bytes sent
+  double compute_error = 0;    // same for the CPU time of compute bursts
+  double time_error = 0;       // predicted time vs simulated real trace
+  double predicted_time_s = 0;
+  double real_simulated_time_s = 0;
+  std::uint64_t real_bytes = 0, predicted_bytes = 0;
+  double real_compute_s = 0, predicted_compute_s = 0;
+};
+
+// `real` is the trace at the largest count; `signatures` include its signature (it is left
+// out of training). Throws UserError with fewer than 4 signatures (3 to train).
+Validation Validate(const std::vector<phases::Signature>& signatures, const TraceSource& real,
+                    const sim::Machine& machine, const PredictOptions& options = {});
+std::string FormatValidation(const Validation& v, const std::string& application);
+std::string ValidationToJson(const Validation& v, const std::string& application);
+
+}  // namespace pas2p::synthesis

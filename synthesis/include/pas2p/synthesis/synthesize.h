@@ -1,0 +1,77 @@
+// The logical trace at a target count, generated lazily rank by rank from an AppModel.
+//
+// In:  an AppModel and a target count N (a valid count of the model).
+// Out: a TraceSource whose OpenRank(r) generates rank r's events on demand: MPI_Init, the
+//      communicators the rank belongs to (kCommCreate, from the slots' communicator rules),
+//      then the run's phase sequence (the largest traced count's sequence, each run of
+//      repetitions scaled by the phase's weight model at N over its traced weight), each
+//      occurrence's calls from the slots (present on the rank by the slot's presence rule;
+//      peers from the general equations at N, bytes and compute from the regressions at N),
+//      and MPI_Finalize. Request ids are per rank and increasing; a completion waits for the
+//      requests pending on the rank (all of them, or the slot's number, oldest first).
+//
+// Memory: the model, the equations evaluated at N (a grid's extents) and the scaled sequence;
+// a rank reader holds its position and its pending requests. Nothing grows with N x events,
+// so a million ranks work; only the simulator's own per-rank state grows with N.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pas2p/core/trace.h"
+#include "pas2p/synthesis/model.h"
+
+namespace pas2p::synthesis {
+
+struct SynthOptions {
+  // Which end of the regression intervals the bytes and compute come from: -1 low, 0 the
+  // fitted value, +1 high. The same for the phase weights (weight_side).
+  int side = 0;
+  int weight_side = 0;
+  // Only this phase (index into AppModel::phases), `repetitions` times; -1 = the whole run.
+  int only_phase = -1;
+  std::int64_t repetitions = 1;
+};
+
+class SynthesizedTrace : public TraceSource {
+ public:
+  // Throws UserError when `nprocs` is not a valid count of the model (naming the nearest).
+  SynthesizedTrace(AppModel model, std::int64_t nprocs, const SynthOptions& options = {});
+  ~SynthesizedTrace() override;
+  SynthesizedTrace(const SynthesizedTrace&) = delete;
+  SynthesizedTrace& operator=(const SynthesizedTrace&) = delete;
+
+  const TraceMetadata& metadata() const override { return metadata_; }
+  std::unique_ptr<RankEventSource> OpenRank(int rank) const override;
+  std::string description() const override;
+
+  const AppModel& model() const { return model_; }
+  // The scaled run: (phase index, repetitions at N).
+  const std::vector<std::pair<int, std::int64_t>>& sequence() const { return sequence_; }
+  // Occurrences of a phase at N (its weight model, clamped at 0).
+  double PhaseWeight(int phase) const;
+  // Upper bound of the events of one rank (for choosing between a full replay and PET).
+  std::uint64_t MaxEventsPerRank() const;
+
+  struct SlotAt;
+  struct Impl;
+
+ private:
+  AppModel model_;
+  std::int64_t nprocs_;
+  SynthOptions options_;
+  TraceMetadata metadata_;
+  std::vector<std::pair<int, std::int64_t>> sequence_;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Writes the trace at `nprocs` to `out_dir`, as a pas2p trace directory (format "pas2p") or
+// SimGrid time-independent text files ("simgrid-ti"). Returns the path written (the
+// directory, or the TI list file). Throws UserError on an unknown format.
+std::string WriteSynthesized(const SynthesizedTrace& trace, const std::string& out_dir,
+                             const std::string& format, double flops_per_second = 1e9);
+
+}  // namespace pas2p::synthesis

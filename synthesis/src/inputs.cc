@@ -1,0 +1,126 @@
+#include "pas2p/synthesis/inputs.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "pas2p/core/error.h"
+#include "pas2p/core/simgrid_ti.h"
+#include "pas2p/core/trace.h"
+#include "pas2p/simulator/machine_file.h"
+
+#ifndef PAS2P_SOURCE_DIR_FALLBACK
+#define PAS2P_SOURCE_DIR_FALLBACK ""
+#endif
+
+namespace pas2p::synthesis {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool IsTraceDir(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_directory(p, ec) && fs::exists(p / kMetadataFileName, ec);
+}
+
+bool IsSignatureFile(const fs::path& p) {
+  std::error_code ec;
+  if (!fs::is_regular_file(p, ec)) return false;
+  std::ifstream in(p);
+  std::string head(256, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head.find("pas2p-signature") != std::string::npos;
+}
+
+}  // namespace
+
+std::vector<TraceInput> ExpandTraceArgs(const std::vector<std::string>& args) {
+  std::vector<TraceInput> out;
+  for (const std::string& arg : args) {
+    const fs::path p(arg);
+    std::error_code ec;
+    if (!fs::exists(p, ec)) throw UserError(arg + ": no such file or directory");
+    if (IsTraceDir(p) || IsSimgridTi(p)) {
+      out.push_back(TraceInput{p, {}});
+    } else if (IsSignatureFile(p)) {
+      out.push_back(TraceInput{{}, p});
+    } else if (fs::is_directory(p, ec)) {
+      std::vector<fs::path> subs;
+      for (const auto& entry : fs::directory_iterator(p, ec)) {
+        if (IsTraceDir(entry.path())) subs.push_back(entry.path());
+      }
+      if (subs.empty()) {
+        throw UserError(arg + ": neither a trace (no " + kMetadataFileName +
+                        "), a SimGrid TI trace, a signature file, nor a directory of traces");
+      }
+      std::sort(subs.begin(), subs.end());
+      for (const auto& s : subs) out.push_back(TraceInput{s, {}});
+    } else {
+      throw UserError(arg +
+                      ": neither a trace directory, a SimGrid TI trace nor a signature "
+                      "file (pas2p-signature JSON)");
+    }
+  }
+  return out;
+}
+
+std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inputs,
+                                              const phases::AnalyzeOptions& options,
+                                              std::vector<std::string>* progress) {
+  std::vector<phases::Signature> sigs;
+  for (const TraceInput& in : inputs) {
+    if (!in.signature_file.empty()) {
+      sigs.push_back(phases::LoadSignature(in.signature_file));
+      if (progress) progress->push_back("loaded " + in.signature_file.string());
+    } else {
+      auto trace = OpenTrace(in.path);
+      sigs.push_back(phases::AnalyzeTrace(*trace, options));
+      if (progress) progress->push_back("analyzed " + in.path.string());
+    }
+  }
+  return sigs;
+}
+
+fs::path DataDir() {
+  if (const char* env = std::getenv("PAS2P_DATA_DIR"); env && *env) return fs::path(env);
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    // Installed: <prefix>/bin/pas2p -> <prefix>/share/pas2p.
+    fs::path share = exe.parent_path().parent_path() / "share" / "pas2p";
+    if (fs::exists(share / "machines" / "default.toml", ec)) return share;
+    // Build tree: walk up looking for datasets/machines/default.toml.
+    for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path();
+         dir = dir.parent_path()) {
+      if (fs::exists(dir / "datasets" / "machines" / "default.toml", ec)) return dir / "datasets";
+    }
+  }
+  const fs::path source(PAS2P_SOURCE_DIR_FALLBACK);
+  if (!source.empty() && fs::exists(source / "datasets" / "machines" / "default.toml", ec)) {
+    return source / "datasets";
+  }
+  return {};
+}
+
+sim::Machine LoadMachineOrDefault(const std::string& file, std::string* used) {
+  std::string path = file;
+  if (path.empty()) {
+    const fs::path data = DataDir();
+    if (data.empty()) {
+      throw UserError(
+          "the default machine file (datasets/machines/default.toml) was not found; "
+          "give one with --machine FILE or set PAS2P_DATA_DIR to the datasets "
+          "directory");
+    }
+    path = (data / "machines" / "default.toml").string();
+  }
+  if (used) *used = path;
+  return sim::LoadAnyMachine(path);
+}
+
+}  // namespace pas2p::synthesis

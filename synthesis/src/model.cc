@@ -1,0 +1,1161 @@
+#include "pas2p/synthesis/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "pas2p/core/error.h"
+#include "pas2p/phases/correspondence.h"
+#include "pas2p/regression/fit.h"
+
+namespace pas2p::synthesis {
+
+using nlohmann::json;
+
+std::string_view PresenceName(Presence presence) {
+  switch (presence) {
+    case Presence::kAll:
+      return "all";
+    case Presence::kHasPartner:
+      return "has_partner";
+    case Presence::kCommMember:
+      return "comm_member";
+    case Presence::kLikeSlots:
+      return "like_slots";
+    case Presence::kOnlyRank0:
+      return "only_rank0";
+    case Presence::kAllButRank0:
+      return "all_but_rank0";
+  }
+  return "all";
+}
+
+namespace {
+
+Presence PresenceFromName(const std::string& name, const std::string& origin) {
+  for (Presence p : {Presence::kAll, Presence::kHasPartner, Presence::kCommMember,
+                     Presence::kLikeSlots, Presence::kOnlyRank0, Presence::kAllButRank0}) {
+    if (PresenceName(p) == name) return p;
+  }
+  throw UserError(origin + ": unknown slot presence \"" + name + "\"");
+}
+
+std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+
+std::string JoinCounts(const std::vector<int>& counts) {
+  std::string s;
+  for (std::size_t i = 0; i < counts.size(); ++i) s += (i ? ", " : "") + std::to_string(counts[i]);
+  return s;
+}
+
+bool CreatesRequest(EventKind kind) {
+  return kind == EventKind::kIsend || kind == EventKind::kIrecv;
+}
+
+// The coarse identity of a call used to align ranks and counts.
+struct Token {
+  EventKind kind = EventKind::kCompute;
+  std::int32_t tag = 0;
+  bool sub_comm = false;
+  auto operator<=>(const Token&) const = default;
+};
+
+// One slot while the supersequence is being built.
+struct SlotAcc {
+  Token token;
+  // Per count index: displacements (peer - rank) of the ranks placed in this slot.
+  std::map<int, std::set<std::int64_t>> displacements;
+};
+
+// Per count: which ranks make this slot's call, and what they did.
+struct SlotCountData {
+  std::vector<const phases::PhaseEvent*> event_of_rank;  // size nprocs, null = absent
+};
+
+class CommLookup {
+ public:
+  explicit CommLookup(const phases::Signature& sig) : nprocs_(sig.nprocs) {
+    for (const auto& c : sig.communicators) members_[c.id] = &c.members;
+  }
+  // Members of `comm` (world ranks), or null for the world (or a communicator of every rank).
+  const std::vector<std::int32_t>* SubMembers(CommId comm) const {
+    if (comm == kCommWorld) return nullptr;
+    auto it = members_.find(comm);
+    if (it == members_.end()) return nullptr;
+    if (static_cast<int>(it->second->size()) == nprocs_) {
+      // A duplicate (or a cartesian copy) of the world; the world unless it reorders ranks.
+      bool identity = true;
+      for (int i = 0; i < nprocs_ && identity; ++i) identity = (*it->second)[i] == i;
+      if (identity) return nullptr;
+    }
+    return it->second;
+  }
+  bool Known(CommId comm) const { return comm == kCommWorld || members_.count(comm) > 0; }
+
+ private:
+  int nprocs_;
+  std::map<CommId, const std::vector<std::int32_t>*> members_;
+};
+
+Token TokenOf(const phases::PhaseEvent& e, const CommLookup& comms) {
+  Token t;
+  t.kind = e.kind;
+  if (IsPointToPoint(e.kind)) t.tag = e.tag;
+  if (IsCollective(e.kind)) t.sub_comm = comms.SubMembers(e.comm) != nullptr;
+  return t;
+}
+
+std::int64_t Displacement(const phases::PhaseEvent& e, int rank) {
+  if (!IsPointToPoint(e.kind) || e.peer < 0) return std::numeric_limits<std::int64_t>::min();
+  return static_cast<std::int64_t>(e.peer) - rank;
+}
+
+// A class: ranks of one count with the same token sequence.
+struct ClassRef {
+  int count_index = 0;
+  std::vector<Token> tokens;
+  std::vector<int> ranks;
+};
+
+// Aligns every class into one supersequence; returns, per class, the slot id of each of its
+// tokens; `order` receives the slot ids in supersequence order. A class may be aligned
+// rotated: a loop body seen from a different starting call on some ranks (a rank whose first
+// call of the loop is its second receive) is the same body.
+std::vector<std::vector<int>> AlignClasses(
+    const std::vector<ClassRef>& classes,
+    const std::vector<std::vector<const phases::RankPhase*>>& rank_phases,
+    std::vector<SlotAcc>* slots, std::vector<int>* order) {
+  std::vector<std::vector<int>> assignment(classes.size());
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    const ClassRef& cls = classes[c];
+    const std::size_t m = cls.tokens.size();
+    const std::size_t n = order->size();
+    // Per token of the class: displacements of its ranks.
+    std::vector<std::vector<std::int64_t>> disp0(m);
+    for (int r : cls.ranks) {
+      const phases::RankPhase* rp = rank_phases[cls.count_index][r];
+      for (std::size_t i = 0; i < m; ++i) disp0[i].push_back(Displacement(rp->events[i], r));
+    }
+    std::size_t rot = 0;
+    auto tok = [&](std::size_t i) -> const Token& { return cls.tokens[(i + rot) % m]; };
+    auto disp = [&](std::size_t i) -> const std::vector<std::int64_t>& {
+      return disp0[(i + rot) % m];
+    };
+    auto match_score = [&](std::size_t i, std::size_t j) -> std::int64_t {
+      const SlotAcc& s = (*slots)[(*order)[j]];
+      if (!(s.token == tok(i))) return -1;
+      std::int64_t bonus = 0;
+      auto it = s.displacements.find(cls.count_index);
+      if (it != s.displacements.end() && !it->second.empty()) {
+        std::size_t hits = 0;
+        for (std::int64_t d : disp(i)) hits += it->second.count(d);
+        bonus = static_cast<std::int64_t>(1000 * hits / std::max<std::size_t>(1, disp(i).size()));
+      }
+      return 1000 + bonus;
+    };
+    // dp[i][j]: best score aligning the first i tokens with the first j slots.
+    std::vector<std::vector<std::int64_t>> dp(m + 1, std::vector<std::int64_t>(n + 1, 0));
+    auto fill = [&]() {
+      for (std::size_t i = 1; i <= m; ++i) {
+        for (std::size_t j = 1; j <= n; ++j) {
+          std::int64_t best = std::max(dp[i - 1][j], dp[i][j - 1]);
+          const std::int64_t sc = match_score(i - 1, j - 1);
+          if (sc >= 0) best = std::max(best, dp[i - 1][j - 1] + sc);
+          dp[i][j] = best;
+        }
+      }
+      return dp[m][n];
+    };
+    // The best rotation (the first on ties); long sequences are not rotated (cost).
+    std::size_t best_rot = 0;
+    std::int64_t best_score = -1;
+    const std::size_t rotations = (n > 0 && m * m * n <= 4'000'000) ? m : 1;
+    for (rot = 0; rot < std::max<std::size_t>(1, rotations); ++rot) {
+      const std::int64_t sc = fill();
+      if (sc > best_score) {
+        best_score = sc;
+        best_rot = rot;
+      }
+    }
+    rot = best_rot;
+    fill();
+    // Traceback (from the end), building the merged order.
+    std::vector<int> merged_rev;
+    std::vector<int> slot_of(m, -1);  // by rotated position
+    std::size_t i = m, j = n;
+    while (i > 0 || j > 0) {
+      if (i > 0 && j > 0) {
+        const std::int64_t sc = match_score(i - 1, j - 1);
+        if (sc >= 0 && dp[i][j] == dp[i - 1][j - 1] + sc) {
+          slot_of[i - 1] = (*order)[j - 1];
+          merged_rev.push_back((*order)[j - 1]);
+          --i;
+          --j;
+          continue;
+        }
+      }
+      if (j > 0 && (i == 0 || dp[i][j] == dp[i][j - 1])) {
+        merged_rev.push_back((*order)[j - 1]);
+        --j;
+        continue;
+      }
+      // A token with no slot: a new slot, placed after the slots aligned before it.
+      const int id = static_cast<int>(slots->size());
+      slots->push_back(SlotAcc{tok(i - 1), {}});
+      slot_of[i - 1] = id;
+      merged_rev.push_back(id);
+      --i;
+    }
+    order->assign(merged_rev.rbegin(), merged_rev.rend());
+    std::vector<int> by_original(m, -1);
+    for (std::size_t k = 0; k < m; ++k) {
+      by_original[(k + rot) % m] = slot_of[k];
+      auto& set = (*slots)[slot_of[k]].displacements[cls.count_index];
+      for (std::int64_t d : disp(k)) {
+        if (d != std::numeric_limits<std::int64_t>::min()) set.insert(d);
+      }
+    }
+    assignment[c] = std::move(by_original);
+  }
+  return assignment;
+}
+
+regression::FittedModel ConstantModel(const std::vector<regression::Point>& points, double value) {
+  regression::FittedModel m;
+  m.curve.kind = regression::CurveKind::kConstant;
+  m.curve.coefficients = {value};
+  m.training = points;
+  bool integer = true;
+  for (const auto& p : points) integer = integer && std::floor(p.y) == p.y;
+  m.integer_valued = integer;
+  return m;
+}
+
+// Fits (P, value) points; fewer than 3 points (a slot only some counts have) or identical
+// values give a constant.
+Quantity FitQuantity(const std::vector<regression::Point>& points, const std::string& what) {
+  Quantity q;
+  if (points.empty()) return q;
+  q.present = true;
+  bool same = true;
+  for (const auto& p : points) same = same && p.y == points.front().y;
+  if (same) {
+    q.model = ConstantModel(points, points.front().y);
+    return q;
+  }
+  if (points.size() < 3) {
+    double mean = 0;
+    for (const auto& p : points) mean += p.y;
+    q.model = ConstantModel(points, mean / static_cast<double>(points.size()));
+    return q;
+  }
+  q.model = regression::Fit(points, regression::Options{}, what);
+  // The total over P ranks may scale more simply (a fixed domain split P ways).
+  std::vector<regression::Point> totals;
+  for (const auto& p : points) totals.push_back({p.p, p.y * p.p});
+  regression::FittedModel total = regression::Fit(totals, regression::Options{}, what + " x P");
+  if (total.loo_error < q.model.loo_error) {
+    q.model = std::move(total);
+    q.divided_by_p = true;
+  }
+  return q;
+}
+
+std::vector<bool> PresentSet(const SlotCountData& d) {
+  std::vector<bool> s(d.event_of_rank.size());
+  for (std::size_t r = 0; r < s.size(); ++r) s[r] = d.event_of_rank[r] != nullptr;
+  return s;
+}
+
+struct PhaseBuild {
+  PhaseModel model;
+  std::vector<std::vector<SlotCountData>> data;  // [slot][count]
+};
+
+// Which ranks a slot's equation gives a partner at count P (from the fitted equations).
+std::vector<bool> PartnerSet(const SlotModel& slot, std::int64_t nprocs) {
+  std::vector<bool> s(static_cast<std::size_t>(nprocs), false);
+  if (slot.peer) {
+    auto at = slot.peer->At(nprocs);
+    for (std::int64_t r = 0; r < nprocs; ++r) s[r] = s[r] || at.NumDests(r) > 0;
+  }
+  if (slot.recv_peer) {
+    auto at = slot.recv_peer->At(nprocs);
+    for (std::int64_t r = 0; r < nprocs; ++r) s[r] = s[r] || at.NumDests(r) > 0;
+  }
+  return s;
+}
+
+std::vector<bool> MemberSet(const SlotModel& slot, std::int64_t nprocs) {
+  std::vector<bool> s(static_cast<std::size_t>(nprocs), false);
+  auto at = slot.communicator->At(nprocs);
+  for (std::int64_t r = 0; r < nprocs; ++r) s[r] = at.GroupIndex(r) >= 0;
+  return s;
+}
+
+std::string SlotLabel(const PhaseModel& phase, std::size_t slot, const SlotModel& s) {
+  return "phase " + std::to_string(phase.index) + " call " + std::to_string(slot) + " (" +
+         std::string(EventKindName(s.kind)) + ")";
+}
+
+void FitSlotEquations(SlotModel* slot, const std::string& label) {
+  bool any = false;
+  for (const auto& m : slot->maps) any = any || !m.IsEmpty();
+  if (any) {
+    patterns::FitOptions fo;
+    fo.label = label;
+    slot->peer = patterns::FitGeneralEquation(slot->maps, fo);
+  }
+  bool any_recv = false;
+  for (const auto& m : slot->recv_maps) any_recv = any_recv || !m.IsEmpty();
+  if (any_recv) {
+    patterns::FitOptions fo;
+    fo.label = label + ", receive half";
+    slot->recv_peer = patterns::FitGeneralEquation(slot->recv_maps, fo);
+  }
+  if (!slot->layouts.empty()) {
+    patterns::FitOptions fo;
+    fo.label = label + ", communicator";
+    slot->communicator = patterns::FitCommunicators(slot->layouts, fo);
+  }
+  if (!slot->root_points.empty()) slot->root = patterns::FitRankRule(slot->root_points, label);
+}
+
+// Builds one slot from its per-count data.
+SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& acc,
+                    const std::vector<SlotCountData>& data, const std::vector<int>& counts,
+                    const std::vector<const phases::Signature*>& sigs,
+                    const std::vector<std::vector<std::string>>& masks) {
+  SlotModel slot;
+  slot.kind = acc.token.kind;
+  slot.tag = acc.token.tag;
+  slot.sub_comm = acc.token.sub_comm;
+  const std::string label = SlotLabel(phase, index, slot);
+  const bool p2p = IsPointToPoint(slot.kind);
+  const bool coll = IsCollective(slot.kind);
+  const bool rooted = coll && IsRooted(slot.kind);
+
+  std::vector<regression::Point> bytes, recv_bytes, root_bytes, root_recv, cpu, instr;
+  bool wildcard_any = false, specific_any = false;
+  std::map<std::int32_t, int> requests_seen;
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    const int n = counts[ci];
+    const CommLookup comms(*sigs[ci]);
+    patterns::CommMap map, rmap;
+    map.nprocs = rmap.nprocs = n;
+    map.dests.resize(n);
+    rmap.dests.resize(n);
+    std::set<std::vector<int>> groups;
+    double sb = 0, rb = 0, c = 0, ins = 0, rsb = 0, rrb = 0;
+    int nb = 0, nroot = 0, nins = 0, nall = 0;
+    for (int r = 0; r < n; ++r) {
+      const phases::PhaseEvent* e = data[ci].event_of_rank[r];
+      if (!e) continue;
+      ++nall;
+      c += e->compute.cpu_ns.n > 0 ? e->compute.cpu_ns.mean : 0;
+      if (e->compute.instructions.n > 0) {
+        ins += e->compute.instructions.mean;
+        ++nins;
+      }
+      if (p2p) {
+        if (e->peer == kAnySource) {
+          wildcard_any = true;
+        } else if (e->peer >= 0 && e->peer < n) {
+          specific_any = true;
+          map.dests[r].push_back(e->peer);
+        }
+        if (slot.kind == EventKind::kSendrecv && e->recv_peer >= 0 && e->recv_peer < n) {
+          rmap.dests[r].push_back(e->recv_peer);
+        }
+      }
+      bool is_root = false;
+      if (coll) {
+        const auto* members = comms.SubMembers(e->comm);
+        if (slot.sub_comm && members) {
+          groups.insert(std::vector<int>(members->begin(), members->end()));
+        }
+        if (rooted && e->peer >= 0) {
+          std::int64_t size = n, root_index = e->peer;
+          if (slot.sub_comm && members) {
+            size = static_cast<std::int64_t>(members->size());
+            auto it = std::find(members->begin(), members->end(), e->peer);
+            root_index = it == members->end() ? 0 : it - members->begin();
+          }
+          if (std::find(slot.root_points.begin(), slot.root_points.end(),
+                        std::make_pair(size, root_index)) == slot.root_points.end()) {
+            slot.root_points.emplace_back(size, root_index);
+          }
+          is_root = e->peer == r;
+        }
+      }
+      if (IsCompletion(slot.kind)) requests_seen[e->requests]++;
+      if (is_root) {
+        rsb += e->bytes.mean;
+        rrb += e->recv_bytes.mean;
+        ++nroot;
+      } else {
+        sb += e->bytes.mean;
+        rb += e->recv_bytes.mean;
+        ++nb;
+      }
+    }
+    if (p2p) {
+      slot.maps.push_back(map);
+      if (slot.kind == EventKind::kSendrecv) slot.recv_maps.push_back(rmap);
+    }
+    if (coll && slot.sub_comm) {
+      patterns::CommunicatorLayout layout;
+      layout.nprocs = n;
+      layout.groups.assign(groups.begin(), groups.end());
+      std::sort(layout.groups.begin(), layout.groups.end(),
+                [](const auto& a, const auto& b) { return a.front() < b.front(); });
+      slot.layouts.push_back(layout);
+    }
+    if (nall == 0) continue;
+    const double p = n;
+    if (nb > 0) {
+      bytes.push_back({p, sb / nb});
+      recv_bytes.push_back({p, rb / nb});
+    }
+    if (nroot > 0) {
+      root_bytes.push_back({p, rsb / nroot});
+      root_recv.push_back({p, rrb / nroot});
+    }
+    cpu.push_back({p, c / nall});
+    if (nins == nall) instr.push_back({p, ins / nins});
+  }
+  slot.wildcard = p2p && wildcard_any;
+  if (slot.wildcard && specific_any) {
+    // Some receives named their source, some did not: model all as wildcards (they still
+    // match the same sends) rather than guess which ranks name a source elsewhere.
+    for (auto& m : slot.maps) m.dests.assign(m.dests.size(), {});
+  }
+  std::sort(slot.root_points.begin(), slot.root_points.end());
+  FitSlotEquations(&slot, label);
+
+  const std::string what = label + ": ";
+  if (slot.kind == EventKind::kSendrecv || coll) {
+    slot.bytes = FitQuantity(bytes, what + "bytes sent");
+    slot.recv_bytes = FitQuantity(recv_bytes, what + "bytes received");
+  } else if (p2p) {
+    slot.bytes = FitQuantity(bytes, what + "bytes per message");
+  }
+  if (rooted) {
+    slot.root_bytes = FitQuantity(root_bytes, what + "bytes sent by the root");
+    slot.root_recv_bytes = FitQuantity(root_recv, what + "bytes received by the root");
+  }
+  slot.cpu_ns = FitQuantity(cpu, what + "CPU time before the call (ns)");
+  slot.instructions = FitQuantity(instr, what + "instructions before the call");
+  // Per class of ranks (the calls of the phase they make).
+  struct Acc {
+    double cpu = 0, ins = 0;
+    int n = 0, nins = 0;
+  };
+  std::map<std::string, std::map<int, Acc>> by_mask;  // mask -> count index -> sums
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    for (int r = 0; r < counts[ci]; ++r) {
+      const phases::PhaseEvent* e = data[ci].event_of_rank[r];
+      if (!e) continue;
+      Acc& a = by_mask[masks[ci][r]][static_cast<int>(ci)];
+      a.cpu += e->compute.cpu_ns.n > 0 ? e->compute.cpu_ns.mean : 0;
+      ++a.n;
+      if (e->compute.instructions.n > 0) {
+        a.ins += e->compute.instructions.mean;
+        ++a.nins;
+      }
+    }
+  }
+  if (by_mask.size() > 1) {
+    for (const auto& [mask, per_count] : by_mask) {
+      std::vector<regression::Point> cp, ip;
+      for (const auto& [ci, a] : per_count) {
+        cp.push_back({double(counts[ci]), a.cpu / a.n});
+        if (a.nins == a.n) ip.push_back({double(counts[ci]), a.ins / a.nins});
+      }
+      SlotModel::ClassCompute cc;
+      cc.mask = mask;
+      cc.cpu_ns = FitQuantity(cp, what + "CPU time before the call (ns), ranks " + mask);
+      cc.instructions = FitQuantity(ip, what + "instructions before the call, ranks " + mask);
+      slot.class_compute.push_back(std::move(cc));
+    }
+  }
+
+  if (IsCompletion(slot.kind)) {
+    int best = 0;
+    for (const auto& [k, times] : requests_seen) {
+      if (times > best) {
+        best = times;
+        slot.requests = k;
+      }
+    }
+  }
+  return slot;
+}
+
+// Pending requests before each slot of one rank's occurrence; decides "all pending".
+void DecideCompletions(PhaseBuild* build, const std::vector<int>& counts) {
+  auto& slots = build->model.slots;
+  std::vector<bool> all_ok(slots.size(), true);
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    for (int r = 0; r < counts[ci]; ++r) {
+      std::int64_t pending = 0;
+      for (std::size_t s = 0; s < slots.size(); ++s) {
+        const phases::PhaseEvent* e = build->data[s][ci].event_of_rank[r];
+        if (!e) continue;
+        if (CreatesRequest(e->kind)) ++pending;
+        if (IsCompletion(e->kind)) {
+          if (e->requests != pending) all_ok[s] = false;
+          pending = std::max<std::int64_t>(0, pending - e->requests);
+        }
+      }
+    }
+  }
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    if (IsCompletion(slots[s].kind)) slots[s].all_pending = all_ok[s];
+  }
+}
+
+bool SameSets(const std::vector<bool>& a, const std::vector<bool>& b) { return a == b; }
+
+// Chooses each slot's presence rule (see Presence) from the traced presence sets.
+void DecidePresence(PhaseBuild* build, const std::vector<int>& counts) {
+  auto& slots = build->model.slots;
+  const std::size_t ns = slots.size();
+  // Traced presence per slot and count.
+  std::vector<std::vector<std::vector<bool>>> traced(ns);
+  for (std::size_t s = 0; s < ns; ++s) {
+    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+      traced[s].push_back(PresentSet(build->data[s][ci]));
+    }
+  }
+  auto all_true = [](const std::vector<bool>& v) {
+    return std::all_of(v.begin(), v.end(), [](bool b) { return b; });
+  };
+  auto matches = [&](std::size_t s, const std::function<std::vector<bool>(int)>& rule) {
+    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+      if (!SameSets(traced[s][ci], rule(counts[ci]))) return false;
+    }
+    return true;
+  };
+  // First the slots whose rule does not depend on other slots.
+  std::vector<bool> decided(ns, false);
+  for (std::size_t s = 0; s < ns; ++s) {
+    SlotModel& slot = slots[s];
+    bool every = true;
+    for (const auto& v : traced[s]) every = every && all_true(v);
+    if (every) {
+      slot.presence = Presence::kAll;
+      decided[s] = true;
+      continue;
+    }
+    if ((slot.peer || slot.recv_peer) && matches(s, [&](int n) { return PartnerSet(slot, n); })) {
+      slot.presence = Presence::kHasPartner;
+      decided[s] = true;
+      continue;
+    }
+    if (slot.communicator && matches(s, [&](int n) { return MemberSet(slot, n); })) {
+      slot.presence = Presence::kCommMember;
+      decided[s] = true;
+      continue;
+    }
+    auto only0 = [](int n) {
+      std::vector<bool> v(n, false);
+      v[0] = true;
+      return v;
+    };
+    auto but0 = [](int n) {
+      std::vector<bool> v(n, true);
+      v[0] = false;
+      return v;
+    };
+    if (matches(s, only0)) {
+      slot.presence = Presence::kOnlyRank0;
+      decided[s] = true;
+    } else if (matches(s, but0)) {
+      slot.presence = Presence::kAllButRank0;
+      decided[s] = true;
+    }
+  }
+  // Then "like other slots": a single decided slot, the request-creating slots before it,
+  // or every partner slot.
+  for (std::size_t s = 0; s < ns; ++s) {
+    if (decided[s]) continue;
+    auto union_of = [&](const std::vector<int>& like) {
+      return [&, like](int n) {
+        std::vector<bool> v(n, false);
+        for (int k : like) {
+          std::size_t ci = std::find(counts.begin(), counts.end(), n) - counts.begin();
+          const auto& t = traced[k][ci];
+          for (int r = 0; r < n; ++r) v[r] = v[r] || t[r];
+        }
+        return v;
+      };
+    };
+    std::vector<std::vector<int>> candidates;
+    for (std::size_t k = 0; k < ns; ++k) {
+      if (k != s && decided[k]) candidates.push_back({static_cast<int>(k)});
+    }
+    std::vector<int> creators_before, partners;
+    for (std::size_t k = 0; k < ns; ++k) {
+      if (!decided[k] || k == s) continue;
+      if (k < s && CreatesRequest(slots[k].kind)) creators_before.push_back(static_cast<int>(k));
+      if (slots[k].presence == Presence::kHasPartner) partners.push_back(static_cast<int>(k));
+    }
+    if (!creators_before.empty()) candidates.push_back(creators_before);
+    if (!partners.empty()) candidates.push_back(partners);
+    bool found = false;
+    for (const auto& like : candidates) {
+      if (matches(s, union_of(like))) {
+        slots[s].presence = Presence::kLikeSlots;
+        slots[s].like_slots = like;
+        found = true;
+        break;
+      }
+    }
+    if (!found) {
+      std::string detail;
+      for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+        std::size_t k = 0;
+        for (bool b : traced[s][ci]) k += b;
+        detail += (ci ? ", " : "") + std::to_string(k) + " of " + std::to_string(counts[ci]);
+      }
+      throw UserError(SlotLabel(build->model, s, slots[s]) +
+                      ": cannot tell which ranks make this call at other counts (it is made by " +
+                      detail +
+                      " ranks, which matches neither every rank, the ranks with a partner, a "
+                      "communicator, rank 0, nor the ranks of another call)");
+    }
+  }
+}
+
+PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
+                      const std::vector<const phases::Signature*>& sigs,
+                      const std::vector<int>& counts) {
+  PhaseBuild build;
+  PhaseModel& pm = build.model;
+  pm.index = index;
+  pm.ids = group.phase_ids;
+  pm.relevant = group.relevant;
+  std::vector<std::vector<const phases::RankPhase*>> rank_phases(counts.size());
+  std::vector<ClassRef> classes;
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    const phases::Phase* phase = sigs[ci]->FindPhase(group.phase_ids[ci]);
+    if (!phase) {
+      throw UserError("the signature at " + std::to_string(counts[ci]) +
+                      " processes has no phase " + std::to_string(group.phase_ids[ci]));
+    }
+    pm.traced_time_s.push_back(phase->total_time_s);
+    if (ci + 1 == counts.size()) pm.description = phase->description;
+    const CommLookup comms(*sigs[ci]);
+    rank_phases[ci].assign(counts[ci], nullptr);
+    // Classes: the same calls at the same displacements (so ranks whose loop starts at a
+    // different call, or whose neighbours wrap around, align on their own).
+    std::map<std::pair<std::vector<Token>, std::vector<std::int64_t>>, std::vector<int>> by_tokens;
+    for (const phases::RankPhase& rp : phase->ranks) {
+      if (rp.rank < 0 || rp.rank >= counts[ci]) continue;
+      rank_phases[ci][rp.rank] = &rp;
+      std::vector<Token> tokens;
+      std::vector<std::int64_t> disps;
+      for (const auto& e : rp.events) {
+        tokens.push_back(TokenOf(e, comms));
+        disps.push_back(Displacement(e, rp.rank));
+      }
+      by_tokens[{tokens, disps}].push_back(rp.rank);
+    }
+    for (auto& [key, ranks] : by_tokens) {
+      classes.push_back(ClassRef{static_cast<int>(ci), key.first, ranks});
+    }
+  }
+  // Largest count first, then the longest sequences, then the most ranks.
+  std::stable_sort(classes.begin(), classes.end(), [](const ClassRef& a, const ClassRef& b) {
+    if (a.count_index != b.count_index) return a.count_index > b.count_index;
+    if (a.tokens.size() != b.tokens.size()) return a.tokens.size() > b.tokens.size();
+    return a.ranks.size() > b.ranks.size();
+  });
+  std::vector<SlotAcc> accs;
+  std::vector<int> order;
+  auto assignment = AlignClasses(classes, rank_phases, &accs, &order);
+  std::vector<int> position(accs.size());
+  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
+  build.data.assign(order.size(), std::vector<SlotCountData>(counts.size()));
+  for (std::size_t s = 0; s < order.size(); ++s) {
+    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+      build.data[s][ci].event_of_rank.assign(counts[ci], nullptr);
+    }
+  }
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    const ClassRef& cls = classes[c];
+    for (int r : cls.ranks) {
+      const phases::RankPhase* rp = rank_phases[cls.count_index][r];
+      for (std::size_t i = 0; i < cls.tokens.size(); ++i) {
+        build.data[position[assignment[c][i]]][cls.count_index].event_of_rank[r] = &rp->events[i];
+      }
+    }
+  }
+  // Per rank: which slots it makes ('1') - its class for the compute models.
+  std::vector<std::vector<std::string>> masks(counts.size());
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    masks[ci].assign(counts[ci], std::string(order.size(), '0'));
+    for (std::size_t s = 0; s < order.size(); ++s) {
+      for (int r = 0; r < counts[ci]; ++r) {
+        if (build.data[s][ci].event_of_rank[r]) masks[ci][r][s] = '1';
+      }
+    }
+  }
+  for (std::size_t s = 0; s < order.size(); ++s) {
+    pm.slots.push_back(BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks));
+  }
+  DecideCompletions(&build, counts);
+  DecidePresence(&build, counts);
+  return build;
+}
+
+}  // namespace
+
+std::string Quantity::Describe(const std::string& what) const {
+  if (!divided_by_p) return model.Describe(what);
+  return model.Describe("P x " + what);
+}
+
+double Quantity::At(double p, int side) const {
+  if (!present) return 0;
+  double v = model.Evaluate(p);
+  if (side != 0) {
+    const auto iv = model.Interval(p);
+    v = side < 0 ? iv.low : iv.high;
+  }
+  if (divided_by_p) v /= p;
+  if (!std::isfinite(v) || v < 0) return 0;
+  return v;
+}
+
+bool AppModel::HasInstructions() const {
+  for (const auto& ph : phases) {
+    for (const auto& s : ph.slots) {
+      if (s.instructions.present) return true;
+    }
+  }
+  return false;
+}
+
+AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOptions& options) {
+  std::sort(signatures.begin(), signatures.end(),
+            [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
+  std::vector<int> counts;
+  for (const auto& s : signatures) counts.push_back(s.nprocs);
+  for (std::size_t i = 1; i < signatures.size(); ++i) {
+    if (counts[i] == counts[i - 1]) {
+      throw UserError("two traces have the same process count " + std::to_string(counts[i]) + " (" +
+                      signatures[i - 1].trace + " and " + signatures[i].trace +
+                      "): give one trace per count");
+    }
+  }
+  // Different applications mixed.
+  std::map<std::string, std::vector<int>> apps;
+  for (const auto& s : signatures) apps[s.application].push_back(s.nprocs);
+  if (apps.size() > 1) {
+    std::string list;
+    for (const auto& [app, c] : apps) {
+      list += (list.empty() ? "" : " and ") + (app.empty() ? std::string("(unnamed)") : app) +
+              " (" + JoinCounts(c) + ")";
+    }
+    throw UserError("the traces are of different applications: " + list +
+                    "; a model describes one application: give the traces of one of them");
+  }
+  if (static_cast<int>(signatures.size()) < options.min_counts) {
+    throw UserError("at least " + std::to_string(options.min_counts) +
+                    " process counts are needed to fit how the application scales, got " +
+                    std::to_string(signatures.size()) + " (" + JoinCounts(counts) +
+                    "): trace the application at more counts (e.g. `pas2p trace -n ...`) and "
+                    "give all the traces");
+  }
+  AppModel model;
+  model.application = signatures.front().application;
+  model.counts = counts;
+  const phases::Correspondence corr = phases::CorrespondPhases(signatures);
+  model.warnings = corr.warnings;
+  std::vector<const phases::Signature*> sigs;
+  for (const auto& s : signatures) sigs.push_back(&s);
+
+  const phases::Signature& largest = signatures.back();
+  std::map<int, int> group_of_largest_id;  // phase id at the largest count -> model phase
+  std::vector<std::string> unmatched;
+  for (const phases::PhaseGroup& group : corr.groups) {
+    if (!group.complete) {
+      if (group.relevant) {
+        std::string where;
+        for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+          where += (ci ? ", " : "") + std::to_string(counts[ci]) + ": " +
+                   (group.phase_ids[ci] < 0 ? "missing"
+                                            : "phase " + std::to_string(group.phase_ids[ci]));
+        }
+        unmatched.push_back("\"" + group.key + "\" (" + where + ")");
+      }
+      continue;
+    }
+    if (!group.relevant && !options.keep_irrelevant) continue;
+    const int index = static_cast<int>(model.phases.size());
+    try {
+      PhaseBuild build = BuildPhase(index, group, sigs, counts);
+      std::vector<regression::Point> w;
+      for (std::size_t ci = 0; ci < counts.size(); ++ci)
+        w.push_back({double(counts[ci]), group.weights[ci]});
+      build.model.weight = FitQuantity(w, "phase " + std::to_string(index) + " weight");
+      model.phases.push_back(std::move(build.model));
+      group_of_largest_id[group.phase_ids.back()] = index;
+    } catch (const UserError& e) {
+      // A phase that cannot be fitted is left out when it is a small part of every run
+      // (start-up, a loop's first or last partial iteration); otherwise the model would
+      // miss real time, and that is an error.
+      double share = 0;
+      for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+        const phases::Phase* ph = sigs[ci]->FindPhase(group.phase_ids[ci]);
+        if (ph) share = std::max(share, ph->share);
+      }
+      if (share > options.max_dropped_share) throw;
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.2f%%", 100 * share);
+      model.warnings.push_back(
+          "phase \"" + group.key + "\" (at most " + buf +
+          " of a traced run) is left out and counted as remainder: " + FirstLine(e.what()));
+    }
+  }
+  bool any_relevant = false;
+  for (const auto& p : model.phases) any_relevant = any_relevant || p.relevant;
+  if (!any_relevant) {
+    std::string list;
+    for (const auto& u : unmatched) list += "\n  " + u;
+    throw UserError(
+        "the phases of the traces do not correspond across the counts " + JoinCounts(counts) +
+        ": no relevant phase occurs at every count" + list +
+        "\nCheck that the traces are runs of the same program with the same input and options "
+        "(only the process count may change), and that none was cut short.");
+  }
+  for (const auto& u : unmatched) {
+    model.warnings.push_back("relevant phase " + u +
+                             " does not occur at every count; its time is counted as an "
+                             "unmodelled remainder");
+  }
+  double total = 0, unmodelled = 0;
+  for (const auto& p : largest.phases) {
+    total += p.total_time_s;
+    if (!group_of_largest_id.count(p.id)) unmodelled += p.total_time_s;
+  }
+  model.unmodelled_share = total > 0 ? unmodelled / total : 0;
+  for (const auto& [id, reps] : largest.sequence) {
+    auto it = group_of_largest_id.find(id);
+    if (it == group_of_largest_id.end()) continue;
+    if (!model.sequence.empty() && model.sequence.back().first == it->second) {
+      model.sequence.back().second += reps;
+    } else {
+      model.sequence.emplace_back(it->second, reps);
+    }
+  }
+  for (const auto& p : model.phases) {
+    for (const auto& s : p.slots) {
+      if (s.peer) model.valid.Add(s.peer->valid);
+      if (s.recv_peer) model.valid.Add(s.recv_peer->valid);
+      if (s.communicator) model.valid.Add(s.communicator->valid);
+    }
+  }
+  return model;
+}
+
+// ---------------------------------------------------------------------------------------
+// Words.
+
+std::string SlotModel::Describe() const {
+  std::ostringstream out;
+  out << EventKindName(kind);
+  if (IsPointToPoint(kind)) {
+    if (wildcard) {
+      out << " from any source";
+    } else if (peer) {
+      out << ((kind == EventKind::kRecv || kind == EventKind::kIrecv) ? " from " : " to ")
+          << peer->Describe();
+      if (recv_peer) out << "; receives from " << recv_peer->Describe();
+    } else {
+      out << " to MPI_PROC_NULL";
+    }
+    out << " (tag " << tag << ")";
+  }
+  if (IsCollective(kind)) {
+    out << (communicator ? " on " + communicator->Describe() : std::string(" on the world"));
+    if (root) out << ", root " << root->Describe("size");
+  }
+  if (IsCompletion(kind)) {
+    out << (all_pending ? " of every pending request"
+                        : " of " + std::to_string(requests) + " request(s)");
+  }
+  if (presence != Presence::kAll) {
+    out << " [made by: ";
+    switch (presence) {
+      case Presence::kHasPartner:
+        out << "ranks with a partner";
+        break;
+      case Presence::kCommMember:
+        out << "members of the communicator";
+        break;
+      case Presence::kOnlyRank0:
+        out << "rank 0 only";
+        break;
+      case Presence::kAllButRank0:
+        out << "every rank but 0";
+        break;
+      case Presence::kLikeSlots: {
+        out << "ranks that make call";
+        for (std::size_t i = 0; i < like_slots.size(); ++i)
+          out << (i ? ", " : " ") << like_slots[i];
+        break;
+      }
+      case Presence::kAll:
+        break;
+    }
+    out << "]";
+  }
+  auto q = [&](const Quantity& qq, const char* what) {
+    if (qq.present &&
+        !(qq.model.curve.kind == regression::CurveKind::kConstant &&
+          qq.model.curve.coefficients.size() == 1 && qq.model.curve.coefficients[0] == 0)) {
+      out << "; " << qq.Describe(what);
+    }
+  };
+  if (IsPointToPoint(kind) && kind != EventKind::kSendrecv) {
+    q(bytes, "bytes per message");
+  } else {
+    q(bytes, "bytes sent");
+    q(recv_bytes, "bytes received");
+  }
+  q(root_bytes, "root bytes sent");
+  q(root_recv_bytes, "root bytes received");
+  q(cpu_ns, "CPU ns before");
+  q(instructions, "instructions before");
+  return out.str();
+}
+
+std::string DescribeModel(const AppModel& model, std::int64_t target) {
+  std::ostringstream out;
+  out << "application " << (model.application.empty() ? "(unnamed)" : model.application)
+      << ", traced at " << JoinCounts(model.counts) << " processes\n";
+  out << "valid counts: " << model.valid.Describe() << "\n";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * model.unmodelled_share);
+  out << "phases modelled: " << model.phases.size() << " (unmodelled remainder at "
+      << model.largest_count() << ": " << buf << " of the traced time)\n";
+  for (const auto& p : model.phases) {
+    out << "\nphase " << p.index << (p.relevant ? " (relevant)" : "") << ": " << p.description
+        << "\n";
+    out << "  " << p.weight.Describe("weight");
+    if (target > 0) out << "; at P = " << target << ": " << p.weight.At(double(target));
+    out << "\n";
+    for (std::size_t s = 0; s < p.slots.size(); ++s) {
+      out << "  call " << s << ": " << p.slots[s].Describe() << "\n";
+    }
+  }
+  if (!model.warnings.empty()) {
+    out << "\nwarnings:\n";
+    for (const auto& w : model.warnings) out << "  " << w << "\n";
+  }
+  return out.str();
+}
+
+// ---------------------------------------------------------------------------------------
+// JSON.
+
+namespace {
+
+json MapJson(const patterns::CommMap& m) { return json{{"nprocs", m.nprocs}, {"dests", m.dests}}; }
+patterns::CommMap MapFromJson(const json& j) {
+  patterns::CommMap m;
+  m.nprocs = j.at("nprocs").get<int>();
+  m.dests = j.at("dests").get<std::vector<std::vector<int>>>();
+  return m;
+}
+json QuantityJson(const Quantity& q) {
+  if (!q.present) return json(nullptr);
+  return json{{"fit", q.model.ToJson()}, {"divided_by_p", q.divided_by_p}};
+}
+Quantity QuantityFromJson(const json& j) {
+  Quantity q;
+  if (j.is_null()) return q;
+  q.present = true;
+  q.model = regression::FittedModel::FromJson(j.at("fit"));
+  q.divided_by_p = j.at("divided_by_p").get<bool>();
+  return q;
+}
+
+}  // namespace
+
+std::string ModelToJson(const AppModel& model) {
+  json j;
+  j["format"] = "pas2p-model";
+  j["version"] = 1;
+  j["application"] = model.application;
+  j["counts"] = model.counts;
+  j["valid_counts"] = model.valid.Describe();
+  j["warnings"] = model.warnings;
+  j["unmodelled_share"] = model.unmodelled_share;
+  json seq = json::array();
+  for (const auto& [p, r] : model.sequence) seq.push_back(json::array({p, r}));
+  j["sequence"] = seq;
+  json phases_j = json::array();
+  for (const auto& p : model.phases) {
+    json pj;
+    pj["index"] = p.index;
+    pj["ids"] = p.ids;
+    pj["description"] = p.description;
+    pj["relevant"] = p.relevant;
+    pj["weight"] = QuantityJson(p.weight);
+    pj["traced_time_s"] = p.traced_time_s;
+    json slots = json::array();
+    for (const auto& s : p.slots) {
+      json sj;
+      sj["kind"] = std::string(EventKindName(s.kind));
+      sj["tag"] = s.tag;
+      sj["sub_comm"] = s.sub_comm;
+      sj["presence"] = std::string(PresenceName(s.presence));
+      sj["like_slots"] = s.like_slots;
+      sj["wildcard"] = s.wildcard;
+      sj["all_pending"] = s.all_pending;
+      sj["requests"] = s.requests;
+      sj["equation"] = s.peer ? s.peer->Describe() : "";
+      sj["recv_equation"] = s.recv_peer ? s.recv_peer->Describe() : "";
+      sj["communicator"] = s.communicator ? s.communicator->Describe() : "";
+      json maps = json::array(), rmaps = json::array(), layouts = json::array();
+      for (const auto& m : s.maps) maps.push_back(MapJson(m));
+      for (const auto& m : s.recv_maps) rmaps.push_back(MapJson(m));
+      for (const auto& l : s.layouts)
+        layouts.push_back(json{{"nprocs", l.nprocs}, {"groups", l.groups}});
+      sj["maps"] = maps;
+      sj["recv_maps"] = rmaps;
+      sj["layouts"] = layouts;
+      json roots = json::array();
+      for (const auto& [size, idx] : s.root_points) roots.push_back(json::array({size, idx}));
+      sj["root_points"] = roots;
+      sj["bytes"] = QuantityJson(s.bytes);
+      sj["recv_bytes"] = QuantityJson(s.recv_bytes);
+      sj["root_bytes"] = QuantityJson(s.root_bytes);
+      sj["root_recv_bytes"] = QuantityJson(s.root_recv_bytes);
+      sj["cpu_ns"] = QuantityJson(s.cpu_ns);
+      sj["instructions"] = QuantityJson(s.instructions);
+      json classes = json::array();
+      for (const auto& cc : s.class_compute) {
+        classes.push_back(json{{"mask", cc.mask},
+                               {"cpu_ns", QuantityJson(cc.cpu_ns)},
+                               {"instructions", QuantityJson(cc.instructions)}});
+      }
+      sj["class_compute"] = classes;
+      slots.push_back(sj);
+    }
+    pj["slots"] = slots;
+    phases_j.push_back(pj);
+  }
+  j["phases"] = phases_j;
+  return j.dump(1) + "\n";
+}
+
+AppModel ModelFromJson(const std::string& text, const std::string& origin) {
+  json j;
+  try {
+    j = json::parse(text);
+  } catch (const std::exception& e) {
+    throw UserError(origin + ": not a pas2p model (JSON parse error: " + e.what() + ")");
+  }
+  if (!j.is_object() || j.value("format", "") != "pas2p-model") {
+    throw UserError(origin +
+                    ": not a pas2p model (expected \"format\": \"pas2p-model\"; write "
+                    "one with `pas2p model TRACES --out FILE`)");
+  }
+  AppModel model;
+  try {
+    model.application = j.at("application").get<std::string>();
+    model.counts = j.at("counts").get<std::vector<int>>();
+    model.warnings = j.at("warnings").get<std::vector<std::string>>();
+    model.unmodelled_share = j.at("unmodelled_share").get<double>();
+    for (const auto& e : j.at("sequence")) {
+      model.sequence.emplace_back(e.at(0).get<int>(), e.at(1).get<std::int64_t>());
+    }
+    for (const auto& pj : j.at("phases")) {
+      PhaseModel p;
+      p.index = pj.at("index").get<int>();
+      p.ids = pj.at("ids").get<std::vector<int>>();
+      p.description = pj.at("description").get<std::string>();
+      p.relevant = pj.at("relevant").get<bool>();
+      p.weight = QuantityFromJson(pj.at("weight"));
+      p.traced_time_s = pj.at("traced_time_s").get<std::vector<double>>();
+      for (const auto& sj : pj.at("slots")) {
+        SlotModel s;
+        if (!ParseEventKind(sj.at("kind").get<std::string>(), &s.kind)) {
+          throw UserError("unknown call kind " + sj.at("kind").dump());
+        }
+        s.tag = sj.at("tag").get<std::int32_t>();
+        s.sub_comm = sj.at("sub_comm").get<bool>();
+        s.presence = PresenceFromName(sj.at("presence").get<std::string>(), origin);
+        s.like_slots = sj.at("like_slots").get<std::vector<int>>();
+        s.wildcard = sj.at("wildcard").get<bool>();
+        s.all_pending = sj.at("all_pending").get<bool>();
+        s.requests = sj.at("requests").get<std::int32_t>();
+        for (const auto& m : sj.at("maps")) s.maps.push_back(MapFromJson(m));
+        for (const auto& m : sj.at("recv_maps")) s.recv_maps.push_back(MapFromJson(m));
+        for (const auto& l : sj.at("layouts")) {
+          patterns::CommunicatorLayout layout;
+          layout.nprocs = l.at("nprocs").get<int>();
+          layout.groups = l.at("groups").get<std::vector<std::vector<int>>>();
+          s.layouts.push_back(layout);
+        }
+        for (const auto& r : sj.at("root_points")) {
+          s.root_points.emplace_back(r.at(0).get<std::int64_t>(), r.at(1).get<std::int64_t>());
+        }
+        s.bytes = QuantityFromJson(sj.at("bytes"));
+        s.recv_bytes = QuantityFromJson(sj.at("recv_bytes"));
+        s.root_bytes = QuantityFromJson(sj.at("root_bytes"));
+        s.root_recv_bytes = QuantityFromJson(sj.at("root_recv_bytes"));
+        s.cpu_ns = QuantityFromJson(sj.at("cpu_ns"));
+        s.instructions = QuantityFromJson(sj.at("instructions"));
+        for (const auto& cj : sj.at("class_compute")) {
+          SlotModel::ClassCompute cc;
+          cc.mask = cj.at("mask").get<std::string>();
+          cc.cpu_ns = QuantityFromJson(cj.at("cpu_ns"));
+          cc.instructions = QuantityFromJson(cj.at("instructions"));
+          s.class_compute.push_back(std::move(cc));
+        }
+        FitSlotEquations(&s, SlotLabel(p, p.slots.size(), s));
+        p.slots.push_back(std::move(s));
+      }
+      model.phases.push_back(std::move(p));
+    }
+  } catch (const UserError& e) {
+    throw UserError(origin + ": " + e.what());
+  } catch (const std::exception& e) {
+    throw UserError(origin + ": malformed pas2p model: " + e.what());
+  }
+  for (const auto& p : model.phases) {
+    for (const auto& s : p.slots) {
+      if (s.peer) model.valid.Add(s.peer->valid);
+      if (s.recv_peer) model.valid.Add(s.recv_peer->valid);
+      if (s.communicator) model.valid.Add(s.communicator->valid);
+    }
+  }
+  return model;
+}
+
+void SaveModel(const AppModel& model, const std::string& path) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) throw UserError("cannot write the model file " + path);
+  out << ModelToJson(model);
+  if (!out) throw UserError("cannot write the model file " + path);
+}
+
+AppModel LoadModel(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError("cannot read the model file " + path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ModelFromJson(ss.str(), path);
+}
+
+}  // namespace pas2p::synthesis

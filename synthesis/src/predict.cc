@@ -1,0 +1,463 @@
+#include "pas2p/synthesis/predict.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "pas2p/core/error.h"
+#include "pas2p/simulator/engine.h"
+#include "pas2p/synthesis/synthesize.h"
+
+namespace pas2p::synthesis {
+
+using nlohmann::json;
+
+namespace {
+
+double SimulateTime(const TraceSource& trace, const sim::Machine& machine, std::uint64_t* events) {
+  sim::SimOptions options;
+  const sim::SimResult result = sim::Simulate(trace, machine, options);
+  if (events) *events += result.events;
+  return result.predicted_time_s;
+}
+
+double SimulateModel(const AppModel& model, std::int64_t n, const SynthOptions& o,
+                     const sim::Machine& machine, std::uint64_t* events) {
+  SynthesizedTrace trace(model, n, o);
+  return SimulateTime(trace, machine, events);
+}
+
+bool WidthAt(const Quantity& q, double p) {
+  if (!q.present) return false;
+  const auto iv = q.model.Interval(p);
+  return iv.high - iv.low > 1e-12 * std::max(1.0, std::fabs(q.model.Evaluate(p)));
+}
+
+// True when some bytes or compute quantity of the phase has an interval of non-zero width.
+bool PhaseHasWidth(const PhaseModel& ph, double p) {
+  for (const auto& s : ph.slots) {
+    for (const Quantity* q :
+         {&s.bytes, &s.recv_bytes, &s.root_bytes, &s.root_recv_bytes, &s.cpu_ns, &s.instructions}) {
+      if (WidthAt(*q, p)) return true;
+    }
+    for (const auto& c : s.class_compute) {
+      if (WidthAt(c.cpu_ns, p) || WidthAt(c.instructions, p)) return true;
+    }
+  }
+  return false;
+}
+
+std::string JoinCounts(const std::vector<int>& counts) {
+  std::string s;
+  for (std::size_t i = 0; i < counts.size(); ++i) s += (i ? ", " : "") + std::to_string(counts[i]);
+  return s;
+}
+
+std::string Seconds(double s) {
+  char buf[64];
+  if (s == 0) {
+    std::snprintf(buf, sizeof buf, "0 s");
+  } else if (std::fabs(s) >= 1) {
+    std::snprintf(buf, sizeof buf, "%.3f s", s);
+  } else if (std::fabs(s) >= 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
+  }
+  return buf;
+}
+
+}  // namespace
+
+Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machine& machine,
+                   const PredictOptions& options) {
+  if (model.counts.empty()) throw UserError("the model has no traced counts");
+  if (target < model.counts.front()) {
+    throw UserError("the target " + std::to_string(target) + " is below the traced counts (" +
+                    JoinCounts(model.counts) +
+                    "): pas2p predicts larger runs from smaller ones; to see a run at " +
+                    std::to_string(target) +
+                    " processes, trace it and use `pas2p simulate` on its trace");
+  }
+  std::vector<std::int64_t> traced(model.counts.begin(), model.counts.end());
+  const patterns::TargetCheck check =
+      patterns::RequireTarget(model.valid, target, options.allow_idle, traced);
+  Prediction pred;
+  pred.target = target;
+  pred.run_count = check.run_count;
+  pred.idle_ranks = check.idle_ranks;
+  pred.valid_counts = model.valid.Describe();
+  pred.check_message = check.valid ? "" : check.message;
+  const std::int64_t n = check.run_count;
+  std::string error;
+  if (!machine.IsValidFor(static_cast<int>(n), &error)) {
+    throw UserError("the machine \"" + machine.name + "\" cannot run " + std::to_string(n) +
+                    " processes: " + error);
+  }
+  const double p = static_cast<double>(n);
+  std::set<int> in_run;
+  for (const auto& [ph, reps] : model.sequence) in_run.insert(ph);
+
+  double sum = 0, sum_low = 0, sum_high = 0;
+  for (int ph : in_run) {
+    const PhaseModel& pm = model.phases[ph];
+    PhasePrediction row;
+    row.phase = ph;
+    row.description = pm.description;
+    row.relevant = pm.relevant;
+    row.weight = pm.weight.At(p);
+    const double w_low = pm.weight.At(p, -1), w_high = pm.weight.At(p, +1);
+    SynthOptions o;
+    o.only_phase = ph;
+    o.repetitions = 1;
+    const double t1 = SimulateModel(model, n, o, machine, &pred.simulated_events);
+    double occ = t1;
+    if (row.weight > 1.5) {
+      o.repetitions = 2;
+      const double t2 = SimulateModel(model, n, o, machine, &pred.simulated_events);
+      if (t2 - t1 > 0) occ = t2 - t1;
+    }
+    auto total_of = [](double first, double per, double w) {
+      return w >= 1 ? first + (w - 1) * per : w * first;
+    };
+    row.first_occurrence_s = t1;
+    row.time_per_occurrence_s = occ;
+    row.total_s = total_of(t1, occ, row.weight);
+    double low = total_of(t1, occ, w_low), high = total_of(t1, occ, w_high);
+    if (options.intervals && PhaseHasWidth(pm, p)) {
+      o.repetitions = 1;
+      o.side = -1;
+      const double tl = SimulateModel(model, n, o, machine, &pred.simulated_events);
+      o.side = +1;
+      const double th = SimulateModel(model, n, o, machine, &pred.simulated_events);
+      const double rl = t1 > 0 ? tl / t1 : 1, rh = t1 > 0 ? th / t1 : 1;
+      low = total_of(tl, occ * rl, w_low);
+      high = total_of(th, occ * rh, w_high);
+    }
+    sum += row.total_s;
+    sum_low += std::min(low, row.total_s);
+    sum_high += std::max(high, row.total_s);
+    pred.phases.push_back(row);
+  }
+  const double rest =
+      model.unmodelled_share < 1 ? model.unmodelled_share / (1 - model.unmodelled_share) : 0;
+  pred.remainder_s = rest * sum;
+  pred.pet_s = sum + pred.remainder_s;
+  for (auto& row : pred.phases) row.share = pred.pet_s > 0 ? row.total_s / pred.pet_s : 0;
+  const double low_pet = sum_low * (1 + rest), high_pet = sum_high * (1 + rest);
+
+  SynthesizedTrace full(model, n);
+  const std::uint64_t events = full.MaxEventsPerRank() * static_cast<std::uint64_t>(n);
+  if (events <= options.full_replay_events) {
+    // The replay is the whole run as modelled: phases left out of the model (partial loop
+    // iterations, a pipeline's drain) are absorbed by the replay, so no remainder is added.
+    pred.predicted_time_s = SimulateTime(full, machine, &pred.simulated_events);
+    pred.method = "full replay of the synthesized run";
+  } else {
+    pred.predicted_time_s = pred.pet_s;
+    pred.method = "PET (one occurrence of each phase simulated, times weights)";
+  }
+  const double scale = pred.pet_s > 0 ? pred.predicted_time_s / pred.pet_s : 1;
+  pred.interval_low_s = std::min(low_pet * scale, pred.predicted_time_s);
+  pred.interval_high_s = std::max(high_pet * scale, pred.predicted_time_s);
+  return pred;
+}
+
+std::string FormatPrediction(const Prediction& p, const std::string& machine_name) {
+  std::ostringstream out;
+  out << "predicted time at " << p.run_count << " processes on " << machine_name << ": "
+      << Seconds(p.predicted_time_s) << "  [" << Seconds(p.interval_low_s) << ", "
+      << Seconds(p.interval_high_s) << "]\n";
+  out << "method: " << p.method << "\n";
+  out << "valid counts: " << p.valid_counts << "\n";
+  if (!p.check_message.empty()) out << "note: " << p.check_message << "\n";
+  out << "\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-5s %10s %14s %14s %7s  %s\n", "phase", "weight",
+                "per occurrence", "total", "share", "what it does");
+  out << line;
+  for (const auto& r : p.phases) {
+    std::snprintf(line, sizeof line, "%-5d %10.6g %14s %14s %6.1f%%  %s%s\n", r.phase, r.weight,
+                  Seconds(r.time_per_occurrence_s).c_str(), Seconds(r.total_s).c_str(),
+                  100 * r.share, r.relevant ? "" : "(not relevant) ", r.description.c_str());
+    out << line;
+  }
+  if (p.remainder_s > 0) {
+    std::snprintf(line, sizeof line, "%-5s %10s %14s %14s %6.1f%%  %s\n", "rest", "", "",
+                  Seconds(p.remainder_s).c_str(), 100 * (p.pet_s > 0 ? p.remainder_s / p.pet_s : 0),
+                  "phases not present at every traced count, kept at their traced share");
+    out << line;
+  }
+  out << "PET (sum of phases): " << Seconds(p.pet_s) << "\n";
+  return out.str();
+}
+
+std::string PredictionToJson(const Prediction& p, const std::string& machine_name) {
+  json j;
+  j["target"] = p.target;
+  j["run_count"] = p.run_count;
+  j["idle_ranks"] = p.idle_ranks;
+  j["machine"] = machine_name;
+  j["predicted_time_s"] = p.predicted_time_s;
+  j["interval_s"] = json::array({p.interval_low_s, p.interval_high_s});
+  j["pet_s"] = p.pet_s;
+  j["remainder_s"] = p.remainder_s;
+  j["method"] = p.method;
+  j["valid_counts"] = p.valid_counts;
+  j["note"] = p.check_message;
+  json phases = json::array();
+  for (const auto& r : p.phases) {
+    phases.push_back(json{{"phase", r.phase},
+                          {"description", r.description},
+                          {"relevant", r.relevant},
+                          {"weight", r.weight},
+                          {"time_per_occurrence_s", r.time_per_occurrence_s},
+                          {"first_occurrence_s", r.first_occurrence_s},
+                          {"total_s", r.total_s},
+                          {"share", r.share}});
+  }
+  j["phases"] = phases;
+  return j.dump(2) + "\n";
+}
+
+// ---------------------------------------------------------------------------------------
+
+Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
+               const sim::Machine& machine, double efficiency_threshold, std::size_t max_points,
+               const PredictOptions& options) {
+  if (low < 1 || high < low) {
+    throw UserError("the sweep range " + std::to_string(low) + ":" + std::to_string(high) +
+                    " is empty: give --sweep A:B with 1 <= A <= B");
+  }
+  std::vector<std::int64_t> counts = model.valid.InRange(low, high);
+  if (counts.empty()) {
+    throw UserError("no valid count in " + std::to_string(low) + ":" + std::to_string(high) +
+                    " (the application runs at " + model.valid.Describe() + ")");
+  }
+  if (max_points < 2) max_points = 2;
+  if (counts.size() > max_points) {
+    std::vector<std::int64_t> picked;
+    const double a = std::log(static_cast<double>(counts.front()));
+    const double b = std::log(static_cast<double>(counts.back()));
+    for (std::size_t k = 0; k < max_points; ++k) {
+      const double v =
+          std::exp(a + (b - a) * static_cast<double>(k) / static_cast<double>(max_points - 1));
+      auto it = std::lower_bound(counts.begin(), counts.end(), static_cast<std::int64_t>(v));
+      if (it == counts.end()) --it;
+      if (it != counts.begin() && v - static_cast<double>(*(it - 1)) < static_cast<double>(*it) - v)
+        --it;
+      if (picked.empty() || picked.back() != *it) picked.push_back(*it);
+    }
+    counts = picked;
+  }
+  Sweep sweep;
+  sweep.efficiency_threshold = efficiency_threshold;
+  PredictOptions o = options;
+  o.intervals = false;
+  for (std::int64_t c : counts) {
+    const Prediction p = Predict(model, c, machine, o);
+    SweepRow row;
+    row.count = c;
+    row.time_s = p.predicted_time_s;
+    sweep.rows.push_back(row);
+  }
+  const SweepRow& base = sweep.rows.front();
+  for (auto& row : sweep.rows) {
+    row.speedup = row.time_s > 0 ? base.time_s / row.time_s : 0;
+    row.efficiency = row.speedup * static_cast<double>(base.count) / static_cast<double>(row.count);
+    row.core_hours = static_cast<double>(row.count) * row.time_s / 3600.0;
+    if (row.efficiency >= efficiency_threshold) sweep.recommended = row.count;
+  }
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "the largest count whose parallel efficiency (relative to %lld processes) stays "
+                ">= %.2f",
+                static_cast<long long>(base.count), efficiency_threshold);
+  sweep.rule = buf;
+  return sweep;
+}
+
+std::string FormatSweep(const Sweep& sweep) {
+  std::ostringstream out;
+  char line[256];
+  std::snprintf(line, sizeof line, "%10s %14s %9s %11s %12s\n", "processes", "time", "speedup",
+                "efficiency", "core-hours");
+  out << line;
+  for (const auto& r : sweep.rows) {
+    std::snprintf(line, sizeof line, "%10lld %14s %9.3f %11.3f %12.4g%s\n",
+                  static_cast<long long>(r.count), Seconds(r.time_s).c_str(), r.speedup,
+                  r.efficiency, r.core_hours,
+                  r.count == sweep.recommended ? "  <- recommended" : "");
+    out << line;
+  }
+  out << "rule: " << sweep.rule << "\n";
+  if (sweep.recommended > 0) {
+    out << "recommended: " << sweep.recommended << " processes\n";
+  } else {
+    out << "recommended: none (no count keeps the efficiency at the threshold; lower it with "
+           "--efficiency)\n";
+  }
+  return out.str();
+}
+
+std::string SweepToJson(const Sweep& sweep) {
+  json rows = json::array();
+  for (const auto& r : sweep.rows) {
+    rows.push_back(json{{"count", r.count},
+                        {"predicted_time_s", r.time_s},
+                        {"speedup", r.speedup},
+                        {"efficiency", r.efficiency},
+                        {"core_hours", r.core_hours}});
+  }
+  json j{{"sweep", rows},
+         {"efficiency_threshold", sweep.efficiency_threshold},
+         {"recommended", sweep.recommended},
+         {"rule", sweep.rule}};
+  return j.dump(2) + "\n";
+}
+
+// ---------------------------------------------------------------------------------------
+
+namespace {
+
+struct StreamTotals {
+  std::vector<std::int32_t> send_peers;  // peers of the point-to-point sends, in order
+  std::uint64_t bytes = 0;
+  std::int64_t cpu_ns = 0;
+};
+
+StreamTotals ReadTotals(const TraceSource& trace, int rank) {
+  StreamTotals t;
+  auto source = trace.OpenRank(rank);
+  Event e;
+  while (source->Next(&e)) {
+    if (e.kind == EventKind::kCompute) t.cpu_ns += e.cpu_ns;
+    if ((e.kind == EventKind::kSend || e.kind == EventKind::kIsend ||
+         e.kind == EventKind::kSendrecv) &&
+        e.peer >= 0) {
+      t.send_peers.push_back(e.peer);
+    }
+    if (e.kind == EventKind::kSend || e.kind == EventKind::kIsend ||
+        e.kind == EventKind::kSendrecv) {
+      if (e.peer >= 0) t.bytes += e.bytes;
+    } else if (IsCollective(e.kind)) {
+      t.bytes += e.send_bytes;
+    }
+  }
+  if (source->status() == StreamStatus::kTruncated || source->status() == StreamStatus::kCorrupt) {
+    throw TraceError(source->message());
+  }
+  return t;
+}
+
+double RelError(double predicted, double real) {
+  if (real == 0) return predicted == 0 ? 0 : 1;
+  return std::fabs(predicted - real) / std::fabs(real);
+}
+
+}  // namespace
+
+Validation Validate(const std::vector<phases::Signature>& signatures, const TraceSource& real,
+                    const sim::Machine& machine, const PredictOptions& options) {
+  if (signatures.size() < 4) {
+    std::vector<int> c;
+    for (const auto& s : signatures) c.push_back(s.nprocs);
+    std::sort(c.begin(), c.end());
+    throw UserError(
+        "validation needs at least 4 process counts (3 to train, the largest to "
+        "check), got " +
+        std::to_string(signatures.size()) + " (" + JoinCounts(c) +
+        "): trace the application at more counts");
+  }
+  std::vector<phases::Signature> training = signatures;
+  std::sort(training.begin(), training.end(),
+            [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
+  const int held_out = training.back().nprocs;
+  training.pop_back();
+  if (real.nprocs() != held_out) {
+    throw UserError("the real trace " + real.description() + " has " +
+                    std::to_string(real.nprocs()) + " processes, the largest count is " +
+                    std::to_string(held_out));
+  }
+  Validation v;
+  v.count = held_out;
+  for (const auto& s : training) v.training_counts.push_back(s.nprocs);
+  const AppModel model = BuildModel(training);
+  PredictOptions o = options;
+  o.allow_idle = false;
+  const Prediction pred = Predict(model, held_out, machine, o);
+  v.predicted_time_s = pred.predicted_time_s;
+  v.real_simulated_time_s = SimulateTime(real, machine, nullptr);
+
+  SynthesizedTrace synth(model, held_out);
+  std::uint64_t matched = 0;
+  std::int64_t real_cpu = 0, synth_cpu = 0;
+  for (int r = 0; r < held_out; ++r) {
+    const StreamTotals a = ReadTotals(real, r);
+    const StreamTotals b = ReadTotals(synth, r);
+    v.messages += a.send_peers.size();
+    for (std::size_t i = 0; i < a.send_peers.size() && i < b.send_peers.size(); ++i) {
+      matched += a.send_peers[i] == b.send_peers[i];
+    }
+    v.real_bytes += a.bytes;
+    v.predicted_bytes += b.bytes;
+    real_cpu += a.cpu_ns;
+    synth_cpu += b.cpu_ns;
+  }
+  v.pattern_match = v.messages ? static_cast<double>(matched) / static_cast<double>(v.messages) : 1;
+  v.bytes_error =
+      RelError(static_cast<double>(v.predicted_bytes), static_cast<double>(v.real_bytes));
+  v.real_compute_s = static_cast<double>(real_cpu) * 1e-9;
+  v.predicted_compute_s = static_cast<double>(synth_cpu) * 1e-9;
+  v.compute_error = RelError(v.predicted_compute_s, v.real_compute_s);
+  v.time_error = RelError(v.predicted_time_s, v.real_simulated_time_s);
+  return v;
+}
+
+std::string FormatValidation(const Validation& v, const std::string& application) {
+  std::ostringstream out;
+  char line[256];
+  out << "validation of " << (application.empty() ? "the application" : application)
+      << ": trained on " << JoinCounts(v.training_counts) << ", predicted " << v.count
+      << " and compared with its trace\n";
+  std::snprintf(line, sizeof line, "  pattern_match  %7.2f%%  (%llu point-to-point messages)\n",
+                100 * v.pattern_match, static_cast<unsigned long long>(v.messages));
+  out << line;
+  std::snprintf(line, sizeof line, "  bytes_error    %7.2f%%  (predicted %llu B, real %llu B)\n",
+                100 * v.bytes_error, static_cast<unsigned long long>(v.predicted_bytes),
+                static_cast<unsigned long long>(v.real_bytes));
+  out << line;
+  std::snprintf(line, sizeof line,
+                "  compute_error  %7.2f%%  (predicted %.6g s, real %.6g s CPU)\n",
+                100 * v.compute_error, v.predicted_compute_s, v.real_compute_s);
+  out << line;
+  std::snprintf(line, sizeof line,
+                "  time_error     %7.2f%%  (predicted %.6g s, simulated real trace %.6g s)\n",
+                100 * v.time_error, v.predicted_time_s, v.real_simulated_time_s);
+  out << line;
+  return out.str();
+}
+
+std::string ValidationToJson(const Validation& v, const std::string& application) {
+  json j{{"application", application},
+         {"count", v.count},
+         {"training_counts", v.training_counts},
+         {"messages", v.messages},
+         {"pattern_match", v.pattern_match},
+         {"bytes_error", v.bytes_error},
+         {"compute_error", v.compute_error},
+         {"time_error", v.time_error},
+         {"predicted_time_s", v.predicted_time_s},
+         {"real_simulated_time_s", v.real_simulated_time_s},
+         {"predicted_bytes", v.predicted_bytes},
+         {"real_bytes", v.real_bytes},
+         {"predicted_compute_s", v.predicted_compute_s},
+         {"real_compute_s", v.real_compute_s}};
+  return j.dump(2) + "\n";
+}
+
+}  // namespace pas2p::synthesis

@@ -1,0 +1,165 @@
+// Predict and Validate against programs generated at the predicted count.
+#include "pas2p/synthesis/predict.h"
+
+#include <gtest/gtest.h>
+
+#include "pas2p/core/error.h"
+#include "pas2p/simulator/engine.h"
+#include "test_traces.h"
+
+namespace pas2p::synthesis {
+namespace {
+
+sim::Machine TestMachine() {
+  sim::Machine m;
+  m.name = "test";
+  m.nodes = 0;
+  m.cpus_per_node = 4;
+  m.inter_latency_s = 2e-6;
+  m.inter_bandwidth_Bps = 5e9;
+  return m;
+}
+
+using Generator = TraceData (*)(int, const testing::AppParams&);
+
+struct Case {
+  const char* name;
+  Generator make;
+};
+
+class ValidateTest : public ::testing::TestWithParam<Case> {};
+
+// Trained on 9, 16, 25, 36; predicted at 64 and compared with the program generated at 64.
+TEST_P(ValidateTest, PredictsTheProgramAt64) {
+  const Case c = GetParam();
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36, 64}) sigs.push_back(testing::Analyze(c.make(n, {})));
+  testing::MemoryTrace real(c.make(64, {}));
+  const Validation v = Validate(sigs, real, TestMachine());
+  EXPECT_EQ(v.count, 64);
+  EXPECT_GT(v.messages, 0u);
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << c.name;
+  EXPECT_LT(v.bytes_error, 0.02) << c.name;
+  EXPECT_LT(v.compute_error, 0.02) << c.name;
+  EXPECT_LT(v.time_error, 0.05) << c.name << ": predicted " << v.predicted_time_s << " real "
+                                << v.real_simulated_time_s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Patterns, ValidateTest,
+                         ::testing::Values(Case{"torus", testing::TorusStencil},
+                                           Case{"wavefront", testing::MeshWavefront},
+                                           Case{"rows", testing::RowAllreduce}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+AppModel TorusModel() {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
+  return BuildModel(sigs);
+}
+
+TEST(PredictTest, PetMatchesTheFullReplayAndHasABreakdown) {
+  const AppModel m = TorusModel();
+  PredictOptions full;
+  const Prediction a = Predict(m, 100, TestMachine(), full);
+  PredictOptions pet;
+  pet.full_replay_events = 0;
+  const Prediction b = Predict(m, 100, TestMachine(), pet);
+  EXPECT_EQ(a.run_count, 100);
+  EXPECT_NE(a.method, b.method);
+  EXPECT_NEAR(b.predicted_time_s, a.predicted_time_s, 0.05 * a.predicted_time_s);
+  EXPECT_LE(a.interval_low_s, a.predicted_time_s);
+  EXPECT_GE(a.interval_high_s, a.predicted_time_s);
+  double share = 0;
+  for (const auto& p : a.phases) share += p.share;
+  EXPECT_NEAR(share + a.remainder_s / a.pet_s, 1.0, 1e-9);
+  const std::string json = PredictionToJson(a, "test");
+  for (const char* key : {"\"target\"", "\"predicted_time_s\"", "\"interval_s\"", "\"phases\""}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+  }
+}
+
+TEST(PredictTest, InvalidTargetIsAnErrorUnlessIdleRanksAreAllowed) {
+  const AppModel m = TorusModel();
+  try {
+    Predict(m, 50, TestMachine());
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("49"), std::string::npos) << e.what();
+  }
+  PredictOptions idle;
+  idle.allow_idle = true;
+  const Prediction p = Predict(m, 50, TestMachine(), idle);
+  EXPECT_EQ(p.run_count, 49);
+  EXPECT_EQ(p.idle_ranks, 1);
+  EXPECT_FALSE(p.check_message.empty());
+}
+
+TEST(PredictTest, TargetBelowTheTracedCountsIsAnError) {
+  const AppModel m = TorusModel();
+  try {
+    Predict(m, 4, TestMachine());
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("below the traced counts"), std::string::npos);
+  }
+}
+
+TEST(PredictTest, SweepRecommendsByEfficiency) {
+  const AppModel m = TorusModel();
+  const Sweep s = RunSweep(m, 16, 4096, TestMachine(), 0.5, 6);
+  ASSERT_GE(s.rows.size(), 3u);
+  EXPECT_EQ(s.rows.front().count, 16);
+  EXPECT_DOUBLE_EQ(s.rows.front().efficiency, 1.0);
+  for (const auto& r : s.rows) {
+    EXPECT_TRUE(m.valid.IsValid(r.count));
+    if (r.count == s.recommended) EXPECT_GE(r.efficiency, 0.5);
+    if (r.count > s.recommended) EXPECT_LT(r.efficiency, 0.5);
+  }
+  EXPECT_NE(s.rule.find("0.50"), std::string::npos);
+}
+
+TEST(ModelErrorsTest, FewerThanThreeCounts) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
+  try {
+    BuildModel(sigs);
+    FAIL();
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("at least 3 process counts"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("got 2 (9, 16)"), std::string::npos) << msg;
+  }
+}
+
+TEST(ModelErrorsTest, DifferentApplications) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
+  sigs.push_back(testing::Analyze(testing::MeshWavefront(25)));
+  try {
+    BuildModel(sigs);
+    FAIL();
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("different applications"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("torus_stencil (9, 16)"), std::string::npos) << msg;
+  }
+}
+
+TEST(ModelErrorsTest, PhasesThatDoNotCorrespond) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
+  // Same application name, a different program at 25.
+  TraceData other = testing::MeshWavefront(25);
+  other.metadata.application = "torus_stencil";
+  sigs.push_back(testing::Analyze(other));
+  try {
+    BuildModel(sigs);
+    FAIL();
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("do not correspond"), std::string::npos) << msg;
+  }
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

@@ -1,0 +1,132 @@
+// SynthesizedTrace: peers and bytes at a larger count, lazy generation at a million ranks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "pas2p/synthesis/model.h"
+#include "pas2p/synthesis/synthesize.h"
+#include "test_traces.h"
+
+namespace pas2p::synthesis {
+namespace {
+
+AppModel EastShiftModel() {
+  // Paper 001, Table 1: BT's phase volumes at 9, 16, 25 and 36 processes (KB).
+  std::vector<phases::Signature> sigs;
+  const std::vector<std::pair<int, double>> table = {{9, 2892}, {16, 2496}, {25, 2132}, {36, 1849}};
+  for (const auto& [n, kb] : table) sigs.push_back(testing::Analyze(testing::EastShift(n, kb)));
+  return BuildModel(sigs);
+}
+
+const SlotModel* FindSlot(const AppModel& m, EventKind kind) {
+  for (const auto& p : m.phases) {
+    if (!p.relevant) continue;
+    for (const auto& s : p.slots) {
+      if (s.kind == kind) return &s;
+    }
+  }
+  return nullptr;
+}
+
+TEST(SynthesisTest, PaperBtTorusGivesThePeersAndVolumeAt49) {
+  const AppModel m = EastShiftModel();
+  const SlotModel* isend = FindSlot(m, EventKind::kIsend);
+  ASSERT_NE(isend, nullptr);
+  ASSERT_TRUE(isend->peer.has_value());
+  // The general equation at 49: the east neighbour on a 7 x 7 torus.
+  const auto at = isend->peer->At(49);
+  for (int r = 0; r < 49; ++r) {
+    const int row = r / 7, col = r % 7;
+    EXPECT_EQ(at.Dests(r), (std::vector<std::int64_t>{row * 7 + (col + 1) % 7})) << "rank " << r;
+  }
+  EXPECT_TRUE(m.valid.IsValid(49));
+  EXPECT_FALSE(m.valid.IsValid(48));
+  // Volume of the phase at 49 (all ranks' messages of one occurrence), in KB. The paper's
+  // power law gives 1703.59 KB; the real run measured 1628 KB.
+  const double kb = isend->bytes.At(49) * 49 / 1024.0;
+  EXPECT_GT(kb, 1628 * 0.97) << kb;
+  EXPECT_LT(kb, 1703.59 * 1.03) << kb;
+  // The synthesized trace at 49 sends exactly that to the right peers.
+  SynthesizedTrace trace(m, 49);
+  for (int r : {0, 6, 48}) {
+    auto src = trace.OpenRank(r);
+    Event e;
+    int sends = 0;
+    while (src->Next(&e)) {
+      if (e.kind == EventKind::kIsend) {
+        ++sends;
+        EXPECT_EQ(e.peer, (r / 7) * 7 + (r % 7 + 1) % 7);
+        EXPECT_EQ(e.bytes, static_cast<std::uint64_t>(std::llround(isend->bytes.At(49))));
+      }
+    }
+    EXPECT_EQ(sends, 50);
+    EXPECT_EQ(src->status(), StreamStatus::kComplete);
+  }
+}
+
+TEST(SynthesisTest, LazyAtAMillionRanksReadsOnlyTheRanksAsked) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
+  const AppModel m = BuildModel(sigs);
+  const std::int64_t n = 1 << 20;  // 1024 x 1024
+  SynthesizedTrace trace(m, n);
+  EXPECT_EQ(trace.nprocs(), n);
+  for (int r : {0, 1023, 1024 * 512 + 7, static_cast<int>(n - 1)}) {
+    const int q = 1024, row = r / q, col = r % q;
+    const std::vector<int> want = {((row - 1 + q) % q) * q + col, ((row + 1) % q) * q + col,
+                                   row * q + (col - 1 + q) % q, row * q + (col + 1) % q};
+    auto src = trace.OpenRank(r);
+    Event e;
+    std::vector<int> first_sends;
+    std::uint64_t events = 0;
+    int waits = 0;
+    while (src->Next(&e)) {
+      ++events;
+      if (e.kind == EventKind::kIsend && first_sends.size() < 4) first_sends.push_back(e.peer);
+      if (e.kind == EventKind::kWaitall) {
+        ++waits;
+        EXPECT_EQ(e.requests.size(), 8u);
+        EXPECT_EQ(e.completed.size(), 8u);
+      }
+    }
+    EXPECT_EQ(first_sends, want) << "rank " << r;
+    EXPECT_EQ(waits, 40);
+    EXPECT_LT(events, 1000u);
+  }
+}
+
+TEST(SynthesisTest, InvalidTargetNamesTheNearestValidCounts) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
+  const AppModel m = BuildModel(sigs);
+  try {
+    SynthesizedTrace trace(m, 50);
+    FAIL() << "50 is not a square";
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("49"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("64"), std::string::npos) << msg;
+  }
+}
+
+TEST(SynthesisTest, ModelJsonRoundTripGivesTheSameTrace) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::RowAllreduce(n)));
+  const AppModel m = BuildModel(sigs);
+  const std::string text = ModelToJson(m);
+  const AppModel back = ModelFromJson(text, "test");
+  EXPECT_EQ(ModelToJson(back), text);
+  SynthesizedTrace a(m, 64), b(back, 64);
+  for (int r : {0, 9, 63}) {
+    auto sa = a.OpenRank(r), sb = b.OpenRank(r);
+    Event ea, eb;
+    while (sa->Next(&ea)) {
+      ASSERT_TRUE(sb->Next(&eb));
+      EXPECT_EQ(ea, eb);
+    }
+    EXPECT_FALSE(sb->Next(&eb));
+  }
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

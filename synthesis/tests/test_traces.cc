@@ -1,0 +1,193 @@
+#include "test_traces.h"
+
+#include <cmath>
+
+#include "pas2p/phases/analyze.h"
+
+namespace pas2p::synthesis::testing {
+
+namespace {
+
+class MemoryRank : public RankEventSource {
+ public:
+  MemoryRank(const std::vector<Event>* events, int rank) : events_(events), rank_(rank) {}
+  bool Next(Event* e) override {
+    if (pos_ >= events_->size()) {
+      status_ = StreamStatus::kComplete;
+      return false;
+    }
+    *e = (*events_)[pos_++];
+    return true;
+  }
+  StreamStatus status() const override { return status_; }
+  const std::string& message() const override { return message_; }
+  int rank() const override { return rank_; }
+
+ private:
+  const std::vector<Event>* events_;
+  int rank_;
+  std::size_t pos_ = 0;
+  StreamStatus status_ = StreamStatus::kReading;
+  std::string message_;
+};
+
+int Side(int nprocs) { return static_cast<int>(std::lround(std::sqrt(nprocs))); }
+
+TraceData Begin(const std::string& app, int nprocs) {
+  TraceData d;
+  d.metadata.application = app;
+  d.metadata.nprocs = nprocs;
+  d.metadata.source = "generator";
+  d.ranks.resize(nprocs);
+  for (auto& r : d.ranks) {
+    Event init;
+    init.kind = EventKind::kInit;
+    r.push_back(init);
+  }
+  return d;
+}
+
+void End(TraceData* d) {
+  for (auto& r : d->ranks) {
+    r.push_back(MakeCompute(1000));
+    r.push_back(MakeCollective(EventKind::kAllreduce, 16, 16));
+    Event fin;
+    fin.kind = EventKind::kFinalize;
+    r.push_back(fin);
+    // Wall times: compute takes its CPU time, every call 1 us (what phases uses for shares).
+    std::int64_t t = 0;
+    for (Event& e : r) {
+      e.wall_start_ns = t;
+      t += e.kind == EventKind::kCompute ? e.cpu_ns : 1000;
+      e.wall_end_ns = t;
+    }
+  }
+}
+
+void TorusHalo(TraceData* d, int r, std::uint64_t bytes, RequestId* next) {
+  const int n = static_cast<int>(d->ranks.size());
+  const int q = Side(n);
+  const int row = r / q, col = r % q;
+  const int north = ((row - 1 + q) % q) * q + col, south = ((row + 1) % q) * q + col;
+  const int west = row * q + (col - 1 + q) % q, east = row * q + (col + 1) % q;
+  auto& ev = d->ranks[r];
+  std::vector<RequestId> reqs;
+  const int peers[4] = {north, south, west, east};
+  // Tags name the direction a message travels (10 north, 11 south, 12 west, 13 east): the
+  // message from the north neighbour travels south.
+  const int recv_tags[4] = {11, 10, 13, 12};
+  for (int k = 0; k < 4; ++k) {
+    reqs.push_back((*next)++);
+    ev.push_back(MakeIrecv(peers[k], recv_tags[k], bytes, reqs.back()));
+  }
+  const int send_tags[4] = {10, 11, 12, 13};
+  for (int k = 0; k < 4; ++k) {
+    reqs.push_back((*next)++);
+    ev.push_back(MakeIsend(peers[k], send_tags[k], bytes, reqs.back()));
+  }
+  ev.push_back(MakeWaitall(reqs));
+}
+
+}  // namespace
+
+MemoryTrace::MemoryTrace(TraceData data) : data_(std::move(data)) {
+  data_.metadata.nprocs = static_cast<int>(data_.ranks.size());
+}
+
+std::unique_ptr<RankEventSource> MemoryTrace::OpenRank(int rank) const {
+  return std::make_unique<MemoryRank>(&data_.ranks.at(rank), rank);
+}
+
+TraceData TorusStencil(int nprocs, const AppParams& p) {
+  TraceData d = Begin("torus_stencil", nprocs);
+  const int q = Side(nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / q);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      TorusHalo(&d, r, bytes, &next);
+      if (p.check_every > 0 && (it + 1) % p.check_every == 0) {
+        d.ranks[r].push_back(MakeCompute(cpu / 10));
+        d.ranks[r].push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
+TraceData EastShift(int nprocs, double phase_kb, int iterations) {
+  TraceData d = Begin("bt_east", nprocs);
+  const int q = Side(nprocs);
+  const auto bytes = static_cast<std::uint64_t>(std::llround(phase_kb * 1024.0 / nprocs));
+  for (int r = 0; r < nprocs; ++r) {
+    const int row = r / q, col = r % q;
+    const int east = row * q + (col + 1) % q, west = row * q + (col - 1 + q) % q;
+    RequestId next = 1;
+    for (int it = 0; it < iterations; ++it) {
+      auto& ev = d.ranks[r];
+      ev.push_back(MakeCompute(2000000));
+      const RequestId a = next++, b = next++;
+      ev.push_back(MakeIrecv(west, 1, bytes, a));
+      ev.push_back(MakeIsend(east, 1, bytes, b));
+      ev.push_back(MakeWaitall({a, b}));
+    }
+  }
+  End(&d);
+  return d;
+}
+
+TraceData MeshWavefront(int nprocs, const AppParams& p) {
+  TraceData d = Begin("mesh_wavefront", nprocs);
+  const int q = Side(nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / q);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const int row = r / q, col = r % q;
+    auto& ev = d.ranks[r];
+    for (int it = 0; it < p.iterations; ++it) {
+      if (row > 0) ev.push_back(MakeRecv(r - q, 1, bytes));
+      if (col > 0) ev.push_back(MakeRecv(r - 1, 1, bytes));
+      ev.push_back(MakeCompute(cpu));
+      if (row < q - 1) ev.push_back(MakeSend(r + q, 1, bytes));
+      if (col < q - 1) ev.push_back(MakeSend(r + 1, 1, bytes));
+    }
+  }
+  End(&d);
+  return d;
+}
+
+TraceData RowAllreduce(int nprocs, const AppParams& p) {
+  TraceData d = Begin("row_allreduce", nprocs);
+  const int q = Side(nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / q);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const int row = r / q;
+    Event split;
+    split.kind = EventKind::kCommCreate;
+    split.comm = kCommWorld;
+    split.new_comm = 100 + static_cast<CommId>(row);
+    split.value = static_cast<std::int64_t>(CommOrigin::kSplit);
+    for (int c = 0; c < q; ++c) split.members.push_back(row * q + c);
+    d.ranks[r].push_back(split);
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      TorusHalo(&d, r, bytes, &next);
+      d.ranks[r].push_back(MakeCompute(cpu / 20));
+      d.ranks[r].push_back(MakeCollective(EventKind::kAllreduce, 64, 64, kNoRank, 100 + row));
+    }
+  }
+  End(&d);
+  return d;
+}
+
+phases::Signature Analyze(const TraceData& data) {
+  MemoryTrace trace(data);
+  return phases::AnalyzeTrace(trace);
+}
+
+}  // namespace pas2p::synthesis::testing

@@ -1,0 +1,50 @@
+// Synthetic traces for the synthesis tests: small MPI-like programs generated in memory at
+// any count, so that a prediction at a larger count can be compared with the program
+// generated AT that count.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pas2p/core/trace.h"
+#include "pas2p/phases/signature.h"
+
+namespace pas2p::synthesis::testing {
+
+// A trace held in memory.
+class MemoryTrace : public TraceSource {
+ public:
+  explicit MemoryTrace(TraceData data);
+  const TraceMetadata& metadata() const override { return data_.metadata; }
+  std::unique_ptr<RankEventSource> OpenRank(int rank) const override;
+  std::string description() const override { return "memory:" + data_.metadata.application; }
+  const TraceData& data() const { return data_; }
+
+ private:
+  TraceData data_;
+};
+
+struct AppParams {
+  int iterations = 40;
+  int check_every = 10;     // allreduce every this many iterations (0: never)
+  double domain = 5040;     // global side: messages carry 8 * domain / side bytes
+  double compute_ns = 4e9;  // total compute per iteration, split over the ranks
+};
+
+// 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags
+// 10..13), isend N, S, W, E, waitall; allreduce every check_every iterations. P square.
+TraceData TorusStencil(int nprocs, const AppParams& p = {});
+// The paper's BT example: every rank isends to its east neighbour on a sqrt(P) torus and
+// irecvs from the west, waitall; the phase moves `phase_kb` KB in total (all ranks).
+TraceData EastShift(int nprocs, double phase_kb, int iterations = 50);
+// Pipelined sweep on a non-periodic sqrt(P) x sqrt(P) mesh: blocking recv from the north
+// and west neighbours that exist, compute, blocking send to the south and east ones.
+TraceData MeshWavefront(int nprocs, const AppParams& p = {});
+// Halo exchange on a torus plus an allreduce on the row communicator (MPI_Comm_split by row)
+// every iteration.
+TraceData RowAllreduce(int nprocs, const AppParams& p = {});
+
+phases::Signature Analyze(const TraceData& data);
+
+}  // namespace pas2p::synthesis::testing
