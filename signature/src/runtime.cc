@@ -198,7 +198,11 @@ CallScope::CallScope(Kind kind) noexcept : kind_(kind) {
   t_in_call = true;
   // Close the compute burst that ran since the last MPI call.
   start_ns_ = MonotonicNs();
-  const std::int64_t cpu_ns = ThreadCpuNs();
+  const std::int64_t burst_wall_ns = start_ns_ - rt.last_exit_wall_ns;
+  const std::int64_t cpu_ns = burst_wall_ns < kCpuClockSkipNs
+                                  ? rt.last_exit_cpu_ns + burst_wall_ns
+                                  : ThreadCpuNs();
+  rt.entry_cpu_ns = cpu_ns;
   long long counters[2] = {0, 0};
   if (rt.papi_eventset >= 0) rt.ReadCounters(counters);
   if (rt.pending_burst_start_ns < 0) rt.pending_burst_start_ns = rt.last_exit_wall_ns;
@@ -264,7 +268,10 @@ CallScope::~CallScope() {
     rt.Append(e);
   }
   rt.last_exit_wall_ns = end_ns;
-  rt.last_exit_cpu_ns = ThreadCpuNs();
+  const std::int64_t call_wall_ns = end_ns - start_ns_;
+  rt.last_exit_cpu_ns = kind_ == kCall && call_wall_ns < kCpuClockSkipNs
+                            ? rt.entry_cpu_ns + call_wall_ns
+                            : ThreadCpuNs();
   if (rt.papi_eventset >= 0) rt.ReadCounters(rt.last_counters);
 }
 

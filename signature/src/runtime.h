@@ -80,6 +80,7 @@ struct Runtime {
   std::int64_t origin_ns = 0;
   std::int64_t last_exit_wall_ns = 0;
   std::int64_t last_exit_cpu_ns = 0;
+  std::int64_t entry_cpu_ns = 0;  // thread CPU time when the current call began
   std::int64_t min_burst_ns = 0;         // bursts shorter than this merge into the next
   std::int64_t pending_burst_cpu_ns = 0;  // CPU time of merged bursts not yet written
   std::int64_t pending_burst_start_ns = -1;
@@ -128,6 +129,12 @@ struct Runtime {
 };
 
 Runtime& GetRuntime() noexcept;
+
+// Reading the thread's CPU clock is a system call (~0.5 us here), the wall clock is not.
+// An interval shorter than this cannot contain a descheduling (a time slice is ms long), so
+// its CPU time is its wall time and the system call is skipped; longer intervals read the
+// clock, which re-bases the estimate, so errors never accumulate.
+inline constexpr std::int64_t kCpuClockSkipNs = 10000;
 
 std::int64_t MonotonicNs() noexcept;
 std::int64_t ThreadCpuNs() noexcept;
