@@ -32,34 +32,34 @@ MPIRUN=(mpirun -np "$NP" --oversubscribe --bind-to none)
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 
-now_ns() { date +%s%N; }
-run_once() {  # $1 = traced|plain; prints seconds
-  local t0 t1
-  t0=$(now_ns)
+# One run; appends "wall_s cpu_s" (cpu = user + system of mpirun and its ranks) to $2.
+run_once() {  # $1 = traced|plain
+  local cmd=("${MPIRUN[@]}")
   if [[ $1 == traced ]]; then
     rm -rf "$WORK/trace"
-    "${MPIRUN[@]}" -x LD_PRELOAD="$(readlink -f "$TRACER")" -x PAS2P_TRACE_DIR="$WORK/trace" \
-      "${PROGRAM[@]}" > /dev/null
-  else
-    "${MPIRUN[@]}" "${PROGRAM[@]}" > /dev/null
+    cmd+=(-x LD_PRELOAD="$(readlink -f "$TRACER")" -x PAS2P_TRACE_DIR="$WORK/trace")
   fi
-  t1=$(now_ns)
-  echo "$(( t1 - t0 ))" | awk '{printf "%.4f\n", $1 / 1e9}'
+  /usr/bin/time -f "%e %U %S" -o "$WORK/time" "${cmd[@]}" "${PROGRAM[@]}" > /dev/null
+  awk '{printf "%.3f %.3f\n", $1, $2 + $3}' "$WORK/time" >> "$2"
 }
 median() { sort -g | awk '{v[NR]=$1} END {if (NR % 2) print v[(NR+1)/2]; else printf "%.4f\n", (v[NR/2]+v[NR/2+1])/2}'; }
 
 echo "program: ${PROGRAM[*]} at $NP ranks, $RUNS runs each (interleaved)"
-run_once plain > /dev/null  # warm the page cache
+run_once plain "$WORK/warmup"  # warm the page cache
 : > "$WORK/plain"; : > "$WORK/traced"
 for ((i = 0; i < RUNS; ++i)); do
-  run_once plain >> "$WORK/plain"
-  run_once traced >> "$WORK/traced"
+  run_once plain "$WORK/plain"
+  run_once traced "$WORK/traced"
 done
-plain=$(median < "$WORK/plain")
-traced=$(median < "$WORK/traced")
-echo "untraced wall s: $(tr '\n' ' ' < "$WORK/plain")-> median $plain"
-echo "traced   wall s: $(tr '\n' ' ' < "$WORK/traced")-> median $traced"
-awk -v t="$traced" -v p="$plain" 'BEGIN {printf "overhead ratio (traced/untraced): %.3f  (target <= 1.03)\n", t / p}'
+col() { awk -v c="$2" '{print $c}' "$1"; }
+plain=$(col "$WORK/plain" 1 | median)
+traced=$(col "$WORK/traced" 1 | median)
+plain_cpu=$(col "$WORK/plain" 2 | median)
+traced_cpu=$(col "$WORK/traced" 2 | median)
+echo "untraced wall s: $(col "$WORK/plain" 1 | tr '\n' ' ')-> median $plain (cpu median $plain_cpu s)"
+echo "traced   wall s: $(col "$WORK/traced" 1 | tr '\n' ' ')-> median $traced (cpu median $traced_cpu s)"
+awk -v t="$traced" -v p="$plain" 'BEGIN {printf "overhead ratio (traced/untraced wall, median): %.3f  (target <= 1.03)\n", t / p}'
+awk -v t="$traced_cpu" -v p="$plain_cpu" 'BEGIN {printf "cpu ratio (traced/untraced user+sys, median): %.3f  (steadier on a shared machine)\n", t / p}'
 
 # Size: compressed stream bytes / events, from the last traced run.
 bytes=$(cat "$WORK"/trace/rank-*.p2t | wc -c)
