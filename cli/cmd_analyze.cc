@@ -34,6 +34,7 @@ nlohmann::ordered_json Summary(const phases::Signature& sig) {
   j["nprocs"] = sig.nprocs;
   j["traced_time_s"] = sig.traced_time_s;
   j["pet_s"] = sig.pet_s;
+  j["pet_relevant_s"] = sig.pet_relevant_s;
   j["pet_error"] = sig.pet_error;
   j["coverage"] = sig.coverage;
   j["cut"] = sig.cut;
@@ -130,7 +131,8 @@ void SetupAnalyze(CLI::App& root) {
       "  cpu/burst  mean CPU time of the compute bursts before each call, in microseconds\n"
       "  communication  what one occurrence does, per rank (e.g. '4 isends to grid\n"
       "             neighbours (4 x 4, periodic)', '1 allreduce (8 B)')\n"
-      "and the PET (sum of time x weight over the relevant phases) against the traced time.\n"
+      "and the PET (sum of time x weight over the phases; over the relevant ones only in\n"
+      "pet_relevant_s) against the traced time.\n"
       "With several traces of one application (e.g. traces/app/app.*), it also says which\n"
       "phases correspond across the process counts (same operations, in run order).\n"
       "--json prints one object: trace, application, nprocs, traced_time_s, pet_s, pet_error,\n"

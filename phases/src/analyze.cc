@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <set>
@@ -63,20 +64,6 @@ void MergeInstance(Instance* into, const Instance& later) {
   into->first_wall_ns = std::min(into->first_wall_ns, later.first_wall_ns);
 }
 
-// Consecutive instances with the same structure, whatever their compute.
-void CollapseByStructure(std::vector<Instance>* seq) {
-  std::vector<Instance> out;
-  for (Instance& inst : *seq) {
-    if (!out.empty() && out.back().hash == inst.hash &&
-        out.back().leaves.size() == inst.leaves.size()) {
-      MergeInstance(&out.back(), inst);
-    } else {
-      out.push_back(std::move(inst));
-    }
-  }
-  *seq = std::move(out);
-}
-
 bool SameLengths(const std::vector<std::vector<Instance>>& seqs) {
   for (const auto& s : seqs) {
     if (s.size() != seqs.front().size()) return false;
@@ -84,15 +71,46 @@ bool SameLengths(const std::vector<std::vector<Instance>>& seqs) {
   return true;
 }
 
-// Aligns the ranks' phase sequences into global steps: by position when every rank has
-// the same number of them, otherwise by overlap of their logical-time intervals.
+// Per rank: instances of equal structure and similar compute are one phase of that rank,
+// wherever they occur (a loop split by one noisy iteration, or the same loop run again
+// later), kept in the order of first occurrence.
+void MergeEqualInstances(std::vector<Instance>* seq, const AnalyzeOptions& o) {
+  std::vector<Instance> out;
+  std::unordered_multimap<std::uint64_t, std::size_t> by_hash;
+  for (Instance& inst : *seq) {
+    bool merged = false;
+    auto [lo, hi] = by_hash.equal_range(inst.hash);
+    for (auto it = lo; it != hi && !merged; ++it) {
+      Instance& prev = out[it->second];
+      if (prev.leaves.size() != inst.leaves.size() || prev.dropped_calls || inst.dropped_calls) {
+        continue;
+      }
+      if (!SimilarCpu(prev.CpuPerOccurrence(), inst.CpuPerOccurrence(), o, inst.leaves.size())) {
+        continue;
+      }
+      MergeInstance(&prev, inst);
+      merged = true;
+    }
+    if (!merged) {
+      by_hash.emplace(inst.hash, out.size());
+      out.push_back(std::move(inst));
+    }
+  }
+  *seq = std::move(out);
+}
+
+std::int64_t Overlap(const Instance& a, const Instance& b) {
+  return std::min(a.last_step, b.last_step) - std::max(a.first_step, b.first_step);
+}
+
+// Aligns the ranks' phases into global phases: by position when every rank has the same
+// number of them; otherwise against the rank whose number of phases is the most common,
+// each phase of another rank going to the reference phase it overlaps most in logical time
+// (ties: the closest weight).
 std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
                                  std::vector<std::string>* warnings) {
   const std::size_t n = seqs.size();
   std::vector<RankInstances> out;
-  if (!SameLengths(seqs)) {
-    for (auto& s : seqs) CollapseByStructure(&s);
-  }
   if (SameLengths(seqs)) {
     const std::size_t len = seqs.front().size();
     out.resize(len, RankInstances(n));
@@ -101,52 +119,61 @@ std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
     }
     return out;
   }
-  warnings->push_back(
-      "the ranks' loop structures differ (different numbers of phases per rank); phases were "
-      "aligned across ranks by logical time");
-  struct Ref {
-    std::int64_t first, last;
-    std::size_t rank, index;
-  };
-  std::vector<Ref> refs;
+  std::map<std::size_t, std::size_t> lengths;
+  for (const auto& s : seqs) ++lengths[s.size()];
+  std::size_t common = 0, best = 0;
+  for (const auto& [len, count] : lengths) {
+    if (count > best) {
+      best = count;
+      common = len;
+    }
+  }
+  std::size_t ref = 0;
+  while (seqs[ref].size() != common) ++ref;
+  std::vector<int> odd;
   for (std::size_t r = 0; r < n; ++r) {
-    for (std::size_t k = 0; k < seqs[r].size(); ++k) {
-      refs.push_back(Ref{seqs[r][k].first_step, seqs[r][k].last_step, r, k});
-    }
+    if (seqs[r].size() != common) odd.push_back(static_cast<int>(r));
   }
-  std::sort(refs.begin(), refs.end(), [](const Ref& a, const Ref& b) {
-    return std::tie(a.first, a.last, a.rank, a.index) < std::tie(b.first, b.last, b.rank, b.index);
-  });
-  std::int64_t end = 0;
-  std::vector<std::vector<Ref>> comps;
-  for (const Ref& ref : refs) {
-    if (comps.empty() || ref.first > end) {
-      comps.emplace_back();
-      end = ref.last;
-    }
-    comps.back().push_back(ref);
-    end = std::max(end, ref.last);
+  std::string list;
+  for (std::size_t i = 0; i < odd.size() && i < 8; ++i) {
+    list += (i ? ", " : "") + std::to_string(odd[i]);
   }
-  for (const auto& comp : comps) {
-    RankInstances slot(n);
-    // Per rank, the instance carrying most of its time represents the phase; the others'
-    // time stays with it.
-    for (const Ref& ref : comp) {
-      Instance& inst = seqs[ref.rank][ref.index];
-      auto& cur = slot[ref.rank];
-      if (!cur) {
-        cur = inst;
-      } else if (inst.time_ns > cur->time_ns) {
-        double t = cur->time_ns;
-        std::int64_t f = cur->first_step;
-        cur = inst;
-        cur->time_ns += t;
-        cur->first_step = std::min(cur->first_step, f);
+  if (odd.size() > 8) list += ", ...";
+  warnings->push_back("the loop structure of rank" + std::string(odd.size() > 1 ? "s " : " ") +
+                      list + " differs from the other ranks' (" + std::to_string(common) +
+                      " phases per rank); their phases were matched to rank " +
+                      std::to_string(ref) + "'s by logical time");
+  out.resize(common, RankInstances(n));
+  for (std::size_t k = 0; k < common; ++k) out[k][ref] = seqs[ref][k];
+  for (std::size_t r = 0; r < n; ++r) {
+    if (r == ref) continue;
+    for (Instance& inst : seqs[r]) {
+      std::size_t target = 0;
+      std::int64_t best_overlap = INT64_MIN;
+      double best_dw = 0;
+      for (std::size_t k = 0; k < common; ++k) {
+        const Instance& refi = *out[k][ref];
+        const std::int64_t ov = Overlap(refi, inst);
+        const double dw = std::fabs(refi.weight - inst.weight);
+        if (ov > best_overlap || (ov == best_overlap && dw < best_dw)) {
+          best_overlap = ov;
+          best_dw = dw;
+          target = k;
+        }
+      }
+      auto& slot = out[target][r];
+      if (!slot) {
+        slot = std::move(inst);
+      } else if (inst.time_ns > slot->time_ns) {
+        // The phase that carries most of the time represents the rank; the other's time
+        // stays counted.
+        const double t = slot->time_ns;
+        slot = std::move(inst);
+        slot->time_ns += t;
       } else {
-        cur->time_ns += inst.time_ns;
+        slot->time_ns += inst.time_ns;
       }
     }
-    out.push_back(std::move(slot));
   }
   return out;
 }
@@ -247,7 +274,19 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
     seqs[r] = std::move(compressors[r].instances());
   }
   compressors.clear();
+  if (std::getenv("PAS2P_PHASES_DEBUG") != nullptr) {
+    for (int r = 0; r < n; ++r) {
+      std::fprintf(stderr, "rank %d:", r);
+      for (const Instance& inst : seqs[r]) {
+        std::fprintf(stderr, " [%zu calls x%.0f cpu=%.0f steps %lld-%lld]", inst.leaves.size(),
+                     inst.weight, inst.CpuPerOccurrence(), static_cast<long long>(inst.first_step),
+                     static_cast<long long>(inst.last_step));
+      }
+      std::fprintf(stderr, "\n");
+    }
+  }
 
+  for (auto& seq : seqs) MergeEqualInstances(&seq, options);
   std::vector<RankInstances> aligned = Align(std::move(seqs), &sig.warnings);
 
   // Global phases: equal structure on every rank and similar compute merge.
@@ -307,7 +346,8 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
     p.weight = g.weight;
     std::uint64_t structure = internal::Mix(0x53545255);
     bool first = true;
-    double max_rank_ns = 0;
+    double sum_rank_ns = 0;
+    double present = 0;
     double max_occ = 0;
     double min_occ = 0;
     bool first_occ = true;
@@ -323,7 +363,8 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       rp.compute.cycles = SumStats(inst.leaves, &ComputeStats::cycles);
       for (const Leaf& l : inst.leaves) rp.events.push_back(ToPhaseEvent(l));
       structure = internal::Mix(structure ^ inst.hash);
-      max_rank_ns = std::max(max_rank_ns, inst.time_ns);
+      sum_rank_ns += inst.time_ns;
+      present += 1;
       const double occ = inst.weight > 0 ? inst.time_ns * 1e-9 / inst.weight : 0;
       max_occ = first_occ ? occ : std::max(max_occ, occ);
       min_occ = first_occ ? occ : std::min(min_occ, occ);
@@ -336,8 +377,10 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       p.ranks.push_back(std::move(rp));
     }
     p.structure = Hex(structure);
-    // The phase lasts as long as its slowest rank (the others wait inside it).
-    p.total_time_s = max_rank_ns * 1e-9;
+    // Every rank spends the phase's wall time in it (those that finish early wait inside
+    // it), so one occurrence lasts the ranks' mean time in the phase over its weight; the
+    // slowest and fastest rank's times per occurrence are kept beside it.
+    p.total_time_s = present > 0 ? sum_rank_ns / present * 1e-9 : 0;
     p.time_s = p.weight > 0 ? p.total_time_s / p.weight : 0;
     p.time_per_rank_max_s = max_occ;
     p.time_per_rank_min_s = min_occ;
@@ -363,8 +406,10 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   }
   sig.coverage = covered;
   sig.pet_s = 0;
+  sig.pet_relevant_s = 0;
   for (const Phase& p : sig.phases) {
-    if (p.relevant) sig.pet_s += p.time_s * p.weight;
+    sig.pet_s += p.time_s * p.weight;
+    if (p.relevant) sig.pet_relevant_s += p.time_s * p.weight;
   }
   sig.pet_error = sig.traced_time_s > 0 ? (sig.pet_s - sig.traced_time_s) / sig.traced_time_s : 0;
 

@@ -82,6 +82,7 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
   seen_event_ = true;
   total_time_ns_ += duration;
 
+  if (e.kind == EventKind::kIrecv && e.peer == kAnySource) wildcard_requests_.insert(e.request);
   if (e.kind == EventKind::kCompute) {
     pending_cpu_ += static_cast<double>(e.cpu_ns);
     if (e.instructions >= 0) {
@@ -103,7 +104,14 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
 
   Node node;
   Leaf& l = node.leaf;
-  l.kind = e.kind;
+  // A test that completes something is a wait that did not block (the failed tests before
+  // it are its polls): both give the same symbol, so a loop that sometimes finds its
+  // result by polling still repeats.
+  l.kind = e.kind == EventKind::kTest       ? EventKind::kWait
+           : e.kind == EventKind::kTestall  ? EventKind::kWaitall
+           : e.kind == EventKind::kTestany  ? EventKind::kWaitany
+           : e.kind == EventKind::kTestsome ? EventKind::kWaitsome
+                                            : e.kind;
   l.comm = e.comm;
   l.tag = e.tag;
   std::uint64_t moved = 0;
@@ -111,6 +119,12 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
   if (IsPointToPoint(e.kind)) {
     l.peer = e.peer;
     l.disp = Displacement(e.peer, rank_);
+    // A send to the rank whose wildcard receive completed last is a reply to whoever
+    // answered (master-worker): its symbol is "reply", whatever rank that was.
+    if ((e.kind == EventKind::kSend || e.kind == EventKind::kIsend) && e.peer >= 0 &&
+        e.peer == last_wildcard_source_) {
+      l.disp = kReplyDisp;
+    }
     moved = e.bytes;
     if (e.kind == EventKind::kSendrecv) {
       l.recv_peer = e.recv_peer;
@@ -124,7 +138,10 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
     moved_in = e.recv_bytes;
   } else if (IsCompletion(e.kind)) {
     l.requests = static_cast<std::int32_t>(e.requests.size());
-    for (const Completion& c : e.completed) moved += c.bytes;
+    for (const Completion& c : e.completed) {
+      moved += c.bytes;
+      if (wildcard_requests_.erase(c.request) > 0 && c.peer >= 0) last_wildcard_source_ = c.peer;
+    }
   } else if (e.kind == EventKind::kCommCreate) {
     l.requests = static_cast<std::int32_t>(e.members.size());
   }
@@ -172,9 +189,12 @@ void RankCompressor::Push(Node node) {
 }
 
 bool RankCompressor::SimilarLeaf(const Leaf& a, const Leaf& b) const {
-  const double da = std::fabs(a.last_cpu_ns - b.last_cpu_ns);
-  if (da >
-      options_.similarity * std::max(a.last_cpu_ns, b.last_cpu_ns) + options_.compute_floor_ns) {
+  // Compared with the latest occurrence (slow drift) or with the mean (one noisy
+  // occurrence does not break the chain).
+  auto close = [&](double x, double y) {
+    return std::fabs(x - y) <= options_.similarity * std::max(x, y) + options_.compute_floor_ns;
+  };
+  if (!close(a.last_cpu_ns, b.last_cpu_ns) && !close(a.compute.cpu_ns.mean, b.last_cpu_ns)) {
     return false;
   }
   const double db = std::fabs(a.last_bytes - b.last_bytes);
@@ -184,7 +204,7 @@ bool RankCompressor::SimilarLeaf(const Leaf& a, const Leaf& b) const {
 bool RankCompressor::Similar(const Node& a, const Node& b) const {
   if (a.hash != b.hash || a.loop != b.loop) return false;
   if (!a.loop) return SimilarLeaf(a.leaf, b.leaf);
-  if (a.count != b.count || a.body.size() != b.body.size()) return false;
+  if (a.body.size() != b.body.size()) return false;
   for (std::size_t i = 0; i < a.body.size(); ++i) {
     if (!Similar(a.body[i], b.body[i])) return false;
   }
@@ -250,6 +270,7 @@ void MergeNode(Node* into, const Node& later) {
     into->leaf.Merge(later.leaf);
     return;
   }
+  into->total += later.total;
   for (std::size_t i = 0; i < into->body.size(); ++i) MergeNode(&into->body[i], later.body[i]);
 }
 }  // namespace
@@ -274,14 +295,10 @@ void RankCompressor::Reduce() {
         MergeNode(&loop.body[ordered ? i : pairing[i]], seq_[n - k + i]);
       }
       loop.count += 1;
-      loop.hash =
-          Combine(Combine(loop.body_hash, 0x4C4F4F50), static_cast<std::uint64_t>(loop.count));
+      loop.total += 1;
       seq_.resize(n - k);
       pre_.resize(n - k + 1);
       mpre_.resize(n - k + 1);
-      // The loop's hash changed with its count.
-      pre_.back() = pre_[n - k - 1] * kBase + loop.hash;
-      mpre_.back() = mpre_[n - k - 1] + Mix(loop.hash);
       changed = true;
       break;
     }
@@ -302,6 +319,7 @@ void RankCompressor::Reduce() {
       Node loop;
       loop.loop = true;
       loop.count = 2;
+      loop.total = 2;
       loop.body.assign(std::make_move_iterator(seq_.begin() + static_cast<std::ptrdiff_t>(a)),
                        std::make_move_iterator(seq_.begin() + static_cast<std::ptrdiff_t>(b)));
       for (std::size_t i = 0; i < k; ++i) {
@@ -309,7 +327,7 @@ void RankCompressor::Reduce() {
       }
       loop.body_hash = WindowHash(a, b);
       loop.body_mhash = WindowMHash(a, b);
-      loop.hash = Combine(Combine(loop.body_hash, 0x4C4F4F50), 2);
+      loop.hash = Combine(loop.body_hash, 0x4C4F4F50);
       seq_.resize(a);
       pre_.resize(a + 1);
       mpre_.resize(a + 1);
@@ -386,7 +404,7 @@ void RankCompressor::AddTopLevel(const Node& node) {
     return;
   }
   FlushPlain();
-  FlattenBody(node.body, static_cast<double>(node.count));
+  FlattenBody(node.body, static_cast<double>(node.total));
 }
 
 void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight) {
@@ -402,7 +420,7 @@ void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight) {
     }
     Emit(run, weight);
     run.clear();
-    FlattenBody(item.body, weight * static_cast<double>(item.count));
+    FlattenBody(item.body, static_cast<double>(item.total));
   }
   Emit(run, weight);
 }

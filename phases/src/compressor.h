@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <unordered_set>
 #include <vector>
 
 #include "pas2p/core/event.h"
@@ -10,9 +11,10 @@
 
 namespace pas2p::phases::internal {
 
-inline constexpr std::int32_t kNoDisp = INT32_MIN;        // no peer
-inline constexpr std::int32_t kAnyDisp = INT32_MIN + 1;   // wildcard source
-inline constexpr std::int32_t kNullDisp = INT32_MIN + 2;  // MPI_PROC_NULL
+inline constexpr std::int32_t kNoDisp = INT32_MIN;         // no peer
+inline constexpr std::int32_t kAnyDisp = INT32_MIN + 1;    // wildcard source
+inline constexpr std::int32_t kNullDisp = INT32_MIN + 2;   // MPI_PROC_NULL
+inline constexpr std::int32_t kReplyDisp = INT32_MIN + 3;  // to the last wildcard source
 
 std::uint64_t Mix(std::uint64_t x);
 
@@ -45,8 +47,13 @@ struct Node {
   std::uint64_t hash = 0;
   bool loop = false;
   Leaf leaf;  // leaves only
-  // Loops only.
+  // Loops only. `count`: iterations of this loop where it was found (used to decide whether
+  // it is short enough to unroll); `total`: iterations summed over every execution of the
+  // loop merged into this node (an inner loop merged across outer iterations). The hash
+  // does not include the count: an inner loop that runs 8 times in one outer iteration and
+  // 9 in the next is the same structure.
   std::int64_t count = 0;
+  std::int64_t total = 0;
   std::vector<Node> body;
   std::uint64_t body_hash = 0;   // ordered hash of the body items
   std::uint64_t body_mhash = 0;  // order-free hash of the body items
@@ -110,6 +117,8 @@ class RankCompressor {
   std::int64_t pending_polls_ = 0;
   double prev_end_ns_ = 0;
   bool seen_event_ = false;
+  std::unordered_set<RequestId> wildcard_requests_;  // pending irecvs from MPI_ANY_SOURCE
+  std::int32_t last_wildcard_source_ = kNoRank;
   double total_time_ns_ = 0;
   // Output.
   Instance plain_;

@@ -260,24 +260,28 @@ bool Clock::TryDeliver(int r) {
       }
       needs.push_back(Need{src, it->second.comm, tag});
     }
-    // Count how many messages each channel must hold (several receives may need one each).
-    for (std::size_t i = 0; i < needs.size(); ++i) {
-      std::size_t want = 0;
-      for (std::size_t j = 0; j <= i; ++j) {
-        if (needs[j].src == needs[i].src && needs[j].comm == needs[i].comm) ++want;
-      }
-      auto it = channels_.find(ChannelKey{needs[i].src, r, needs[i].comm});
-      std::size_t have = 0;
+    // Reserve one in-flight message per receive (first matching, in order), so that two
+    // receives from one source with different tags each find their own message.
+    std::vector<std::pair<const std::deque<InFlight>*, std::size_t>> reserved;
+    for (const Need& need : needs) {
+      auto it = channels_.find(ChannelKey{need.src, r, need.comm});
+      bool found = false;
       if (it != channels_.end()) {
-        for (const InFlight& m : it->second) {
-          if (needs[i].tag == kAnyTag || m.tag == needs[i].tag) ++have;
+        const auto& q = it->second;
+        for (std::size_t m = 0; m < q.size() && !found; ++m) {
+          if (need.tag != kAnyTag && q[m].tag != need.tag) continue;
+          if (std::find(reserved.begin(), reserved.end(), std::make_pair(&q, m)) !=
+              reserved.end()) {
+            continue;
+          }
+          reserved.emplace_back(&q, m);
+          found = true;
         }
       }
-      if (have < want) {
+      if (!found) {
         st.waiting_for = where() + " (" + std::string(EventKindName(e.kind)) +
-                         ") waits for a message from rank " + std::to_string(needs[i].src) +
-                         " (tag " + std::to_string(needs[i].tag) + ", comm " +
-                         std::to_string(needs[i].comm) + ")";
+                         ") waits for a message from rank " + std::to_string(need.src) + " (tag " +
+                         std::to_string(need.tag) + ", comm " + std::to_string(need.comm) + ")";
         return false;
       }
     }

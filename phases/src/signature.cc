@@ -102,6 +102,7 @@ std::string SignatureToJson(const Signature& sig) {
   j["trace"] = sig.trace;
   j["traced_time_s"] = sig.traced_time_s;
   j["pet_s"] = sig.pet_s;
+  j["pet_relevant_s"] = sig.pet_relevant_s;
   j["pet_error"] = sig.pet_error;
   j["coverage"] = sig.coverage;
   j["relevance_threshold"] = sig.relevance_threshold;
@@ -182,6 +183,7 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
     sig.trace = j.at("trace").get<std::string>();
     sig.traced_time_s = j.at("traced_time_s").get<double>();
     sig.pet_s = j.at("pet_s").get<double>();
+    sig.pet_relevant_s = j.at("pet_relevant_s").get<double>();
     sig.pet_error = j.at("pet_error").get<double>();
     sig.coverage = j.at("coverage").get<double>();
     sig.relevance_threshold = j.at("relevance_threshold").get<double>();

@@ -219,7 +219,7 @@ TraceData MakeMasterWorker(int nprocs, int iterations) {
     std::vector<std::int64_t> done(static_cast<std::size_t>(nprocs), 0);
     for (int w = 1; w <= workers; ++w) {
       g.Blocking(w, MakeRecv(0, 1, 1024), g.clock(0));
-      g.Compute(w, static_cast<std::int64_t>(300000 * (1 + 0.6 * g.Noise())));
+      g.Compute(w, static_cast<std::int64_t>(300000 * (1 + 0.2 * g.Noise())));
       g.Local(w, MakeSend(0, 2, 256));
       done[w] = g.clock(w);
     }

@@ -7,17 +7,17 @@
 // Phases are listed in the order of their first occurrence; `sequence` gives the order in
 // which the run executes them (run-length encoded), so a later stage can replay the run.
 //
-// PET = sum over relevant phases of time_s x weight, where time_s is the wall time of one
-// occurrence. The relevant phases are the largest ones that together cover at least
-// `relevance_threshold` of the traced time.
+// PET = sum of time_s x weight over the phases, where time_s is the wall time of one
+// occurrence (the ranks' mean time in the phase divided by its weight); pet_relevant_s is
+// the same sum over the relevant phases only, the largest ones that together cover at
+// least `relevance_threshold` of the run (coverage = pet_relevant_s / pet_s).
 //
 // File format (JSON, written by SaveSignature, read by LoadSignature): one object
 //   {"format": "pas2p-signature", "version": 1, "application", "nprocs", "trace",
-//    "traced_time_s", "pet_s", "pet_error", "coverage", "relevance_threshold", "cut",
-//    "counters": [...], "warnings": [...],
-//    "communicators": [{"id", "members": [world ranks]}],
-//    "sequence": [[phase id, repetitions], ...],
-//    "phases": [{"id", "weight", "time_s", "total_time_s", "share", "relevant",
+//    "traced_time_s", "pet_s", "pet_relevant_s", "pet_error", "coverage", "relevance_threshold",
+//    "cut", "counters": [...], "warnings": [...], "communicators": [{"id", "members": [world
+//    ranks]}], "sequence": [[phase id, repetitions], ...], "phases": [{"id", "weight", "time_s",
+//    "total_time_s", "share", "relevant",
 //                "description", "structure", "first_step", "first_wall_s",
 //                "time_per_rank_max_s", "time_per_rank_min_s",
 //                "ranks": [{"rank", "weight", "time_s", "compute": {Stats x3},
@@ -115,6 +115,7 @@ struct Signature {
   std::string trace;  // where it came from
   double traced_time_s = 0;
   double pet_s = 0;
+  double pet_relevant_s = 0;
   double pet_error = 0;  // (pet_s - traced_time_s) / traced_time_s
   double coverage = 0;   // share of the traced time covered by the relevant phases
   double relevance_threshold = 0.95;
