@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <regex>
 
 #include "test_support.h"
 
@@ -48,14 +47,16 @@ TEST(BundledTraces, TheBundleHasEveryAppAtTheAdvertisedCounts) {
 }
 
 TEST(BundledTraces, EveryBundledTraceReadsBackCompletely) {
-  const std::regex name_re(R"(([A-Za-z0-9_]+)\.([0-9]+))");
   for (const auto& dir : BundledTraces()) {
     SCOPED_TRACE(dir.string());
-    std::smatch m;
+    // <app>.<count>
     const std::string base = dir.filename().string();
-    ASSERT_TRUE(std::regex_match(base, m, name_re)) << "expected <app>.<count>";
-    const std::string app = m[1];
-    const int count = std::stoi(m[2]);
+    const auto dot = base.rfind('.');
+    ASSERT_TRUE(dot != std::string::npos && dot > 0 && dot + 1 < base.size() &&
+                base.find_first_not_of("0123456789", dot + 1) == std::string::npos)
+        << "expected <app>.<count>";
+    const std::string app = base.substr(0, dot);
+    const int count = std::stoi(base.substr(dot + 1));
     EXPECT_EQ(dir.parent_path().filename().string(), app);
 
     TraceDirectory trace(dir);

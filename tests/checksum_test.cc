@@ -70,7 +70,7 @@ INSTANTIATE_TEST_SUITE_P(
         AppCase{"wavefront", 6, {"--iters", "3", "--size", "40", "--nz", "8", "--kblock", "2"}},
         AppCase{"masterworker", 4, {"--size", "30", "--unit", "2000"}},
         AppCase{"cg", 6, {"--iters", "10", "--size", "40", "--check-every", "5"}}),
-    [](const ::testing::TestParamInfo<AppCase>& info) { return info.param.app; });
+    [](const ::testing::TestParamInfo<AppCase>& param_info) { return param_info.param.app; });
 
 }  // namespace
 }  // namespace pas2p::testing
