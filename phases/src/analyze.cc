@@ -347,6 +347,7 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
     std::uint64_t structure = internal::Mix(0x53545255);
     bool first = true;
     double sum_rank_ns = 0;
+    double max_rank_ns = 0;
     double present = 0;
     double max_occ = 0;
     double min_occ = 0;
@@ -364,6 +365,7 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       for (const Leaf& l : inst.leaves) rp.events.push_back(ToPhaseEvent(l));
       structure = internal::Mix(structure ^ inst.hash);
       sum_rank_ns += inst.time_ns;
+      max_rank_ns = std::max(max_rank_ns, inst.time_ns);
       present += 1;
       const double occ = inst.weight > 0 ? inst.time_ns * 1e-9 / inst.weight : 0;
       max_occ = first_occ ? occ : std::max(max_occ, occ);
@@ -377,10 +379,11 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       p.ranks.push_back(std::move(rp));
     }
     p.structure = Hex(structure);
-    // Every rank spends the phase's wall time in it (those that finish early wait inside
-    // it), so one occurrence lasts the ranks' mean time in the phase over its weight; the
-    // slowest and fastest rank's times per occurrence are kept beside it.
-    p.total_time_s = present > 0 ? sum_rank_ns / present * 1e-9 : 0;
+    // A phase lasts as long as its slowest rank (the others wait inside it): one occurrence
+    // is the largest per-rank time in the phase over its weight (or the ranks' mean, with
+    // phase_time_mean); the slowest and fastest rank's times per occurrence are kept too.
+    p.total_time_s =
+        options.phase_time_mean && present > 0 ? sum_rank_ns / present * 1e-9 : max_rank_ns * 1e-9;
     p.time_s = p.weight > 0 ? p.total_time_s / p.weight : 0;
     p.time_per_rank_max_s = max_occ;
     p.time_per_rank_min_s = min_occ;

@@ -49,6 +49,9 @@ struct AnalyzeOptions {
   std::size_t unroll_calls = 16;
   // Top-level calls outside loops kept in detail per rank; beyond it only totals are kept.
   std::size_t max_plain_events = 100000;
+  // Phase time: the ranks' mean time in the phase (default; robust on oversubscribed runs,
+  // where the slowest rank of each phase varies) or the slowest rank's.
+  bool phase_time_mean = true;
   LogicalClockOptions clock;
 
   bool IsValid(std::string* error) const;
