@@ -382,8 +382,9 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
     // A phase lasts as long as its slowest rank (the others wait inside it): one occurrence
     // is the largest per-rank time in the phase over its weight (or the ranks' mean, with
     // phase_time_mean); the slowest and fastest rank's times per occurrence are kept too.
-    p.total_time_s =
-        options.phase_time_mean && present > 0 ? sum_rank_ns / present * 1e-9 : max_rank_ns * 1e-9;
+    p.total_time_s = options.phase_time_mean && present > 0
+                         ? sum_rank_ns / static_cast<double>(n) * 1e-9
+                         : max_rank_ns * 1e-9;
     p.time_s = p.weight > 0 ? p.total_time_s / p.weight : 0;
     p.time_per_rank_max_s = max_occ;
     p.time_per_rank_min_s = min_occ;
