@@ -104,7 +104,8 @@ class CommLookup {
 Token TokenOf(const phases::PhaseEvent& e, const CommLookup& comms) {
   Token t;
   t.kind = e.kind;
-  if (IsPointToPoint(e.kind)) t.tag = e.tag;
+  // Tags are not part of the identity: the same call can show different tags where a
+  // rank has the same partner twice (a 2 x 2 torus); slots keep their most common tag.
   if (IsCollective(e.kind)) t.sub_comm = comms.SubMembers(e.comm) != nullptr;
   return t;
 }
@@ -342,6 +343,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   std::vector<regression::Point> bytes, recv_bytes, root_bytes, root_recv, cpu, instr;
   bool wildcard_any = false, specific_any = false;
   std::map<std::int32_t, int> requests_seen;
+  std::map<std::int32_t, int> tags_seen;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const int n = counts[ci];
     const CommLookup comms(*sigs[ci]);
@@ -393,6 +395,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
         }
       }
       if (IsCompletion(slot.kind)) requests_seen[e->requests]++;
+      if (IsPointToPoint(slot.kind)) tags_seen[e->tag]++;
       if (is_root) {
         rsb += e->bytes.mean;
         rrb += e->recv_bytes.mean;
@@ -435,6 +438,13 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     for (auto& m : slot.maps) m.dests.assign(m.dests.size(), {});
   }
   std::sort(slot.root_points.begin(), slot.root_points.end());
+  int most = 0;
+  for (const auto& [tag, times] : tags_seen) {
+    if (times > most) {
+      most = times;
+      slot.tag = tag;
+    }
+  }
   FitSlotEquations(&slot, label);
 
   const std::string what = label + ": ";
@@ -840,19 +850,68 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
                              " does not occur at every count; its time is counted as an "
                              "unmodelled remainder");
   }
+  // Phases left out (start-up and shutdown phases that hold partial loop iterations, which
+  // differ from rank to rank) are folded into the modelled phase whose calls they repeat:
+  // k occurrences of it, k = their communication calls per rank over its calls per rank
+  // (rounded; 0 = nothing to fold). What they hold beyond that is the unmodelled remainder.
+  auto calls_per_rank = [](const phases::Phase& ph) {
+    double calls = 0;
+    for (const auto& rp : ph.ranks) {
+      for (const auto& e : rp.events) calls += IsPointToPoint(e.kind) || IsCollective(e.kind);
+    }
+    return ph.ranks.empty() ? 0.0 : calls / static_cast<double>(ph.ranks.size());
+  };
+  std::map<int, std::pair<int, std::int64_t>> folded;  // unmodelled id -> (model phase, k)
+  for (const auto& p : largest.phases) {
+    if (group_of_largest_id.count(p.id)) continue;
+    const double calls = calls_per_rank(p);
+    int best = -1;
+    double best_weight = 0;
+    for (const auto& [id, index] : group_of_largest_id) {
+      const phases::Phase* m = largest.FindPhase(id);
+      if (!m || calls_per_rank(*m) <= 0 || m->weight <= best_weight) continue;
+      const std::string mk = phases::FunctionalKey(*m, largest.nprocs);
+      const std::string pk = phases::FunctionalKey(p, largest.nprocs);
+      // Every operation of the modelled phase occurs in the left-out one.
+      bool subset = true;
+      std::stringstream ss(mk);
+      for (std::string op; std::getline(ss, op, ',');)
+        subset = subset && pk.find(op) != std::string::npos;
+      if (!subset) continue;
+      best = index;
+      best_weight = m->weight;
+    }
+    if (best < 0) continue;
+    const phases::Phase* m = largest.FindPhase(model.phases[best].ids.back());
+    const auto k = static_cast<std::int64_t>(std::llround(calls / calls_per_rank(*m)));
+    if (k >= 1) folded[p.id] = {best, k};
+  }
   double total = 0, unmodelled = 0;
   for (const auto& p : largest.phases) {
     total += p.total_time_s;
-    if (!group_of_largest_id.count(p.id)) unmodelled += p.total_time_s;
+    if (group_of_largest_id.count(p.id)) continue;
+    double rest = p.total_time_s;
+    auto f = folded.find(p.id);
+    if (f != folded.end()) {
+      const phases::Phase* m = largest.FindPhase(model.phases[f->second.first].ids.back());
+      rest -= static_cast<double>(f->second.second) * p.weight * m->time_s;
+    }
+    unmodelled += std::max(0.0, rest);
   }
   model.unmodelled_share = total > 0 ? unmodelled / total : 0;
-  for (const auto& [id, reps] : largest.sequence) {
-    auto it = group_of_largest_id.find(id);
-    if (it == group_of_largest_id.end()) continue;
-    if (!model.sequence.empty() && model.sequence.back().first == it->second) {
+  auto append = [&](int index, std::int64_t reps) {
+    if (!model.sequence.empty() && model.sequence.back().first == index) {
       model.sequence.back().second += reps;
     } else {
-      model.sequence.emplace_back(it->second, reps);
+      model.sequence.emplace_back(index, reps);
+    }
+  };
+  for (const auto& [id, reps] : largest.sequence) {
+    auto it = group_of_largest_id.find(id);
+    if (it != group_of_largest_id.end()) {
+      append(it->second, reps);
+    } else if (auto f = folded.find(id); f != folded.end()) {
+      append(f->second.first, reps * f->second.second);
     }
   }
   for (const auto& p : model.phases) {

@@ -153,9 +153,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   SynthesizedTrace full(model, n);
   const std::uint64_t events = full.MaxEventsPerRank() * static_cast<std::uint64_t>(n);
   if (events <= options.full_replay_events) {
-    // The replay is the whole run as modelled: phases left out of the model (partial loop
-    // iterations, a pipeline's drain) are absorbed by the replay, so no remainder is added.
-    pred.predicted_time_s = SimulateTime(full, machine, &pred.simulated_events);
+    pred.predicted_time_s = SimulateTime(full, machine, &pred.simulated_events) * (1 + rest);
     pred.method = "full replay of the synthesized run";
   } else {
     pred.predicted_time_s = pred.pet_s;

@@ -49,7 +49,7 @@ INSTANTIATE_TEST_SUITE_P(Patterns, ValidateTest,
                          ::testing::Values(Case{"torus", testing::TorusStencil},
                                            Case{"wavefront", testing::MeshWavefront},
                                            Case{"rows", testing::RowAllreduce}),
-                         [](const auto& info) { return std::string(info.param.name); });
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
 
 AppModel TorusModel() {
   std::vector<phases::Signature> sigs;
@@ -112,8 +112,12 @@ TEST(PredictTest, SweepRecommendsByEfficiency) {
   EXPECT_DOUBLE_EQ(s.rows.front().efficiency, 1.0);
   for (const auto& r : s.rows) {
     EXPECT_TRUE(m.valid.IsValid(r.count));
-    if (r.count == s.recommended) EXPECT_GE(r.efficiency, 0.5);
-    if (r.count > s.recommended) EXPECT_LT(r.efficiency, 0.5);
+    if (r.count == s.recommended) {
+      EXPECT_GE(r.efficiency, 0.5);
+    }
+    if (r.count > s.recommended) {
+      EXPECT_LT(r.efficiency, 0.5);
+    }
   }
   EXPECT_NE(s.rule.find("0.50"), std::string::npos);
 }

@@ -162,7 +162,7 @@ struct ModelOptions {
   // A phase whose calls cannot be fitted is left out (its time becomes the unmodelled
   // remainder, with a warning) when it takes at most this share of every traced run;
   // a larger one is an error.
-  double max_dropped_share = 0.05;
+  double max_dropped_share = 0.2;
 };
 
 // Builds the model. Throws UserError (naming the phase, slot and counts) when there are

@@ -1,0 +1,115 @@
+// pas2p predict: the predicted run time at a target count (or a sweep of counts).
+#include <cstdio>
+#include <filesystem>
+
+#include "command.h"
+#include "pas2p/core/error.h"
+#include "pas2p/synthesis/inputs.h"
+#include "pas2p/synthesis/model.h"
+#include "pas2p/synthesis/predict.h"
+
+namespace pas2p::cli {
+namespace {
+
+struct PredictCliOptions {
+  std::vector<std::string> inputs;
+  std::int64_t target = 0;
+  std::string machine;
+  std::string sweep;
+  double efficiency = 0.5;
+  std::size_t sweep_points = 12;
+  bool json = false;
+  bool allow_idle = false;
+};
+
+synthesis::AppModel LoadModelFromArgs(const std::vector<std::string>& args) {
+  if (args.size() == 1 && std::filesystem::is_regular_file(args[0])) {
+    std::FILE* f = std::fopen(args[0].c_str(), "rb");
+    char head[512] = {0};
+    const std::size_t n = f ? std::fread(head, 1, sizeof head - 1, f) : 0;
+    if (f) std::fclose(f);
+    if (std::string(head, n).find("pas2p-model") != std::string::npos) {
+      return synthesis::LoadModel(args[0]);
+    }
+  }
+  return synthesis::BuildModel(synthesis::LoadSignatures(synthesis::ExpandTraceArgs(args)));
+}
+
+void RunPredict(const PredictCliOptions& o) {
+  if (o.target == 0 && o.sweep.empty()) throw UserError("give --target N or --sweep A:B");
+  std::string machine_path;
+  const sim::Machine machine = synthesis::LoadMachineOrDefault(o.machine, &machine_path);
+  const synthesis::AppModel model = LoadModelFromArgs(o.inputs);
+  synthesis::PredictOptions po;
+  po.allow_idle = o.allow_idle;
+  if (!o.sweep.empty()) {
+    const auto colon = o.sweep.find(':');
+    long long a = 0, b = 0;
+    if (colon == std::string::npos || std::sscanf(o.sweep.c_str(), "%lld:%lld", &a, &b) != 2) {
+      throw UserError("--sweep " + o.sweep + ": expected A:B, e.g. --sweep 64:4096");
+    }
+    if (!(o.efficiency > 0 && o.efficiency <= 1)) {
+      throw UserError("--efficiency must be in (0, 1]");
+    }
+    const synthesis::Sweep sweep =
+        synthesis::RunSweep(model, a, b, machine, o.efficiency, o.sweep_points, po);
+    if (o.json) {
+      std::fputs(synthesis::SweepToJson(sweep).c_str(), stdout);
+    } else {
+      std::printf("sweep of %s on %s (%s)\n", model.application.c_str(), machine.name.c_str(),
+                  machine_path.c_str());
+      std::fputs(synthesis::FormatSweep(sweep).c_str(), stdout);
+    }
+    return;
+  }
+  if (o.target < 1) throw UserError("--target must be a positive process count");
+  const synthesis::Prediction p = synthesis::Predict(model, o.target, machine, po);
+  if (o.json) {
+    std::fputs(synthesis::PredictionToJson(p, machine.name).c_str(), stdout);
+  } else {
+    std::printf("%s, traced at", model.application.c_str());
+    for (int c : model.counts) std::printf(" %d", c);
+    std::printf("; machine %s (%s)\n", machine.name.c_str(), machine_path.c_str());
+    std::fputs(synthesis::FormatPrediction(p, machine.name).c_str(), stdout);
+  }
+}
+
+void SetupPredict(CLI::App& root) {
+  auto o = std::make_shared<PredictCliOptions>();
+  CLI::App* cmd =
+      root.add_subcommand("predict", "Predict the run time at a process count you have not run");
+  cmd->footer(
+      "Builds the scaling model from the traces (or reads a model file), synthesizes the run\n"
+      "at --target N and simulates it on the machine (default: the shipped\n"
+      "datasets/machines/default.toml; $PAS2P_DATA_DIR overrides the datasets directory).\n"
+      "Prints the predicted time with an interval (the regressions' interval ends simulated),\n"
+      "the per-phase breakdown (weight at N, time of one occurrence, total, share; PAS2P's\n"
+      "PET = sum of time x weight) and the valid-count check. A target the application cannot\n"
+      "run at is an error naming the nearest valid counts; with --allow-idle the run is\n"
+      "predicted at the largest valid count <= N with the other ranks idle.\n"
+      "--json prints {target, run_count, predicted_time_s, interval_s: [low, high], phases:\n"
+      "[{phase, description, weight, time_per_occurrence_s, total_s, share}], ...}.\n"
+      "--sweep A:B predicts every valid count in A..B (a log-spaced subset of at most\n"
+      "--points counts), with speedup, parallel efficiency and core-hours relative to the\n"
+      "first, and recommends the largest count whose efficiency stays >= --efficiency.\n"
+      "Examples: pas2p predict --target 1024 datasets/traces/stencil2d\n"
+      "          pas2p predict --sweep 64:4096 --json model.json");
+  cmd->add_option("inputs", o->inputs,
+                  "Traces at >= 3 counts (or a directory of them), or a model file")
+      ->required();
+  cmd->add_option("-t,--target", o->target, "Process count to predict");
+  cmd->add_option("-m,--machine", o->machine, "Machine file (TOML or Dimemas .cfg)");
+  cmd->add_option("--sweep", o->sweep, "Predict every valid count in A:B");
+  cmd->add_option("--efficiency", o->efficiency,
+                  "Sweep: recommend the largest count with at least this efficiency (default 0.5)");
+  cmd->add_option("--points", o->sweep_points, "Sweep: at most this many counts (default 12)");
+  cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_flag("--allow-idle", o->allow_idle,
+                "Predict an invalid target at the largest valid count below it, rest idle");
+  cmd->callback([o]() { RunPredict(*o); });
+}
+
+PAS2P_REGISTER_COMMAND(60, SetupPredict);
+
+}  // namespace
+}  // namespace pas2p::cli
