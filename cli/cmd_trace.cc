@@ -34,8 +34,8 @@ int RunTrace(const TraceCommandOptions& o) {
 
 void SetupTrace(CLI::App& root) {
   auto o = std::make_shared<TraceCommandOptions>();
-  CLI::App* cmd = root.add_subcommand(
-      "trace", "Run an MPI program with the tracer at several process counts");
+  CLI::App* cmd =
+      root.add_subcommand("trace", "Run an MPI program with the tracer at several process counts");
   cmd->footer(
       "Runs Open MPI's mpirun once per count with libpas2p-trace.so preloaded (the program\n"
       "is not modified or rebuilt; C, C++ and Fortran programs are traced alike) and writes\n"
@@ -52,12 +52,10 @@ void SetupTrace(CLI::App& root) {
   cmd->add_option("-n,--counts", o->counts, "Process counts, comma-separated (e.g. 4,9,16)")
       ->required();
   cmd->add_option("-o,--out", o->out, "Output directory (default: traces/<app>)");
-  cmd->add_option("--mpirun", o->mpirun, "MPI launcher (Open MPI's mpirun)")
-      ->capture_default_str();
+  cmd->add_option("--mpirun", o->mpirun, "MPI launcher (Open MPI's mpirun)")->capture_default_str();
   cmd->add_option("--mpirun-args", o->mpirun_args,
                   "Extra launcher arguments, quoted as one string (e.g. \"--bind-to none\")");
-  cmd->add_option("command", o->command, "The program and its arguments, after --")
-      ->required();
+  cmd->add_option("command", o->command, "The program and its arguments, after --")->required();
   cmd->callback([o]() {
     const int rc = RunTrace(*o);
     if (rc != 0) throw CLI::RuntimeError(rc);

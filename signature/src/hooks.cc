@@ -64,8 +64,8 @@ void OnIsend(CallScope& scope, EventKind kind, bool sync, int rc, const void* bu
   }
 }
 
-void OnRecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, int source,
-            int tag, MPI_Comm comm, MPI_Status* status) {
+void OnRecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, int source, int tag,
+            MPI_Comm comm, MPI_Status* status) {
   Runtime& rt = GetRuntime();
   const CommInfo& info = rt.Comm(comm);
   Event& e = scope.event();
@@ -84,8 +84,8 @@ void OnRecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, i
   scope.Emit();
 }
 
-void OnIrecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, int source,
-             int tag, MPI_Comm comm, MPI_Request* request) {
+void OnIrecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, int source, int tag,
+             MPI_Comm comm, MPI_Request* request) {
   Runtime& rt = GetRuntime();
   const CommInfo& info = rt.Comm(comm);
   Event& e = scope.event();
@@ -126,8 +126,8 @@ void OnSendrecv(CallScope& scope, int rc, const void*, int sendcount, MPI_Dataty
 void OnSendrecvReplace(CallScope& scope, int rc, void* buf, int count, MPI_Datatype datatype,
                        int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
                        MPI_Status* status) {
-  OnSendrecv(scope, rc, buf, count, datatype, dest, sendtag, buf, count, datatype, source,
-             recvtag, comm, status);
+  OnSendrecv(scope, rc, buf, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag,
+             comm, status);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ void CaptureRequests(int count, const MPI_Request* requests) {
     if (handle == MPI_REQUEST_NULL) continue;
     auto it = rt.requests.find(handle);
     if (it == rt.requests.end()) continue;  // not made by a traced call (persistent, ...)
-    std::size_t nth = 0;  // the same handle passed again: its next request
+    std::size_t nth = 0;                    // the same handle passed again: its next request
     if (it->second.size() > 1) {
       for (const PendingRequest& p : rt.pending) nth += p.handle == handle ? 1 : 0;
     }
@@ -204,8 +204,7 @@ void OnWaitall(CallScope& scope, int rc, int count, MPI_Request*, MPI_Status* st
   }
 }
 
-void OnTestall(CallScope& scope, int rc, int count, MPI_Request*, int* flag,
-               MPI_Status* statuses) {
+void OnTestall(CallScope& scope, int rc, int count, MPI_Request*, int* flag, MPI_Status* statuses) {
   Event& e = CompletionEvent(scope, EventKind::kTestall);
   if (flag == nullptr || !*flag) return;  // a failed test completes nothing
   for (int i = 0; i < count; ++i) {
@@ -305,19 +304,17 @@ void OnScatterv(CallScope& scope, int, const void*, const int* sendcounts, const
   if (!(root_here && recvbuf == MPI_IN_PLACE)) e.recv_bytes = TypeBytes(recvcount, recvtype);
 }
 
-void OnAllgather(CallScope& scope, int, const void* sendbuf, int sendcount,
-                 MPI_Datatype sendtype, void*, int recvcount, MPI_Datatype recvtype,
-                 MPI_Comm comm) {
+void OnAllgather(CallScope& scope, int, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                 void*, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   const CommInfo& info = GetRuntime().Comm(comm);
   Event& e = Collective(scope, EventKind::kAllgather, info);
-  e.send_bytes = sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype)
-                                         : TypeBytes(sendcount, sendtype);
+  e.send_bytes =
+      sendbuf == MPI_IN_PLACE ? TypeBytes(recvcount, recvtype) : TypeBytes(sendcount, sendtype);
   e.recv_bytes = TypeBytes(recvcount, recvtype) * CommSize(info);
 }
 
-void OnAllgatherv(CallScope& scope, int, const void* sendbuf, int sendcount,
-                  MPI_Datatype sendtype, void*, const int* recvcounts, const int*,
-                  MPI_Datatype recvtype, MPI_Comm comm) {
+void OnAllgatherv(CallScope& scope, int, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                  void*, const int* recvcounts, const int*, MPI_Datatype recvtype, MPI_Comm comm) {
   const CommInfo& info = GetRuntime().Comm(comm);
   Event& e = Collective(scope, EventKind::kAllgatherv, info);
   if (recvcounts != nullptr) {
@@ -330,14 +327,13 @@ void OnAllgatherv(CallScope& scope, int, const void* sendbuf, int sendcount,
   }
 }
 
-void OnAlltoall(CallScope& scope, int, const void* sendbuf, int sendcount,
-                MPI_Datatype sendtype, void*, int recvcount, MPI_Datatype recvtype,
-                MPI_Comm comm) {
+void OnAlltoall(CallScope& scope, int, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void*, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
   const CommInfo& info = GetRuntime().Comm(comm);
   Event& e = Collective(scope, EventKind::kAlltoall, info);
   e.recv_bytes = TypeBytes(recvcount, recvtype) * CommSize(info);
-  e.send_bytes = sendbuf == MPI_IN_PLACE ? e.recv_bytes
-                                         : TypeBytes(sendcount, sendtype) * CommSize(info);
+  e.send_bytes =
+      sendbuf == MPI_IN_PLACE ? e.recv_bytes : TypeBytes(sendcount, sendtype) * CommSize(info);
 }
 
 void OnAlltoallv(CallScope& scope, int, const void* sendbuf, const int* sendcounts, const int*,
@@ -355,8 +351,8 @@ void OnAlltoallv(CallScope& scope, int, const void* sendbuf, const int* sendcoun
   }
 }
 
-void OnReduce(CallScope& scope, int, const void*, void*, int count, MPI_Datatype datatype,
-              MPI_Op, int root, MPI_Comm comm) {
+void OnReduce(CallScope& scope, int, const void*, void*, int count, MPI_Datatype datatype, MPI_Op,
+              int root, MPI_Comm comm) {
   const CommInfo& info = GetRuntime().Comm(comm);
   Event& e = Collective(scope, EventKind::kReduce, info);
   e.peer = ToWorld(info, root);

@@ -31,10 +31,9 @@ void OnRecv(CallScope& scope, int rc, void* buf, int count, MPI_Datatype datatyp
             int tag, MPI_Comm comm, MPI_Status* status);
 void OnIrecv(CallScope& scope, int rc, void* buf, int count, MPI_Datatype datatype, int source,
              int tag, MPI_Comm comm, MPI_Request* request);
-void OnSendrecv(CallScope& scope, int rc, const void* sendbuf, int sendcount,
-                MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf, int recvcount,
-                MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
-                MPI_Status* status);
+void OnSendrecv(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                int dest, int sendtag, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                int source, int recvtag, MPI_Comm comm, MPI_Status* status);
 void OnSendrecvReplace(CallScope& scope, int rc, void* buf, int count, MPI_Datatype datatype,
                        int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
                        MPI_Status* status);
@@ -55,30 +54,27 @@ inline void PreRequests(CallScope&, EventKind, int count, MPI_Request* requests,
 }
 void OnWait(CallScope& scope, int rc, MPI_Request* request, MPI_Status* status);
 void OnTest(CallScope& scope, int rc, MPI_Request* request, int* flag, MPI_Status* status);
-void OnWaitall(CallScope& scope, int rc, int count, MPI_Request* requests,
-               MPI_Status* statuses);
+void OnWaitall(CallScope& scope, int rc, int count, MPI_Request* requests, MPI_Status* statuses);
 void OnTestall(CallScope& scope, int rc, int count, MPI_Request* requests, int* flag,
                MPI_Status* statuses);
 void OnWaitany(CallScope& scope, int rc, int count, MPI_Request* requests, int* index,
                MPI_Status* status);
-void OnTestany(CallScope& scope, int rc, int count, MPI_Request* requests, int* index,
-               int* flag, MPI_Status* status);
+void OnTestany(CallScope& scope, int rc, int count, MPI_Request* requests, int* index, int* flag,
+               MPI_Status* status);
 void OnWaitsome(CallScope& scope, EventKind kind, int rc, int incount, MPI_Request* requests,
                 int* outcount, int* indices, MPI_Status* statuses);
 
 // Collectives.
 void OnBarrier(CallScope& scope, int rc, MPI_Comm comm);
-void OnBcast(CallScope& scope, int rc, void* buffer, int count, MPI_Datatype datatype,
-             int root, MPI_Comm comm);
-void OnGather(CallScope& scope, int rc, const void* sendbuf, int sendcount,
-              MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-              int root, MPI_Comm comm);
-void OnGatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount,
-               MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs,
-               MPI_Datatype recvtype, int root, MPI_Comm comm);
-void OnScatter(CallScope& scope, int rc, const void* sendbuf, int sendcount,
-               MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+void OnBcast(CallScope& scope, int rc, void* buffer, int count, MPI_Datatype datatype, int root,
+             MPI_Comm comm);
+void OnGather(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+              void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+void OnGatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+               void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype,
                int root, MPI_Comm comm);
+void OnScatter(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+               void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
 void OnScatterv(CallScope& scope, int rc, const void* sendbuf, const int* sendcounts,
                 const int* displs, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                 MPI_Datatype recvtype, int root, MPI_Comm comm);
@@ -86,15 +82,13 @@ void OnAllgather(CallScope& scope, int rc, const void* sendbuf, int sendcount,
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
                  MPI_Comm comm);
 void OnAllgatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount,
-                  MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
-                  const int* displs, MPI_Datatype recvtype, MPI_Comm comm);
-void OnAlltoall(CallScope& scope, int rc, const void* sendbuf, int sendcount,
-                MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                MPI_Comm comm);
+                  MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs,
+                  MPI_Datatype recvtype, MPI_Comm comm);
+void OnAlltoall(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 void OnAlltoallv(CallScope& scope, int rc, const void* sendbuf, const int* sendcounts,
-                 const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
-                 const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
-                 MPI_Comm comm);
+                 const int* sdispls, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                 const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm);
 void OnReduce(CallScope& scope, int rc, const void* sendbuf, void* recvbuf, int count,
               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm);
 void OnAllreduce(CallScope& scope, EventKind kind, int rc, const void* sendbuf, void* recvbuf,
@@ -112,8 +106,7 @@ void OnCommSplitType(CallScope& scope, int rc, MPI_Comm comm, int split_type, in
 void OnCommCreate(CallScope& scope, int rc, MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
 void OnCartCreate(CallScope& scope, int rc, MPI_Comm comm_old, int ndims, const int* dims,
                   const int* periods, int reorder, MPI_Comm* comm_cart);
-void OnCartSub(CallScope& scope, int rc, MPI_Comm comm, const int* remain_dims,
-               MPI_Comm* newcomm);
+void OnCartSub(CallScope& scope, int rc, MPI_Comm comm, const int* remain_dims, MPI_Comm* newcomm);
 void PreCommFree(CallScope& scope, MPI_Comm* comm);
 void OnCommFree(CallScope& scope, int rc, MPI_Comm* comm);
 

@@ -71,15 +71,15 @@ void StartCounters(Runtime& rt) {
   }
   const int version = PAPI_library_init(PAPI_VER_CURRENT);
   if (version != PAPI_VER_CURRENT) {
-    rt.metadata.counters_note =
-        std::string("PAPI_library_init failed: ") +
-        (version > 0 ? "PAPI version mismatch" : PAPI_strerror(version));
+    rt.metadata.counters_note = std::string("PAPI_library_init failed: ") +
+                                (version > 0 ? "PAPI version mismatch" : PAPI_strerror(version));
     return;
   }
   int eventset = PAPI_NULL;
   int status = PAPI_create_eventset(&eventset);
   if (status != PAPI_OK) {
-    rt.metadata.counters_note = std::string("PAPI_create_eventset failed: ") + PAPI_strerror(status);
+    rt.metadata.counters_note =
+        std::string("PAPI_create_eventset failed: ") + PAPI_strerror(status);
     return;
   }
   std::string note;
@@ -89,8 +89,8 @@ void StartCounters(Runtime& rt) {
     status = PAPI_event_name_to_code(const_cast<char*>(name), &code);
     if (status == PAPI_OK) status = PAPI_add_event(eventset, code);
     if (status != PAPI_OK) {
-      note += std::string(note.empty() ? "" : "; ") + name + " not available: " +
-              PAPI_strerror(status);
+      note +=
+          std::string(note.empty() ? "" : "; ") + name + " not available: " + PAPI_strerror(status);
       continue;
     }
     (std::strcmp(name, "PAPI_TOT_INS") == 0 ? rt.ins_slot : rt.cyc_slot) = slot++;
@@ -201,7 +201,8 @@ void Start(CallScope& scope, int rc, int thread_level) {
     rt.Fail(("cannot open " + stream.string() + ": " + rt.writer.error()).c_str());
     return;
   }
-  rt.marker_path = (std::filesystem::path(rt.dir) / ("rank-" + std::to_string(rt.rank) + ".signal")).string();
+  rt.marker_path =
+      (std::filesystem::path(rt.dir) / ("rank-" + std::to_string(rt.rank) + ".signal")).string();
   std::filesystem::remove(rt.marker_path, ec);
 
   TraceMetadata& md = rt.metadata;
@@ -313,14 +314,13 @@ void PreFinalize(CallScope& scope) {
     } else {
       md.status = "incomplete";
       md.status_reason = std::to_string(failed_total) + " rank(s) could not write their " +
-                         "stream completely (first: rank " + std::to_string(first_failed_min) +
-                         ")";
+                         "stream completely (first: rank " + std::to_string(first_failed_min) + ")";
     }
     try {
       WriteMetadata(rt.dir, md);
     } catch (const std::exception& ex) {
-      std::fprintf(stderr, "pas2p-trace: rank 0: cannot write %s/trace.json: %s\n",
-                   rt.dir.c_str(), ex.what());
+      std::fprintf(stderr, "pas2p-trace: rank 0: cannot write %s/trace.json: %s\n", rt.dir.c_str(),
+                   ex.what());
     }
   }
   if (!rt.writer.ok()) {

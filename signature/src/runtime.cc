@@ -146,6 +146,14 @@ CommInfo& Runtime::Register(MPI_Comm handle, CommId id, bool record, CommOrigin 
 CommInfo& Runtime::Comm(MPI_Comm comm) {
   if (comm == MPI_COMM_WORLD) return world;
   if (comm == MPI_COMM_SELF) return self;
+  if (comm == MPI_COMM_NULL) {
+    // An erroneous call that MPI let return (MPI_ERRORS_RETURN): nothing to look up.
+    static CommInfo null_comm;
+    null_comm.id = kCommWorld;
+    null_comm.members.clear();
+    null_comm.peers.clear();
+    return null_comm;
+  }
   auto it = comms.find(comm);
   if (it != comms.end()) return *it->second;
   // Made by a call the tracer does not wrap (Comm_create_group, Intercomm_create, ...):
@@ -199,9 +207,8 @@ CallScope::CallScope(Kind kind) noexcept : kind_(kind) {
   // Close the compute burst that ran since the last MPI call.
   start_ns_ = MonotonicNs();
   const std::int64_t burst_wall_ns = start_ns_ - rt.last_exit_wall_ns;
-  const std::int64_t cpu_ns = burst_wall_ns < kCpuClockSkipNs
-                                  ? rt.last_exit_cpu_ns + burst_wall_ns
-                                  : ThreadCpuNs();
+  const std::int64_t cpu_ns =
+      burst_wall_ns < kCpuClockSkipNs ? rt.last_exit_cpu_ns + burst_wall_ns : ThreadCpuNs();
   rt.entry_cpu_ns = cpu_ns;
   long long counters[2] = {0, 0};
   if (rt.papi_eventset >= 0) rt.ReadCounters(counters);

@@ -63,13 +63,13 @@ struct PendingRequest {
 
 struct Runtime {
   // Lifecycle.
-  bool enabled = false;    // between MPI_Init and MPI_Finalize, and tracing works
-  bool failed = false;     // an internal failure switched tracing off for good
-  bool finished = false;   // MPI_Finalize or MPI_Abort seen
-  bool verbose = false;    // PAS2P_VERBOSE=1
+  bool enabled = false;   // between MPI_Init and MPI_Finalize, and tracing works
+  bool failed = false;    // an internal failure switched tracing off for good
+  bool finished = false;  // MPI_Finalize or MPI_Abort seen
+  bool verbose = false;   // PAS2P_VERBOSE=1
   int rank = 0;
   int nprocs = 0;
-  std::string dir;         // trace directory
+  std::string dir;          // trace directory
   std::string marker_path;  // rank-<N>.signal, written by the crash handler
   TraceMetadata metadata;
 
@@ -80,8 +80,8 @@ struct Runtime {
   std::int64_t origin_ns = 0;
   std::int64_t last_exit_wall_ns = 0;
   std::int64_t last_exit_cpu_ns = 0;
-  std::int64_t entry_cpu_ns = 0;  // thread CPU time when the current call began
-  std::int64_t min_burst_ns = 0;         // bursts shorter than this merge into the next
+  std::int64_t entry_cpu_ns = 0;          // thread CPU time when the current call began
+  std::int64_t min_burst_ns = 0;          // bursts shorter than this merge into the next
   std::int64_t pending_burst_cpu_ns = 0;  // CPU time of merged bursts not yet written
   std::int64_t pending_burst_start_ns = -1;
   std::int64_t pending_ins = 0, pending_cyc = 0;

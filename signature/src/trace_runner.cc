@@ -85,7 +85,8 @@ ChildResult RunChild(const std::vector<std::string>& argv, bool capture) {
     ::close(pipe_fds[1]);
     char buf[4096];
     ssize_t n;
-    while ((n = ::read(pipe_fds[0], buf, sizeof buf)) > 0) result.output.append(buf, static_cast<std::size_t>(n));
+    while ((n = ::read(pipe_fds[0], buf, sizeof buf)) > 0)
+      result.output.append(buf, static_cast<std::size_t>(n));
     ::close(pipe_fds[0]);
   }
   while (::waitpid(pid, &result.status, 0) < 0 && errno == EINTR) {
@@ -129,9 +130,8 @@ std::string DescribeMarkers(const fs::path& dir) {
   }
   std::sort(found.begin(), found.end());
   // Most informative first: crashes and aborts before the SIGTERMs of cleanup.
-  std::stable_partition(found.begin(), found.end(), [](const auto& f) {
-    return f.second.rfind("signal 15 ", 0) != 0;
-  });
+  std::stable_partition(found.begin(), found.end(),
+                        [](const auto& f) { return f.second.rfind("signal 15 ", 0) != 0; });
   std::string out;
   std::size_t shown = 0;
   for (const auto& [rank, text] : found) {
@@ -182,8 +182,8 @@ void ClearTraceFiles(const fs::path& dir) {
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     const std::string name = entry.path().filename().string();
     const bool ours = name == kMetadataFileName ||
-                      (name.rfind("rank-", 0) == 0 &&
-                       (entry.path().extension() == ".p2t" || entry.path().extension() == ".signal"));
+                      (name.rfind("rank-", 0) == 0 && (entry.path().extension() == ".p2t" ||
+                                                       entry.path().extension() == ".signal"));
     if (ours) fs::remove(entry.path(), ec);
   }
 }
@@ -266,8 +266,8 @@ fs::path FindTracer(const fs::path& executable) {
 fs::path CheckMpiProgram(const std::string& program) {
   const fs::path path = Resolve(program);
   if (path.empty()) {
-    throw UserError("program '" + program + "' not found on PATH (give a path, e.g. ./" +
-                    program + ")");
+    throw UserError("program '" + program + "' not found on PATH (give a path, e.g. ./" + program +
+                    ")");
   }
   std::error_code ec;
   if (!fs::exists(path, ec)) throw UserError("program " + path.string() + " does not exist");
@@ -275,7 +275,8 @@ fs::path CheckMpiProgram(const std::string& program) {
     throw UserError("program " + path.string() + " is not an executable file");
   }
   const ChildResult ldd = RunChild({"ldd", path.string()}, true);
-  if (!ldd.started) throw UserError("cannot run ldd to inspect " + path.string() + ": " + ldd.error);
+  if (!ldd.started)
+    throw UserError("cannot run ldd to inspect " + path.string() + ": " + ldd.error);
   if (ldd.output.find("libmpi") == std::string::npos) {
     throw UserError("program " + path.string() +
                     " is not an MPI program: its dynamic dependencies do not include libmpi "
@@ -299,9 +300,8 @@ bool TraceRunOptions::IsValid(std::string* error) const {
       throw UserError("tracer library " + tracer.string() +
                       " not found (build target pas2p_trace, or set PAS2P_TRACER)");
     }
-    const fs::path out = out_dir.empty()
-                             ? fs::path("traces") / fs::path(command.front()).filename()
-                             : out_dir;
+    const fs::path out =
+        out_dir.empty() ? fs::path("traces") / fs::path(command.front()).filename() : out_dir;
     std::error_code ec;
     fs::create_directories(out, ec);
     if (ec || !fs::is_directory(out)) {
@@ -350,8 +350,8 @@ TraceRunSummary RunTraces(const TraceRunOptions& options) {
     argv.insert(argv.end(), options.command.begin(), options.command.end());
 
     if (options.progress != nullptr) {
-      *options.progress << "[" << (i + 1) << "/" << total << "] tracing " << count
-                        << " ranks ... " << std::flush;
+      *options.progress << "[" << (i + 1) << "/" << total << "] tracing " << count << " ranks ... "
+                        << std::flush;
     }
     const auto t0 = std::chrono::steady_clock::now();
     const ChildResult child = RunChild(argv, false);
@@ -373,8 +373,8 @@ TraceRunSummary RunTraces(const TraceRunOptions& options) {
                    (md.status_reason.empty() ? "" : ": " + md.status_reason);
         }
       } catch (const std::exception&) {
-        reason = "the program ran but wrote no trace (did it call MPI_Init? is " +
-                 tracer.string() + " loadable?)";
+        reason = "the program ran but wrote no trace (did it call MPI_Init? is " + tracer.string() +
+                 " loadable?)";
       }
     }
     run.ok = reason.empty();
@@ -389,9 +389,8 @@ TraceRunSummary RunTraces(const TraceRunOptions& options) {
       } catch (const std::exception&) {
       }
       summary.ok = false;
-      summary.failure = "the application failed at " + std::to_string(count) + " ranks: " +
-                        reason + "; kept what was traced in " + run.dir.string() +
-                        " (marked incomplete)";
+      summary.failure = "the application failed at " + std::to_string(count) + " ranks: " + reason +
+                        "; kept what was traced in " + run.dir.string() + " (marked incomplete)";
       summary.runs.push_back(run);
       return summary;
     }

@@ -69,8 +69,8 @@ TEST(CheckMpiProgram, RejectsMissingAndNonMpiPrograms) {
   }
   const std::string plain_file = ::testing::TempDir() + "/pas2p-not-executable";
   { std::ofstream(plain_file) << "data\n"; }
-  std::filesystem::permissions(plain_file, std::filesystem::perms::owner_read |
-                                               std::filesystem::perms::owner_write);
+  std::filesystem::permissions(
+      plain_file, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
   try {
     CheckMpiProgram(plain_file);
     ADD_FAILURE();

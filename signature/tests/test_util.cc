@@ -33,10 +33,11 @@ static std::string Slurp(const fs::path& path) {
 
 CommandResult Run(const std::string& command_line) {
   static int counter = 0;
-  const fs::path base = fs::temp_directory_path() /
-                        ("pas2p-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  const fs::path base = fs::temp_directory_path() / ("pas2p-test-" + std::to_string(::getpid()) +
+                                                     "-" + std::to_string(counter++));
   const std::string out = base.string() + ".out", err = base.string() + ".err";
-  const int status = std::system((command_line + " > " + out + " 2> " + err + " < /dev/null").c_str());
+  const int status =
+      std::system((command_line + " > " + out + " 2> " + err + " < /dev/null").c_str());
   CommandResult result;
   if (WIFEXITED(status)) {
     result.exit_code = WEXITSTATUS(status);
@@ -50,12 +51,14 @@ CommandResult Run(const std::string& command_line) {
   return result;
 }
 
-std::string Program(const std::string& name) { return std::string(PAS2P_TEST_PROGRAMS) + "/" + name; }
+std::string Program(const std::string& name) {
+  return std::string(PAS2P_TEST_PROGRAMS) + "/" + name;
+}
 
 CommandResult RunMpi(int np, const std::string& program, const std::vector<std::string>& args,
                      const std::string& trace_dir) {
-  std::string cmd = Quote(PAS2P_MPIEXEC) + " -np " + std::to_string(np) +
-                    " --oversubscribe --allow-run-as-root";
+  std::string cmd =
+      Quote(PAS2P_MPIEXEC) + " -np " + std::to_string(np) + " --oversubscribe --allow-run-as-root";
   if (!trace_dir.empty()) {
     cmd += " -x LD_PRELOAD=" + Quote(PAS2P_TRACER_PATH) + " -x PAS2P_TRACE_DIR=" + Quote(trace_dir);
   }

@@ -35,19 +35,20 @@ TEST(TraceCommand, TracesEachCountIntoItsOwnDirectory) {
 TEST(TraceCommand, DefaultOutputIsTracesAppAppDotCountAndRerunReplaces) {
   const std::string cwd = FreshDir("cmd-default");
   for (int i = 0; i < 2; ++i) {
-    const auto run = testing::Run("cd " + Quote(cwd) + " && PAS2P_TRACER=" + Quote(PAS2P_TRACER_PATH) +
-                                  " " + Quote(PAS2P_EXE) + " trace -n 2,4 -- " +
-                                  Quote(Program("collectives_program")));
+    const auto run = testing::Run(
+        "cd " + Quote(cwd) + " && PAS2P_TRACER=" + Quote(PAS2P_TRACER_PATH) + " " +
+        Quote(PAS2P_EXE) + " trace -n 2,4 -- " + Quote(Program("collectives_program")));
     if (i == 0) {
       // collectives_program needs 4 ranks: it aborts at 2, and pas2p stops there.
       EXPECT_NE(run.exit_code, 0);
       EXPECT_NE(run.err.find("failed at 2 ranks"), std::string::npos) << run.err;
-      EXPECT_FALSE(std::filesystem::exists(cwd + "/traces/collectives_program/collectives_program.4"));
+      EXPECT_FALSE(
+          std::filesystem::exists(cwd + "/traces/collectives_program/collectives_program.4"));
     }
   }
-  const auto run = testing::Run("cd " + Quote(cwd) + " && PAS2P_TRACER=" + Quote(PAS2P_TRACER_PATH) +
-                                " " + Quote(PAS2P_EXE) + " trace -n 4 -- " +
-                                Quote(Program("collectives_program")));
+  const auto run =
+      testing::Run("cd " + Quote(cwd) + " && PAS2P_TRACER=" + Quote(PAS2P_TRACER_PATH) + " " +
+                   Quote(PAS2P_EXE) + " trace -n 4 -- " + Quote(Program("collectives_program")));
   ASSERT_EQ(run.exit_code, 0) << run.err;
   TraceDirectory trace(cwd + "/traces/collectives_program/collectives_program.4");
   EXPECT_EQ(trace.metadata().status, "complete");
@@ -81,8 +82,10 @@ TEST(TraceCommand, BadInputGivesAClearErrorAndNonZeroExit) {
       {"--bogus -n 2 -- " + Quote(Program("p2p_program")), "--bogus"},
       {"-n 2 -- /nonexistent/app", "does not exist"},
       {"-n 2 -- /bin/true", "is not an MPI program"},
-      {"-n 2 --out /proc/pas2p-cannot-write -- " + Quote(Program("p2p_program")), "output directory"},
-      {"-n 2,zero --out " + Quote(out) + " -- " + Quote(Program("p2p_program")), "invalid process count"},
+      {"-n 2 --out /proc/pas2p-cannot-write -- " + Quote(Program("p2p_program")),
+       "output directory"},
+      {"-n 2,zero --out " + Quote(out) + " -- " + Quote(Program("p2p_program")),
+       "invalid process count"},
       {"-n 2", "command"},
       {"--out " + Quote(out) + " -- " + Quote(Program("p2p_program")), "--counts"},
   };

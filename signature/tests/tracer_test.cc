@@ -40,8 +40,7 @@ class Cursor {
       return kNone;
     }
     const Event& e = events_[pos_++];
-    EXPECT_EQ(e.kind, kind) << "rank " << rank_ << " event " << pos_ - 1 << ": "
-                            << FormatEvent(e);
+    EXPECT_EQ(e.kind, kind) << "rank " << rank_ << " event " << pos_ - 1 << ": " << FormatEvent(e);
     return e;
   }
   const Event& Peek() const { return events_.at(pos_); }
@@ -152,11 +151,11 @@ TEST(TracerP2P, EveryEventMatchesTheProgram) {
     EXPECT_EQ(s1.kind, EventKind::kIsend);
     ExpectP2P(s1, left, 201, 40, true);
     ASSERT_EQ(all.kind, EventKind::kWaitall);
-    EXPECT_EQ(all.requests, (std::vector<RequestId>{r0.request, r1.request, s0.request, s1.request}));
-    EXPECT_EQ(all.completed,
-              (std::vector<Completion>{Recv(r0.request, left, 200, 40),
-                                       Recv(r1.request, right, 201, 40), Sent(s0.request),
-                                       Sent(s1.request)}));
+    EXPECT_EQ(all.requests,
+              (std::vector<RequestId>{r0.request, r1.request, s0.request, s1.request}));
+    EXPECT_EQ(all.completed, (std::vector<Completion>{Recv(r0.request, left, 200, 40),
+                                                      Recv(r1.request, right, 201, 40),
+                                                      Sent(s0.request), Sent(s1.request)}));
     // Request ids are unique per rank.
     std::set<RequestId> ids;
     for (const Event& e : calls) {
@@ -253,8 +252,8 @@ TEST(TracerP2P, EveryEventMatchesTheProgram) {
     EXPECT_EQ(sr[1].recv_peer, (r + 3) % 4);
     EXPECT_EQ(sr[1].bytes, 32u);
     EXPECT_EQ(sr[1].recv_bytes, 32u);
-    const auto proc_null = std::find_if(calls.begin(), calls.end(),
-                                        [](const Event& e) { return e.tag == 600; });
+    const auto proc_null =
+        std::find_if(calls.begin(), calls.end(), [](const Event& e) { return e.tag == 600; });
     ASSERT_NE(proc_null, calls.end());
     EXPECT_EQ(proc_null->kind, EventKind::kSend);
     EXPECT_EQ(proc_null->peer, kProcNull);
@@ -414,15 +413,17 @@ TEST(TracerFortran, TracedExactlyLikeItsCTwin) {
   }
   ASSERT_EQ(traces[0].size(), 4u);
   EXPECT_GT(traces[0][0].size(), 10u);
-  const char* names[] = {"twin_c", "twin_f (use mpi)", "twin_fh (mpif.h)", "twin_f08 (use mpi_f08)"};
+  const char* names[] = {"twin_c", "twin_f (use mpi)", "twin_fh (mpif.h)",
+                         "twin_f08 (use mpi_f08)"};
   for (std::size_t v = 1; v < traces.size(); ++v) {
     EXPECT_EQ(outputs[v], outputs[0]) << names[v];
     for (int r = 0; r < 4; ++r) {
       ASSERT_EQ(traces[v][r].size(), traces[0][r].size()) << names[v] << " rank " << r;
       for (std::size_t i = 0; i < traces[0][r].size(); ++i) {
         EXPECT_EQ(traces[v][r][i], traces[0][r][i])
-            << names[v] << " rank " << r << " event " << i << ":\n  C:       "
-            << FormatEvent(traces[0][r][i]) << "\n  Fortran: " << FormatEvent(traces[v][r][i]);
+            << names[v] << " rank " << r << " event " << i
+            << ":\n  C:       " << FormatEvent(traces[0][r][i])
+            << "\n  Fortran: " << FormatEvent(traces[v][r][i]);
       }
     }
   }

@@ -16,7 +16,8 @@ int main(int argc, char** argv) {
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int value = rank;
-  for (int i = 0; i < 3; ++i) MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  for (int i = 0; i < 3; ++i)
+    MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 1) {
     MPI_Send(&value, 1, MPI_INT, 0, 1, MPI_COMM_WORLD);
     if (strcmp(mode, "abort") == 0) {

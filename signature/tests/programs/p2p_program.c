@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
   {
     const int partner = rank ^ 1;
     int out[3] = {rank, rank, rank}, in[3];
-    MPI_Sendrecv(out, 3, MPI_INT, partner, 500, in, 3, MPI_INT, MPI_ANY_SOURCE, 500,
-                 MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    MPI_Sendrecv(out, 3, MPI_INT, partner, 500, in, 3, MPI_INT, MPI_ANY_SOURCE, 500, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
     for (int i = 0; i < 4; ++i) doubles[i] = rank;
     MPI_Sendrecv_replace(doubles, 4, MPI_DOUBLE, (rank + 1) % size, 501, (rank + size - 1) % size,
                          501, MPI_COMM_WORLD, MPI_STATUS_IGNORE);

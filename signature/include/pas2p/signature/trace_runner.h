@@ -16,13 +16,13 @@
 namespace pas2p::signature {
 
 struct TraceRunOptions {
-  std::vector<int> counts;                 // process counts, in the order run
-  std::vector<std::string> command;        // program and its arguments
-  std::filesystem::path out_dir;           // empty: traces/<app>
-  std::string mpirun = "mpirun";           // Open MPI's launcher (name or path)
-  std::vector<std::string> mpirun_args;    // extra launcher arguments
-  std::filesystem::path tracer;            // libpas2p-trace.so
-  std::ostream* progress = nullptr;        // progress lines (usually std::cerr); null: quiet
+  std::vector<int> counts;               // process counts, in the order run
+  std::vector<std::string> command;      // program and its arguments
+  std::filesystem::path out_dir;         // empty: traces/<app>
+  std::string mpirun = "mpirun";         // Open MPI's launcher (name or path)
+  std::vector<std::string> mpirun_args;  // extra launcher arguments
+  std::filesystem::path tracer;          // libpas2p-trace.so
+  std::ostream* progress = nullptr;      // progress lines (usually std::cerr); null: quiet
 
   // Checks what can be checked without running: counts, program (exists, executable, an
   // MPI program), launcher, tracer, writable output directory. Returns false and says why.
