@@ -128,7 +128,10 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     row.time_per_occurrence_s = occ;
     row.total_s = total_of(t1, occ, row.weight);
     double low = total_of(t1, occ, w_low), high = total_of(t1, occ, w_high);
-    if (options.intervals && PhaseHasWidth(pm, p)) {
+    // The interval ends are simulated when the run is small enough to afford two more
+    // simulations per phase; beyond that only the weight interval is reported.
+    const bool affordable = static_cast<std::uint64_t>(n) * 64 <= options.full_replay_events;
+    if (options.intervals && affordable && PhaseHasWidth(pm, p)) {
       o.repetitions = 1;
       o.side = -1;
       const double tl = SimulateModel(model, n, o, machine, &pred.simulated_events);
