@@ -36,13 +36,6 @@ inline std::int64_t UnZigZag(std::uint64_t v) {
   return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
 }
 
-inline void PutVarint(std::uint64_t v, std::vector<std::uint8_t>* out) {
-  while (v >= 0x80) {
-    out->push_back(static_cast<std::uint8_t>(v | 0x80));
-    v >>= 7;
-  }
-  out->push_back(static_cast<std::uint8_t>(v));
-}
 inline void PutSigned(std::int64_t v, std::vector<std::uint8_t>* out) { PutVarint(ZigZag(v), out); }
 
 class Decoder {
@@ -108,10 +101,20 @@ void PutU64List(const std::vector<std::uint64_t>& values, std::vector<std::uint8
 
 }  // namespace
 
-void EncodeEvent(const Event& e, std::int64_t* last_wall_ns, std::vector<std::uint8_t>* out) {
+void PutVarint(std::uint64_t v, std::vector<std::uint8_t>* out) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<std::uint8_t>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<std::uint8_t>(v));
+}
+
+void EncodeEvent(const Event& e, std::int64_t* last_wall_ns, std::vector<std::uint8_t>* out,
+                 std::vector<std::uint8_t>* times) {
   static const Event kDefault{};
   const std::int64_t start_delta = e.wall_start_ns - *last_wall_ns;
-  const std::int64_t duration = e.wall_end_ns - e.wall_start_ns;
+  std::int64_t duration = e.wall_end_ns - e.wall_start_ns;
+  if (e.kind == EventKind::kCompute) duration -= e.cpu_ns;
   std::uint64_t mask = 0;
   auto set = [&mask](Field f, bool present) {
     if (present) mask |= 1ull << f;
@@ -141,9 +144,9 @@ void EncodeEvent(const Event& e, std::int64_t* last_wall_ns, std::vector<std::ui
 
   out->push_back(static_cast<std::uint8_t>(e.kind));
   PutVarint(mask, out);
-  if (mask & (1ull << kWallStart)) PutSigned(start_delta, out);
-  if (mask & (1ull << kWallDuration)) PutSigned(duration, out);
-  if (mask & (1ull << kCpuNs)) PutSigned(e.cpu_ns, out);
+  if (mask & (1ull << kWallStart)) PutSigned(start_delta, times);
+  if (mask & (1ull << kWallDuration)) PutSigned(duration, times);
+  if (mask & (1ull << kCpuNs)) PutSigned(e.cpu_ns, times);
   if (mask & (1ull << kInstructions)) PutSigned(e.instructions, out);
   if (mask & (1ull << kCycles)) PutSigned(e.cycles, out);
   if (mask & (1ull << kComm)) PutVarint(e.comm, out);
@@ -180,9 +183,12 @@ void EncodeEvent(const Event& e, std::int64_t* last_wall_ns, std::vector<std::ui
   *last_wall_ns = e.wall_end_ns;
 }
 
-bool DecodeEvent(const std::uint8_t* data, std::size_t size, std::size_t* pos,
-                 std::int64_t* last_wall_ns, Event* event, std::string* error) {
-  Decoder d(data, size, *pos);
+bool DecodeEvent(BlockCursor* cursor, std::int64_t* last_wall_ns, Event* event,
+                 std::string* error) {
+  Decoder d(cursor->structure, cursor->structure_size, cursor->structure_pos);
+  Decoder t = cursor->one_column ? Decoder(nullptr, 0, 0)
+                                 : Decoder(cursor->times, cursor->times_size, cursor->times_pos);
+  Decoder& tc = cursor->one_column ? d : t;
   Event e;
   std::uint8_t kind;
   std::uint64_t mask;
@@ -212,9 +218,14 @@ bool DecodeEvent(const std::uint8_t* data, std::size_t size, std::size_t* pos,
       if (!d.Varint(&v)) return false;
     return true;
   };
-  if (has(kWallStart) && !d.Signed(&start_delta)) return fail();
-  if (has(kWallDuration) && !d.Signed(&duration)) return fail();
-  if (has(kCpuNs) && !d.Signed(&e.cpu_ns)) return fail();
+  auto fail_times = [&]() {
+    *error = "time column: " + tc.error();
+    return false;
+  };
+  if (has(kWallStart) && !tc.Signed(&start_delta)) return fail_times();
+  if (has(kWallDuration) && !tc.Signed(&duration)) return fail_times();
+  if (has(kCpuNs) && !tc.Signed(&e.cpu_ns)) return fail_times();
+  if (!cursor->one_column && e.kind == EventKind::kCompute) duration += e.cpu_ns;
   if (has(kInstructions) && !d.Signed(&e.instructions)) return fail();
   if (has(kCycles) && !d.Signed(&e.cycles)) return fail();
   if (has(kComm) && !d.Varint(&e.comm)) return fail();
@@ -257,7 +268,8 @@ bool DecodeEvent(const std::uint8_t* data, std::size_t size, std::size_t* pos,
   e.wall_start_ns = *last_wall_ns + start_delta;
   e.wall_end_ns = e.wall_start_ns + duration;
   *last_wall_ns = e.wall_end_ns;
-  *pos = d.pos();
+  cursor->structure_pos = d.pos();
+  if (!cursor->one_column) cursor->times_pos = t.pos();
   *event = std::move(e);
   return true;
 }

@@ -6,11 +6,15 @@
 //             u32 event_count u32 checksum(stored payload)  payload        (24 + stored)
 //   flags  := bit 0 raw (payload not compressed), bit 1 footer (payload: u64 total events)
 //
-// A block's payload is a sequence of records; each record is
-//   u8 kind, varint field mask, then every field that differs from Event{} in mask order.
-// Signed values are zig-zag varints; wall_start is a delta from the previous record's
-// wall_end inside the same block (0 at a block start), wall_end a delta from wall_start,
-// so each block decodes on its own. Little-endian throughout.
+// A block's payload (version 2) is two columns: varint(length of the structure column),
+// the structure column, then the time column. Each record puts
+//   u8 kind, varint field mask, then every non-time field that differs from Event{}
+// in the structure column, and its times (wall_start as a delta from the previous record's
+// wall_end in the block, the wall duration - for compute bursts minus the CPU time, which
+// it nearly equals - and cpu_ns) in the time column. Keeping the repetitive structure apart
+// from the noisy clock values is what lets zstd compress the structure to almost nothing.
+// Version 1 streams (one column, wall duration stored as is) are still read.
+// Signed values are zig-zag varints; each block decodes on its own. Little-endian.
 #pragma once
 
 #include <cstdint>
@@ -37,6 +41,7 @@ struct BlockHeader {
   std::uint32_t stored_bytes = 0;
   std::uint32_t event_count = 0;
   std::uint32_t checksum = 0;
+  std::uint32_t reserved = 0;  // bytes 5..7, always 0 (checked: a header has no slack)
 };
 
 inline void PutU32(std::uint8_t* p, std::uint32_t v) {
@@ -61,6 +66,8 @@ inline BlockHeader DecodeBlockHeader(const std::uint8_t in[kBlockHeaderBytes]) {
   BlockHeader h;
   h.magic = GetU32(in);
   h.flags = in[4];
+  h.reserved = static_cast<std::uint32_t>(in[5]) | static_cast<std::uint32_t>(in[6]) << 8 |
+               static_cast<std::uint32_t>(in[7]) << 16;
   h.raw_bytes = GetU32(in + 8);
   h.stored_bytes = GetU32(in + 12);
   h.event_count = GetU32(in + 16);
@@ -70,20 +77,40 @@ inline BlockHeader DecodeBlockHeader(const std::uint8_t in[kBlockHeaderBytes]) {
 
 // FNV-1a, 32 bit: cheap, allocation free (usable from a signal handler), and catches the
 // random damage a checksum here is for.
-inline std::uint32_t Checksum(const std::uint8_t* data, std::size_t size) {
-  std::uint32_t h = 2166136261u;
+inline constexpr std::uint32_t kChecksumSeed = 2166136261u;
+inline std::uint32_t ChecksumContinue(std::uint32_t h, const std::uint8_t* data, std::size_t size) {
   for (std::size_t i = 0; i < size; ++i) {
     h ^= data[i];
     h *= 16777619u;
   }
   return h;
 }
+inline std::uint32_t Checksum(const std::uint8_t* data, std::size_t size) {
+  return ChecksumContinue(kChecksumSeed, data, size);
+}
 
-// Appends `event` to `out`; `last_wall_ns` is the delta base (updated).
-void EncodeEvent(const Event& event, std::int64_t* last_wall_ns, std::vector<std::uint8_t>* out);
+inline constexpr std::uint32_t kStreamVersionOneColumn = 1;
+inline constexpr std::uint32_t kStreamVersion = 2;
 
-// Decodes one record at data[*pos]; false with `error` set if the record is malformed.
-bool DecodeEvent(const std::uint8_t* data, std::size_t size, std::size_t* pos,
-                 std::int64_t* last_wall_ns, Event* event, std::string* error);
+// Appends `event`: structure fields to `structure`, clock values to `times`.
+// `last_wall_ns` is the delta base (updated).
+void EncodeEvent(const Event& event, std::int64_t* last_wall_ns,
+                 std::vector<std::uint8_t>* structure, std::vector<std::uint8_t>* times);
+
+// A cursor over one block's columns. For version 1 both columns are the same bytes.
+struct BlockCursor {
+  const std::uint8_t* structure = nullptr;
+  std::size_t structure_size = 0;
+  std::size_t structure_pos = 0;
+  const std::uint8_t* times = nullptr;
+  std::size_t times_size = 0;
+  std::size_t times_pos = 0;
+  bool one_column = false;  // version 1: times inline, wall duration stored as is
+};
+
+// Decodes one record; false with `error` set if the record is malformed.
+bool DecodeEvent(BlockCursor* cursor, std::int64_t* last_wall_ns, Event* event, std::string* error);
+
+void PutVarint(std::uint64_t v, std::vector<std::uint8_t>* out);
 
 }  // namespace pas2p::internal

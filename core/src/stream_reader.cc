@@ -34,12 +34,14 @@ RankStreamReader::RankStreamReader(const std::filesystem::path& path, int expect
   }
   std::uint32_t version = GetU32(header + 8);
   auto rank = static_cast<std::int32_t>(GetU32(header + 12));
-  if (version != static_cast<std::uint32_t>(kTraceFormatVersion)) {
+  if (version != kStreamVersion && version != kStreamVersionOneColumn) {
     std::fclose(file_);
     file_ = nullptr;
     throw TraceError(where + "stream format version " + std::to_string(version) +
-                     ", this pas2p reads version " + std::to_string(kTraceFormatVersion));
+                     ", this pas2p reads versions 1 and " + std::to_string(kStreamVersion) +
+                     " (upgrade pas2p)");
   }
+  version_ = version;
   if (rank != expected_rank) {
     std::fclose(file_);
     file_ = nullptr;
@@ -75,7 +77,7 @@ bool RankStreamReader::LoadBlock() {
     return false;
   }
   BlockHeader h = DecodeBlockHeader(header);
-  if (h.magic != kBlockMagic) {
+  if (h.magic != kBlockMagic || h.reserved != 0 || (h.flags & ~(kBlockRaw | kBlockFooter))) {
     Fail(StreamStatus::kCorrupt, "bad block magic (expected a block header)");
     return false;
   }
@@ -131,7 +133,23 @@ bool RankStreamReader::LoadBlock() {
     Fail(StreamStatus::kCorrupt, "block with no events");
     return false;
   }
-  pos_ = 0;
+  pos_ = time_pos_ = structure_begin_ = 0;
+  structure_end_ = raw_.size();
+  if (version_ != kStreamVersionOneColumn) {
+    std::uint64_t length = 0;
+    std::size_t i = 0;
+    for (int shift = 0; i < raw_.size() && shift < 35; shift += 7) {
+      length |= static_cast<std::uint64_t>(raw_[i] & 0x7f) << shift;
+      if (!(raw_[i++] & 0x80)) break;
+    }
+    if (i == 0 || length > raw_.size() - i) {
+      Fail(StreamStatus::kCorrupt, "bad column length in the block payload");
+      return false;
+    }
+    structure_begin_ = i;
+    structure_end_ = i + static_cast<std::size_t>(length);
+    time_pos_ = structure_end_;
+  }
   block_stored_bytes_ = h.stored_bytes;
   block_events_left_ = h.event_count;
   last_wall_ns_ = 0;
@@ -144,15 +162,27 @@ bool RankStreamReader::Next(Event* event) {
     if (!LoadBlock()) return false;
   }
   std::string error;
-  if (!DecodeEvent(raw_.data(), raw_.size(), &pos_, &last_wall_ns_, event, &error)) {
+  BlockCursor cursor;
+  cursor.one_column = version_ == kStreamVersionOneColumn;
+  cursor.structure = raw_.data() + structure_begin_;
+  cursor.structure_size = structure_end_ - structure_begin_;
+  cursor.structure_pos = pos_;
+  cursor.times = raw_.data() + structure_end_;
+  cursor.times_size = raw_.size() - structure_end_;
+  cursor.times_pos = time_pos_ - structure_end_;
+  if (!DecodeEvent(&cursor, &last_wall_ns_, event, &error)) {
     Fail(StreamStatus::kCorrupt, "record " + std::to_string(events_) + ": " + error);
     return false;
   }
+  pos_ = cursor.structure_pos;
+  if (!cursor.one_column) time_pos_ = structure_end_ + cursor.times_pos;
   ++events_;
   if (--block_events_left_ == 0) {
-    if (pos_ != raw_.size()) {
+    std::size_t left =
+        (cursor.structure_size - pos_) + (cursor.one_column ? 0 : raw_.size() - time_pos_);
+    if (left != 0) {
       Fail(StreamStatus::kCorrupt,
-           std::to_string(raw_.size() - pos_) + " bytes left after the block's last record");
+           std::to_string(left) + " bytes left after the block's last record");
       return false;
     }
     offset_ += kBlockHeaderBytes + block_stored_bytes_;

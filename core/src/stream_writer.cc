@@ -47,34 +47,38 @@ bool RankStreamWriter::Open(const std::filesystem::path& path, int rank, const O
   compressed_.resize(ZSTD_compressBound(options_.block_bytes + 4096));
   std::uint8_t header[kStreamHeaderBytes];
   std::memcpy(header, kStreamMagic, 8);
-  PutU32(header + 8, static_cast<std::uint32_t>(kTraceFormatVersion));
+  PutU32(header + 8, kStreamVersion);
   PutU32(header + 12, static_cast<std::uint32_t>(rank));
   return WriteAll(header, sizeof header);
 }
 
 bool RankStreamWriter::Append(const Event& event) {
   if (fd_ < 0 || !error_.empty()) return false;
-  EncodeEvent(event, &last_wall_ns_, &buffer_);
+  EncodeEvent(event, &last_wall_ns_, &buffer_, &times_);
   ++block_events_;
   ++events_;
-  if (buffer_.size() >= options_.block_bytes) return Flush();
+  if (buffer_.size() + times_.size() >= options_.block_bytes) return Flush();
   return true;
 }
 
 bool RankStreamWriter::Flush(bool raw) {
   if (fd_ < 0 || !error_.empty()) return false;
   if (block_events_ == 0) return true;
+  staging_.clear();
+  PutVarint(buffer_.size(), &staging_);
+  staging_.insert(staging_.end(), buffer_.begin(), buffer_.end());
+  staging_.insert(staging_.end(), times_.begin(), times_.end());
   BlockHeader h;
-  h.raw_bytes = static_cast<std::uint32_t>(buffer_.size());
+  h.raw_bytes = static_cast<std::uint32_t>(staging_.size());
   h.event_count = block_events_;
-  const std::uint8_t* payload = buffer_.data();
-  std::size_t stored = buffer_.size();
+  const std::uint8_t* payload = staging_.data();
+  std::size_t stored = staging_.size();
   if (!raw) {
-    if (compressed_.size() < ZSTD_compressBound(buffer_.size()))
-      compressed_.resize(ZSTD_compressBound(buffer_.size()));
-    std::size_t n = ZSTD_compress(compressed_.data(), compressed_.size(), buffer_.data(),
-                                  buffer_.size(), options_.zstd_level);
-    if (!ZSTD_isError(n) && n < buffer_.size()) {
+    if (compressed_.size() < ZSTD_compressBound(staging_.size()))
+      compressed_.resize(ZSTD_compressBound(staging_.size()));
+    std::size_t n = ZSTD_compress(compressed_.data(), compressed_.size(), staging_.data(),
+                                  staging_.size(), options_.zstd_level);
+    if (!ZSTD_isError(n) && n < staging_.size()) {
       payload = compressed_.data();
       stored = n;
     } else {
@@ -88,6 +92,7 @@ bool RankStreamWriter::Flush(bool raw) {
   EncodeBlockHeader(h, header);
   bool ok = WriteAll(header, sizeof header) && WriteAll(payload, stored);
   buffer_.clear();
+  times_.clear();
   block_events_ = 0;
   last_wall_ns_ = 0;
   ++blocks_;
@@ -95,18 +100,33 @@ bool RankStreamWriter::Flush(bool raw) {
 }
 
 void RankStreamWriter::EmergencyFlush() {
+  // No allocation here (signal context): the column length prefix is built on the stack
+  // and the checksum is chained over the three pieces.
   if (fd_ < 0 || block_events_ == 0) return;
+  std::uint8_t prefix[10];
+  std::size_t prefix_bytes = 0;
+  for (std::uint64_t v = buffer_.size();; v >>= 7) {
+    prefix[prefix_bytes++] = static_cast<std::uint8_t>((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+    if (v < 0x80) break;
+  }
   BlockHeader h;
   h.flags = kBlockRaw;
-  h.raw_bytes = h.stored_bytes = static_cast<std::uint32_t>(buffer_.size());
+  h.raw_bytes = h.stored_bytes =
+      static_cast<std::uint32_t>(prefix_bytes + buffer_.size() + times_.size());
   h.event_count = block_events_;
-  h.checksum = Checksum(buffer_.data(), buffer_.size());
+  h.checksum =
+      ChecksumContinue(ChecksumContinue(ChecksumContinue(kChecksumSeed, prefix, prefix_bytes),
+                                        buffer_.data(), buffer_.size()),
+                       times_.data(), times_.size());
   std::uint8_t header[kBlockHeaderBytes];
   EncodeBlockHeader(h, header);
   WriteAll(header, sizeof header);
+  WriteAll(prefix, prefix_bytes);
   WriteAll(buffer_.data(), buffer_.size());
+  WriteAll(times_.data(), times_.size());
   block_events_ = 0;
   buffer_.clear();
+  times_.clear();
 }
 
 bool RankStreamWriter::Close() {

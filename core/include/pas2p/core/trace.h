@@ -98,7 +98,9 @@ class RankStreamWriter {
   int fd_ = -1;
   int rank_ = 0;
   Options options_;
-  std::vector<std::uint8_t> buffer_;
+  std::vector<std::uint8_t> buffer_;   // structure column of the current block
+  std::vector<std::uint8_t> times_;    // time column of the current block
+  std::vector<std::uint8_t> staging_;  // the block's raw payload, before compression
   std::vector<std::uint8_t> compressed_;
   std::uint32_t block_events_ = 0;
   std::int64_t last_wall_ns_ = 0;  // delta base inside the current block
@@ -163,7 +165,11 @@ class RankStreamReader : public RankEventSource {
   std::uint64_t block_index_ = 0;
   std::vector<std::uint8_t> raw_;
   std::vector<std::uint8_t> compressed_;
-  std::size_t pos_ = 0;
+  std::uint32_t version_ = 0;
+  std::size_t structure_begin_ = 0;  // column bounds inside raw_
+  std::size_t structure_end_ = 0;
+  std::size_t pos_ = 0;       // read position in the structure column
+  std::size_t time_pos_ = 0;  // read position in the time column
   std::uint32_t block_stored_bytes_ = 0;
   std::uint32_t block_events_left_ = 0;
   std::int64_t last_wall_ns_ = 0;
