@@ -71,6 +71,48 @@ void WriteTrace(const std::filesystem::path& dir, const TraceData& data) {
   WriteMetadata(dir, metadata);
 }
 
+namespace {
+class VectorRank : public RankEventSource {
+ public:
+  VectorRank(const std::vector<Event>* events, int rank) : events_(events), rank_(rank) {}
+  bool Next(Event* event) override {
+    if (pos_ >= events_->size()) {
+      status_ = StreamStatus::kComplete;
+      return false;
+    }
+    *event = (*events_)[pos_++];
+    return true;
+  }
+  StreamStatus status() const override { return status_; }
+  const std::string& message() const override { return message_; }
+  int rank() const override { return rank_; }
+
+ private:
+  const std::vector<Event>* events_;
+  int rank_;
+  std::size_t pos_ = 0;
+  StreamStatus status_ = StreamStatus::kReading;
+  std::string message_;
+};
+}  // namespace
+
+MemoryTrace::MemoryTrace(TraceData data) : data_(std::move(data)) {
+  data_.metadata.nprocs = static_cast<int>(data_.ranks.size());
+}
+
+MemoryTrace::MemoryTrace(int nprocs) { Resize(nprocs); }
+
+void MemoryTrace::Resize(int nprocs) {
+  data_.ranks.resize(static_cast<std::size_t>(nprocs));
+  data_.metadata.nprocs = nprocs;
+}
+
+std::unique_ptr<RankEventSource> MemoryTrace::OpenRank(int rank) const {
+  if (rank < 0 || rank >= static_cast<int>(data_.ranks.size()))
+    throw TraceError(description() + ": rank " + std::to_string(rank) + " out of range");
+  return std::make_unique<VectorRank>(&data_.ranks[static_cast<std::size_t>(rank)], rank);
+}
+
 void ResolveWildcards(std::vector<Event>* events) {
   std::map<RequestId, std::size_t> pending;  // wildcard irecv request -> event index
   for (std::size_t i = 0; i < events->size(); ++i) {

@@ -81,39 +81,6 @@ void Gen::Finalize() {
 TraceData Gen::Take() { return std::move(data_); }
 
 namespace {
-class VectorRank : public RankEventSource {
- public:
-  VectorRank(const std::vector<Event>* events, int rank) : events_(events), rank_(rank) {}
-  bool Next(Event* event) override {
-    if (pos_ >= events_->size()) {
-      status_ = StreamStatus::kComplete;
-      return false;
-    }
-    *event = (*events_)[pos_++];
-    return true;
-  }
-  StreamStatus status() const override { return status_; }
-  const std::string& message() const override { return message_; }
-  int rank() const override { return rank_; }
-
- private:
-  const std::vector<Event>* events_;
-  int rank_;
-  std::size_t pos_ = 0;
-  StreamStatus status_ = StreamStatus::kReading;
-  std::string message_;
-};
-}  // namespace
-
-MemoryTrace::MemoryTrace(TraceData data) : data_(std::move(data)) {
-  data_.metadata.nprocs = static_cast<int>(data_.ranks.size());
-}
-
-std::unique_ptr<RankEventSource> MemoryTrace::OpenRank(int rank) const {
-  return std::make_unique<VectorRank>(&data_.ranks.at(static_cast<std::size_t>(rank)), rank);
-}
-
-namespace {
 std::vector<int> AllRanks(int n) {
   std::vector<int> v(static_cast<std::size_t>(n));
   std::iota(v.begin(), v.end(), 0);

@@ -10,49 +10,7 @@
 
 namespace pas2p::sim::testing {
 
-class MemoryTrace : public TraceSource {
- public:
-  explicit MemoryTrace(TraceData data) : data_(std::move(data)) {
-    data_.metadata.nprocs = static_cast<int>(data_.ranks.size());
-  }
-  explicit MemoryTrace(int nprocs) { Resize(nprocs); }
-  void Resize(int nprocs) {
-    data_.ranks.resize(nprocs);
-    data_.metadata.nprocs = nprocs;
-  }
-  std::vector<Event>& rank(int r) { return data_.ranks[r]; }
-  const TraceMetadata& metadata() const override { return data_.metadata; }
-  std::unique_ptr<RankEventSource> OpenRank(int rank) const override {
-    return std::make_unique<Reader>(&data_.ranks[rank], rank);
-  }
-  std::string description() const override { return "memory-trace"; }
-  const TraceData& data() const { return data_; }
-
- private:
-  class Reader : public RankEventSource {
-   public:
-    Reader(const std::vector<Event>* events, int rank) : events_(events), rank_(rank) {}
-    bool Next(Event* event) override {
-      if (pos_ >= events_->size()) {
-        status_ = StreamStatus::kComplete;
-        return false;
-      }
-      *event = (*events_)[pos_++];
-      return true;
-    }
-    StreamStatus status() const override { return status_; }
-    const std::string& message() const override { return message_; }
-    int rank() const override { return rank_; }
-
-   private:
-    const std::vector<Event>* events_;
-    int rank_;
-    std::size_t pos_ = 0;
-    StreamStatus status_ = StreamStatus::kReading;
-    std::string message_;
-  };
-  TraceData data_;
-};
+using MemoryTrace = ::pas2p::MemoryTrace;  // core/include/pas2p/core/trace.h
 
 inline Event Compute(double seconds) {
   return MakeCompute(static_cast<std::int64_t>(seconds * 1e9 + 0.5));

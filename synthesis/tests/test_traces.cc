@@ -8,29 +8,6 @@ namespace pas2p::synthesis::testing {
 
 namespace {
 
-class MemoryRank : public RankEventSource {
- public:
-  MemoryRank(const std::vector<Event>* events, int rank) : events_(events), rank_(rank) {}
-  bool Next(Event* e) override {
-    if (pos_ >= events_->size()) {
-      status_ = StreamStatus::kComplete;
-      return false;
-    }
-    *e = (*events_)[pos_++];
-    return true;
-  }
-  StreamStatus status() const override { return status_; }
-  const std::string& message() const override { return message_; }
-  int rank() const override { return rank_; }
-
- private:
-  const std::vector<Event>* events_;
-  int rank_;
-  std::size_t pos_ = 0;
-  StreamStatus status_ = StreamStatus::kReading;
-  std::string message_;
-};
-
 int Side(int nprocs) { return static_cast<int>(std::lround(std::sqrt(nprocs))); }
 
 TraceData Begin(const std::string& app, int nprocs) {
@@ -89,14 +66,6 @@ void TorusHalo(TraceData* d, int r, std::uint64_t bytes, RequestId* next) {
 }
 
 }  // namespace
-
-MemoryTrace::MemoryTrace(TraceData data) : data_(std::move(data)) {
-  data_.metadata.nprocs = static_cast<int>(data_.ranks.size());
-}
-
-std::unique_ptr<RankEventSource> MemoryTrace::OpenRank(int rank) const {
-  return std::make_unique<MemoryRank>(&data_.ranks.at(rank), rank);
-}
 
 TraceData TorusStencil(int nprocs, const AppParams& p) {
   TraceData d = Begin("torus_stencil", nprocs);

@@ -12,18 +12,7 @@
 
 namespace pas2p::synthesis::testing {
 
-// A trace held in memory.
-class MemoryTrace : public TraceSource {
- public:
-  explicit MemoryTrace(TraceData data);
-  const TraceMetadata& metadata() const override { return data_.metadata; }
-  std::unique_ptr<RankEventSource> OpenRank(int rank) const override;
-  std::string description() const override { return "memory:" + data_.metadata.application; }
-  const TraceData& data() const { return data_; }
-
- private:
-  TraceData data_;
-};
+using MemoryTrace = ::pas2p::MemoryTrace;  // core/include/pas2p/core/trace.h
 
 struct AppParams {
   int iterations = 40;

@@ -204,6 +204,24 @@ struct TraceData {
   std::vector<std::vector<Event>> ranks;  // ranks[r] = events of rank r in program order
 };
 
+// A whole trace held in memory, read through the TraceSource interface (tests, generators,
+// small imported traces). nprocs follows the number of ranks.
+class MemoryTrace : public TraceSource {
+ public:
+  explicit MemoryTrace(TraceData data);
+  explicit MemoryTrace(int nprocs);
+  void Resize(int nprocs);
+  std::vector<Event>& rank(int r) { return data_.ranks.at(static_cast<std::size_t>(r)); }
+  const TraceMetadata& metadata() const override { return data_.metadata; }
+  std::unique_ptr<RankEventSource> OpenRank(int rank) const override;
+  std::string description() const override { return "memory:" + data_.metadata.application; }
+  TraceData& data() { return data_; }
+  const TraceData& data() const { return data_; }
+
+ private:
+  TraceData data_;
+};
+
 // Reads every event of every rank. With `require_complete`, a cut or corrupt stream is a
 // TraceError; without it the prefixes are returned and `warnings` (if given) gets one
 // message per damaged rank.
