@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates the bundled traces in datasets/traces/<app>/<app>.<count> with `pas2p trace`.
+# Regenerates the bundled traces in datasets/traces/<app>/<app>.<count> (and the held-out
+# runs in datasets/heldout/<app>/<app>.<count>) with `pas2p trace`.
 #
 #   datasets/make_traces.sh [BUILD_DIR] [APP ...]
 #
@@ -15,6 +16,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 build="$(cd "${1:-$here/../build}" && pwd)"
 shift || true
 out="$here/traces"
+heldout="$here/heldout"
 cd "$build/bin"
 for tool in ./pas2p ../lib/libpas2p-trace.so; do
   [ -e "$tool" ] || { echo "make_traces: $build/bin/$tool is not built" >&2; exit 1; }
@@ -34,7 +36,7 @@ trace() {  # trace APP COUNTS ARGS...
   want "$app" || return 0
   [ -x "./$app" ] || { echo "make_traces: $build/bin/$app is not built" >&2; exit 1; }
   rm -rf "${out:?}/$app"
-  echo "make_traces: pas2p trace -n $counts --out datasets/traces/$app -- ./$app $*" >&2
+  echo "make_traces: pas2p trace -n $counts --out ${out#"$(dirname "$here")/"}/$app -- ./$app $*" >&2
   ./pas2p trace -n "$counts" --out "$out/$app" -- "./$app" "$@"
 }
 
@@ -47,4 +49,17 @@ trace wavefront    4,9,16,25,36    --iters 8
 trace masterworker 4,9,16,25,36    --size 700
 trace cg           4,9,16,25,36    --iters 75
 
-du -sh "$out" >&2
+# Held-out runs: one count larger than any in the bundle, traced with the same arguments.
+# No test trains on them; they are what a prediction from the bundle is checked against
+# (`pas2p validate --against datasets/heldout/<app>/<app>.<N> datasets/traces/<app>`).
+out="$heldout"
+trace stencil2d    49              --iters 50
+trace stencil2d_f  49              --iters 50
+trace halo3d       49              --iters 30
+trace butterfly    128             --iters 30
+trace transpose    49              --iters 16
+trace wavefront    49              --iters 8
+trace masterworker 49              --size 700
+trace cg           49              --iters 75
+
+du -sh "$here/traces" "$heldout" >&2
