@@ -27,11 +27,14 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstddef>
 #include <deque>
 #include <limits>
 #include <memory>
 #include <new>
+#include <span>
 #include <sstream>
 #include <unordered_map>
 #include <utility>
@@ -75,10 +78,12 @@ constexpr std::uint32_t kNil = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint32_t kPredrawn = kNil - 1;  // hash value: completed early by a failed test
 
 // ---------------------------------------------------------------------------------------
-// Event queue: 8-ary min-heap of (time, key), key = insertion sequence << 24 | rank.
-// Entries are 16 bytes and the array is 64-byte aligned with the root at slot 7, so the
-// eight children of any entry (slots 8i + 8 .. 8i + 15) fill two adjacent cache lines;
-// with 65536 ranks a pop touches 6 levels instead of 16 for a binary heap.
+// Event queue: 4-ary min-heap of 16-byte entries (time, key), key = insertion sequence << 24
+// | rank. The order is the 128-bit unsigned order of (time bits, key): simulated times are
+// never negative, and the IEEE bits of non-negative doubles sort like their values, so a
+// comparison is two integer compares without branches. The array is 64-byte aligned with
+// the root at slot 3, so the four children of any entry (slots 4i + 4 .. 4i + 7) are one
+// cache line: a pop reads one line per level.
 template <typename T>
 struct CacheLineAllocator {
   using value_type = T;
@@ -95,29 +100,35 @@ struct CacheLineAllocator {
   }
 };
 
+__extension__ typedef unsigned __int128 U128;
+
 class EventQueue {
  public:
   struct Entry {
-    Time time;
     std::uint64_t key;
+    std::uint64_t time_bits;  // high half of the sort key
   };
   static constexpr int kRankBits = 24;
-  static constexpr std::size_t kRoot = 7;
-  static constexpr std::size_t kArity = 8;
+  static constexpr std::size_t kRoot = 3;
+  static constexpr std::size_t kArity = 4;
 
   EventQueue() { heap_.resize(kRoot); }
   bool empty() const { return heap_.size() == kRoot; }
-  Time top_time() const { return heap_[kRoot].time; }
+  std::size_t size() const { return heap_.size() - kRoot; }
+  Time top_time() const { return TimeOf(heap_[kRoot]); }
+  const Entry& top() const { return heap_[kRoot]; }
   // Returns the sequence number of the new entry.
   std::uint64_t Push(Time time, int rank) {
     const std::uint64_t seq = ++seq_;
-    const Entry e{time, (seq << kRankBits) | static_cast<std::uint64_t>(rank)};
+    const Entry e{(seq << kRankBits) | static_cast<std::uint64_t>(rank),
+                  std::bit_cast<std::uint64_t>(time + 0.0)};  // + 0.0: no -0.0
+    const U128 k = Key(e);
     std::size_t i = heap_.size() - kRoot;  // logical index
     heap_.push_back(e);
     Entry* h = heap_.data() + kRoot;
     while (i > 0) {
       const std::size_t parent = (i - 1) / kArity;
-      if (!Less(e, h[parent])) break;
+      if (!(k < Key(h[parent]))) break;
       h[i] = h[parent];
       i = parent;
     }
@@ -131,15 +142,44 @@ class EventQueue {
     heap_.pop_back();
     const std::size_t n = heap_.size() - kRoot;
     if (n > 0) {
+      const U128 lk = Key(last);
       std::size_t i = 0;
       for (;;) {
         const std::size_t first = kArity * i + 1;
-        if (first >= n) break;
-        std::size_t best = first;
-        const std::size_t end = std::min(first + kArity, n);
-        for (std::size_t c = first + 1; c < end; ++c)
-          if (Less(h[c], h[best])) best = c;
-        if (!Less(h[best], last)) break;
+        std::size_t best;
+        U128 bk;
+        if (first + 3 < n) {  // all four children: a branch-free tournament
+          // Their children (the next level's candidates) are four adjacent cache lines:
+          // start loading them before the comparisons decide which one is needed.
+          if (kArity * first + 1 < n) {
+            const char* g = reinterpret_cast<const char*>(h + kArity * first + 1);
+            __builtin_prefetch(g);
+            __builtin_prefetch(g + 64);
+            __builtin_prefetch(g + 128);
+            __builtin_prefetch(g + 192);
+          }
+          const U128 k0 = Key(h[first]), k1 = Key(h[first + 1]);
+          const U128 k2 = Key(h[first + 2]), k3 = Key(h[first + 3]);
+          const bool b01 = k1 < k0, b23 = k3 < k2;
+          const U128 m01 = b01 ? k1 : k0, m23 = b23 ? k3 : k2;
+          const std::size_t i01 = first + b01, i23 = first + 2 + b23;
+          const bool b = m23 < m01;
+          best = b ? i23 : i01;
+          bk = b ? m23 : m01;
+        } else if (first < n) {
+          best = first;
+          bk = Key(h[first]);
+          for (std::size_t c = first + 1; c < n; ++c) {
+            const U128 kc = Key(h[c]);
+            if (kc < bk) {
+              best = c;
+              bk = kc;
+            }
+          }
+        } else {
+          break;
+        }
+        if (!(bk < lk)) break;
         h[i] = h[best];
         i = best;
       }
@@ -149,11 +189,10 @@ class EventQueue {
   }
   static int RankOf(const Entry& e) { return static_cast<int>(e.key & ((1u << kRankBits) - 1)); }
   static std::uint64_t SeqOf(const Entry& e) { return e.key >> kRankBits; }
+  static Time TimeOf(const Entry& e) { return std::bit_cast<Time>(e.time_bits); }
 
  private:
-  static bool Less(const Entry& a, const Entry& b) {
-    return a.time < b.time || (a.time == b.time && a.key < b.key);
-  }
+  static U128 Key(const Entry& e) { return (static_cast<U128>(e.time_bits) << 64) | e.key; }
   std::vector<Entry, CacheLineAllocator<Entry>> heap_;
   std::uint64_t seq_ = 0;
 };
@@ -271,10 +310,13 @@ struct Op {
   CommId comm = kCommWorld;
   std::uint64_t bytes = 0;
   std::uint64_t recv_bytes = 0;
-  RequestId request = 0;
-  Time seconds = 0.0;
+  union {
+    RequestId request = 0;  // isend, irecv
+    Time seconds;           // compute
+  };
   std::uint64_t index = 0;  // position of the event in the rank's stream
 };
+static_assert(sizeof(Op) == 64);
 
 // A converted event kept for later (deterministic wildcard look-ahead).
 struct PendingOp {
@@ -320,42 +362,66 @@ struct Message {
 enum class Status : std::uint8_t { kRunnable, kBlocked, kDone };
 enum class WaitMode : std::uint8_t { kAll, kSome, kCollective };
 
-struct Proc {
+// The wait list of a blocked rank (slot indices): up to kInline inline, longer lists in
+// one of the engine's shared spill vectors (returned when the list is cleared).
+struct SlotList {
+  static constexpr std::uint32_t kInline = 4;
+  std::uint32_t size = 0;
+  std::uint32_t spill = kNil;  // index into Engine::spills_, or kNil
+  std::array<std::uint32_t, kInline> inline_slots{};
+};
+
+// Per-rank state touched while the rank runs: 256 bytes, four cache lines, and no pointer
+// to rank-private memory except the trace reader. Line 1 is what a partner touches to
+// match a message and wake the rank, line 2 reading its next event, line 3 that event,
+// line 4 its live requests. Everything rarer (collective progress, read-ahead of
+// deterministic wildcards) is in ProcCold.
+struct alignas(64) Proc {
+  // Line 1.
   Time now = 0.0;
   Time blocked_since = 0.0;
-  Time wake_time = kUnknown;
-  std::uint64_t wake_seq = 0;  // sequence of the valid queue entry (0 = none)
-  std::uint64_t next_index = 0;
-  Op op;
-  Status status = Status::kRunnable;
-  WaitMode mode = WaitMode::kAll;
-  std::uint32_t wait_count = 0;  // kSome: how many to complete
+  double communication_s = 0.0;
+  double wait_s = 0.0;
   std::uint32_t posted_head = kNil, posted_tail = kNil;
   std::uint32_t unexpected_head = kNil, unexpected_tail = kNil;
-  // Collective in progress.
-  std::uint32_t coll_comm = kNil;
+  Status status = Status::kRunnable;
+  WaitMode mode = WaitMode::kAll;
+  bool exhausted = false;
+  bool op_loaded = false;            // `op` is read (and prepared) but not started yet
+  std::uint32_t wait_count = 0;      // kSome: how many to complete
+  std::uint32_t candidates = 0;      // kSome: how many of `slots` are candidates
+  std::uint8_t inline_requests = 0;  // live trace requests in line 4
+  bool has_lookahead = false;        // ProcCold::lookahead exists
+  // Line 2.
+  // kAll: slots to wait for. kSome: the candidate slots, then the traced completed slots.
+  SlotList slots;
+  std::uint64_t wake_seq = 0;  // sequence of the valid queue entry (0 = none)
+  std::uint64_t next_index = 0;
+  std::unique_ptr<RankEventSource> source;
+  double compute_s = 0.0;
+  std::uint64_t messages = 0;
+  // Line 3.
+  Op op;
+  // Line 4. The rank's live trace requests: the first few inline, the rest in the engine's
+  // map.
+  static constexpr int kInlineRequests = 4;
+  std::uint32_t overflow_requests = 0;
+  std::array<std::uint32_t, kInlineRequests> request_slots{};
+  std::array<RequestId, kInlineRequests> request_ids{};
+  std::uint64_t bytes = 0;
+};
+static_assert(sizeof(Proc) == 256);
+static_assert(offsetof(Proc, slots) == 64 && offsetof(Proc, op) == 128 &&
+              offsetof(Proc, overflow_requests) == 192);
+
+// Per-rank state used on collectives, waitany/waitsome re-scheduling and deterministic
+// wildcards only.
+struct ProcCold {
+  Time wake_time = kUnknown;
   Time coll_arrival = 0.0;
   Time coll_last_arrival = 0.0;
   Time coll_end = kUnknown;
-  std::int32_t node = 0;
-  double compute_s = 0.0;
-  double communication_s = 0.0;
-  double wait_s = 0.0;
-  std::uint64_t events = 0;
-  std::uint64_t messages = 0;
-  std::uint64_t bytes = 0;
-  // kAll: slots to wait for. kSome: the candidate slots, then the traced completed slots.
-  std::vector<std::uint32_t> slots;
-  std::uint32_t candidates = 0;  // kSome: how many of `slots` are candidates
-  bool exhausted = false;
-  bool op_loaded = false;  // `op` is read (and prepared) but not started yet
-  // The rank's live trace requests: the first few inline, the rest in the engine's map.
-  static constexpr int kInlineRequests = 4;
-  std::uint8_t inline_requests = 0;
-  std::uint32_t overflow_requests = 0;
-  std::array<RequestId, kInlineRequests> request_ids{};
-  std::array<std::uint32_t, kInlineRequests> request_slots{};
-  std::unique_ptr<RankEventSource> source;
+  std::uint32_t coll_comm = kNil;
   std::unique_ptr<std::deque<PendingOp>> lookahead;  // deterministic wildcards only
 };
 
@@ -440,6 +506,21 @@ class Engine {
   bool StartCollective(Proc& r, int rank, const Op& op);
   void AddInterval(int rank, RankState state, EventKind call, Time begin, Time end);
 
+  // Wait lists (Proc::slots). A span is invalidated by PushSlot and ClearSlots.
+  std::span<std::uint32_t> Slots(Proc& r) {
+    std::uint32_t* data =
+        r.slots.spill == kNil ? r.slots.inline_slots.data() : spills_[r.slots.spill].data();
+    return {data, r.slots.size};
+  }
+  void PushSlot(Proc& r, std::uint32_t s);
+  // Starts loading a rank's state into the cache (it is touched a little later).
+  void PrefetchProc(int rank) const {
+    const char* p = reinterpret_cast<const char*>(&ranks_[rank]);
+    for (std::size_t line = 0; line < sizeof(Proc); line += 64) __builtin_prefetch(p + line);
+  }
+  ProcCold& Cold(const Proc& r) { return cold_[static_cast<std::size_t>(&r - ranks_.data())]; }
+  void ClearSlots(Proc& r);
+
   // Reports.
   [[noreturn]] void ReportDeadlock();
   void CheckUnmatched();
@@ -451,6 +532,9 @@ class Engine {
   int nprocs_ = 0;
   int nodes_ = 0;
   std::vector<Proc> ranks_;
+  std::vector<ProcCold> cold_;
+  std::vector<std::vector<std::uint32_t>> spills_;  // long wait lists
+  std::vector<std::uint32_t> free_spills_;
   std::unique_ptr<internal::Network> network_;
   EventQueue queue_;
   RequestMap requests_;
@@ -496,10 +580,10 @@ Engine::Engine(const TraceSource& trace, const Machine& machine, const SimOption
   nodes_ = machine_.NodeCount(nprocs_);
   std::vector<int> node_of(nprocs_);
   ranks_.resize(nprocs_);
+  cold_.resize(nprocs_);
   int max_node = 0;
   for (int r = 0; r < nprocs_; ++r) {
     node_of[r] = machine_.NodeOf(r, nprocs_);
-    ranks_[r].node = node_of[r];
     max_node = std::max(max_node, node_of[r]);
   }
   nodes_ = std::max(nodes_, max_node + 1);
@@ -652,9 +736,9 @@ void Engine::Convert(const Event& e, int rank, std::uint64_t index, Op* out) {
 
 bool Engine::LoadNext(Proc& r, int rank) {
   Op& op = r.op;
-  if (r.lookahead && !r.lookahead->empty()) {
-    current_pending_ = std::move(r.lookahead->front());
-    r.lookahead->pop_front();
+  if (r.has_lookahead && !cold_[rank].lookahead->empty()) {
+    current_pending_ = std::move(cold_[rank].lookahead->front());
+    cold_[rank].lookahead->pop_front();
     op = current_pending_.op;
     Prepare(r, rank, current_pending_.requests, current_pending_.completed,
             current_pending_.new_comm);
@@ -664,7 +748,6 @@ bool Engine::LoadNext(Proc& r, int rank) {
     Prepare(r, rank, scratch_.requests, scratch_.completed, scratch_);
   }
   ++events_;
-  ++r.events;
   if (options_.progress && events_ >= next_progress_) {
     next_progress_ += std::max<std::uint64_t>(options_.progress_every_events, 1);
     options_.progress(SimProgress{events_, now_, finished_, nprocs_});
@@ -687,10 +770,13 @@ void Engine::ResolveWildcard(Proc& r, int rank) {
     }
     return false;
   };
-  if (!r.lookahead) r.lookahead = std::make_unique<std::deque<PendingOp>>();
-  for (const PendingOp& p : *r.lookahead)
+  if (!r.has_lookahead) {
+    cold_[rank].lookahead = std::make_unique<std::deque<PendingOp>>();
+    r.has_lookahead = true;
+  }
+  for (const PendingOp& p : *cold_[rank].lookahead)
     if (try_take(p.completed)) return;
-  std::uint64_t read = r.lookahead->size();
+  std::uint64_t read = cold_[rank].lookahead->size();
   while (true) {
     if (read >= options_.max_lookahead_events)
       Fail(rank, op,
@@ -705,7 +791,7 @@ void Engine::ResolveWildcard(Proc& r, int rank) {
     p.completed = ahead_event_.completed;
     if (ahead_event_.kind == EventKind::kCommCreate) p.new_comm = ahead_event_;
     const bool found = try_take(p.completed);
-    r.lookahead->push_back(std::move(p));
+    cold_[rank].lookahead->push_back(std::move(p));
     ++read;
     if (found) return;
   }
@@ -745,6 +831,35 @@ std::uint32_t Engine::NewSlot(int rank, const Op& op, bool is_recv) {
 
 void Engine::FreeSlot(std::uint32_t s) { free_slots_.push_back(s); }
 
+void Engine::PushSlot(Proc& r, std::uint32_t s) {
+  SlotList& l = r.slots;
+  if (l.spill == kNil) {
+    if (l.size < SlotList::kInline) {
+      l.inline_slots[l.size++] = s;
+      return;
+    }
+    if (free_spills_.empty()) {
+      l.spill = static_cast<std::uint32_t>(spills_.size());
+      spills_.emplace_back();
+    } else {
+      l.spill = free_spills_.back();
+      free_spills_.pop_back();
+    }
+    spills_[l.spill].assign(l.inline_slots.begin(), l.inline_slots.begin() + l.size);
+  }
+  spills_[l.spill].push_back(s);
+  ++l.size;
+}
+
+void Engine::ClearSlots(Proc& r) {
+  if (r.slots.spill != kNil) {
+    spills_[r.slots.spill].clear();
+    free_spills_.push_back(r.slots.spill);
+    r.slots.spill = kNil;
+  }
+  r.slots.size = 0;
+}
+
 void Engine::RecordMessage(int src, int dst, std::int32_t tag, std::uint64_t bytes,
                            Time send_posted, Time transfer_start, Time recv_posted, Time arrival) {
   if (!options_.record_timeline) return;
@@ -754,6 +869,7 @@ void Engine::RecordMessage(int src, int dst, std::int32_t tag, std::uint64_t byt
 
 void Engine::PostSend(int rank, std::uint32_t s, bool sync) {
   const int dst = slots_[s].peer;
+  PrefetchProc(dst);
   const std::int32_t tag = slots_[s].tag;
   const CommId comm = slots_[s].comm;
   const std::uint64_t bytes = slots_[s].bytes;
@@ -913,7 +1029,7 @@ std::uint32_t Engine::Resolve(int rank, const Op& op, RequestId id, bool* predra
 }
 
 void Engine::StartWaitAll(Proc& r, int rank, const Op& op, const std::vector<RequestId>& ids) {
-  r.slots.clear();
+  ClearSlots(r);
   r.mode = WaitMode::kAll;
   for (RequestId id : ids) {
     bool predrawn = false;
@@ -921,7 +1037,7 @@ void Engine::StartWaitAll(Proc& r, int rank, const Op& op, const std::vector<Req
     EraseRequest(r, rank, id);  // this call consumes the completion
     if (predrawn) continue;
     slots_[s].traced = false;
-    r.slots.push_back(s);
+    PushSlot(r, s);
   }
 }
 
@@ -932,15 +1048,15 @@ void Engine::StartWaitSome(Proc& r, int rank, const Op& op, const std::vector<Re
     traced.reserve(done.size());
     for (const Completion& c : done) traced.push_back(c.request);
     StartWaitAll(r, rank, op, traced);
-    r.wait_count = static_cast<std::uint32_t>(r.slots.size());
+    r.wait_count = static_cast<std::uint32_t>(r.slots.size);
     return;
   }
-  r.slots.clear();
+  ClearSlots(r);
   r.mode = WaitMode::kSome;
   for (RequestId id : ids) {
     bool predrawn = false;
     const std::uint32_t s = Resolve(rank, op, id, &predrawn);
-    if (!predrawn) r.slots.push_back(s);
+    if (!predrawn) PushSlot(r, s);
   }
   std::vector<std::uint32_t> traced;
   for (const Completion& c : done) {
@@ -951,11 +1067,12 @@ void Engine::StartWaitSome(Proc& r, int rank, const Op& op, const std::vector<Re
       continue;
     }
     traced.push_back(s);
-    if (std::find(r.slots.begin(), r.slots.end(), s) == r.slots.end()) r.slots.push_back(s);
+    const std::span<std::uint32_t> listed = Slots(r);
+    if (std::find(listed.begin(), listed.end(), s) == listed.end()) PushSlot(r, s);
   }
-  r.candidates = static_cast<std::uint32_t>(r.slots.size());
+  r.candidates = static_cast<std::uint32_t>(r.slots.size);
   r.wait_count = static_cast<std::uint32_t>(traced.size());
-  r.slots.insert(r.slots.end(), traced.begin(), traced.end());
+  for (std::uint32_t s : traced) PushSlot(r, s);
 }
 
 // A test that completed nothing in the trace. Without --deterministic a request that has
@@ -964,11 +1081,11 @@ void Engine::TestFail(Proc& r, int rank, const Op& op) {
   if (options_.deterministic) return;
   // r.slots: the live (not pre-drawn) requests passed to the test.
   std::vector<std::uint32_t> done;
-  for (std::uint32_t s : r.slots)
+  for (std::uint32_t s : Slots(r))
     if (slots_[s].complete <= r.now) done.push_back(s);
   if (done.empty()) return;
   if (op.call == EventKind::kTestall) {
-    if (done.size() != r.slots.size()) return;
+    if (done.size() != r.slots.size) return;
   } else if (op.call == EventKind::kTest || op.call == EventKind::kTestany) {
     auto first = std::min_element(done.begin(), done.end(), [&](std::uint32_t a, std::uint32_t b) {
       return slots_[a].complete < slots_[b].complete;
@@ -980,7 +1097,7 @@ void Engine::TestFail(Proc& r, int rank, const Op& op) {
     FreeSlot(s);
     ++result_.remapped_completions;
   }
-  r.slots.clear();
+  ClearSlots(r);
 }
 
 bool Engine::StartCollective(Proc& r, int rank, const Op& op) {
@@ -988,13 +1105,13 @@ bool Engine::StartCollective(Proc& r, int rank, const Op& op) {
   if (id < 0) Fail(rank, op, "collective without a Dimemas collective id");
   const CollectiveCost& cost = machine_.collectives[id];
   r.mode = WaitMode::kCollective;
-  r.coll_arrival = r.now;
+  Cold(r).coll_arrival = r.now;
   CollectiveTotals& totals = coll_totals_[static_cast<int>(op.call)];
   if (op.comm == kCommSelf) {
     const Time t = CollectiveTime(cost, 1, op.bytes, op.recv_bytes, machine_.intra_latency_s,
                                   machine_.intra_bandwidth_Bps, 0);
-    r.coll_last_arrival = r.now;
-    r.coll_end = r.now + t;
+    Cold(r).coll_last_arrival = r.now;
+    Cold(r).coll_end = r.now + t;
     ++totals.calls;
     totals.time_s += t;
     totals.bytes += op.bytes;
@@ -1025,8 +1142,8 @@ bool Engine::StartCollective(Proc& r, int rank, const Op& op) {
   c.max_sent = std::max(c.max_sent, op.bytes);
   c.max_received = std::max(c.max_received, op.recv_bytes);
   c.waiting.push_back(rank);
-  r.coll_comm = index;
-  r.coll_end = kUnknown;
+  Cold(r).coll_comm = index;
+  Cold(r).coll_end = kUnknown;
   totals.bytes += op.bytes;
   if (c.arrived < c.size) return true;
   const Time t =
@@ -1039,9 +1156,9 @@ bool Engine::StartCollective(Proc& r, int rank, const Op& op) {
   totals.time_s += t;
   for (std::int32_t w : c.waiting) {
     Proc& p = ranks_[w];
-    p.coll_last_arrival = c.last_arrival;
-    p.coll_end = end;
-    totals.wait_s += c.last_arrival - p.coll_arrival;
+    Cold(p).coll_last_arrival = c.last_arrival;
+    Cold(p).coll_end = end;
+    totals.wait_s += c.last_arrival - Cold(p).coll_arrival;
   }
   c.arrived = 0;
   // Waking a member may run its local work (and create communicators): copy first.
@@ -1054,14 +1171,12 @@ bool Engine::StartCollective(Proc& r, int rank, const Op& op) {
 // ---------------------------------------------------------------------------------------
 // Running.
 
-void Engine::Schedule(Proc& r, int rank, Time t) {
-  r.wake_time = t;
-  r.wake_seq = queue_.Push(t, rank);
-}
+void Engine::Schedule(Proc& r, int rank, Time t) { r.wake_seq = queue_.Push(t, rank); }
 
 void Engine::Notify(int rank) {
   Proc& r = ranks_[rank];
   if (r.status != Status::kBlocked) return;
+  if (r.source) __builtin_prefetch(r.source.get());  // it is likely to read on
   Time ready;
   if (!Evaluate(r, &ready)) return;
   if (r.mode != WaitMode::kSome) {
@@ -1074,15 +1189,17 @@ void Engine::Notify(int rank) {
     if (r.status != Status::kDone) Schedule(r, rank, r.now);
     return;
   }
-  if (r.wake_seq != 0 && r.wake_time == ready) return;
+  // waitany/waitsome: the wake-up time moves as its candidates complete.
+  if (r.wake_seq != 0 && Cold(r).wake_time == ready) return;
   Schedule(r, rank, ready);
+  Cold(r).wake_time = ready;
 }
 
 bool Engine::Evaluate(Proc& r, Time* ready) {
   switch (r.mode) {
     case WaitMode::kAll: {
       Time t = r.blocked_since;
-      for (std::uint32_t s : r.slots) {
+      for (std::uint32_t s : Slots(r)) {
         const Time c = slots_[s].complete;
         if (c == kUnknown) return false;
         t = std::max(t, c);
@@ -1093,7 +1210,7 @@ bool Engine::Evaluate(Proc& r, Time* ready) {
     case WaitMode::kSome: {
       order_.clear();
       for (std::uint32_t i = 0; i < r.candidates; ++i) {
-        const Time c = slots_[r.slots[i]].complete;
+        const Time c = slots_[Slots(r)[i]].complete;
         if (c != kUnknown) order_.emplace_back(c, i);
       }
       if (order_.size() < r.wait_count) return false;
@@ -1102,8 +1219,8 @@ bool Engine::Evaluate(Proc& r, Time* ready) {
       return true;
     }
     case WaitMode::kCollective:
-      if (r.coll_end == kUnknown) return false;
-      *ready = std::max(r.blocked_since, r.coll_end);
+      if (Cold(r).coll_end == kUnknown) return false;
+      *ready = std::max(r.blocked_since, Cold(r).coll_end);
       return true;
   }
   return false;
@@ -1146,7 +1263,7 @@ void Engine::Complete(Proc& r, int rank, Time ready) {
   switch (r.mode) {
     case WaitMode::kAll: {
       std::uint32_t critical = kNil;
-      for (std::uint32_t s : r.slots) {
+      for (std::uint32_t s : Slots(r)) {
         if (critical == kNil || slots_[s].complete > slots_[critical].complete) critical = s;
         FreeSlot(s);
       }
@@ -1158,21 +1275,22 @@ void Engine::Complete(Proc& r, int rank, Time ready) {
       // The wait_count candidates that complete first; ties prefer the traced ones, then
       // the order the requests were passed in.
       const std::uint32_t k = r.wait_count;
-      const auto traced_begin = r.slots.begin() + r.candidates;
+      const std::span<std::uint32_t> slots = Slots(r);
+      const auto traced_begin = slots.begin() + r.candidates;
       auto is_traced = [&](std::uint32_t s) {
-        return std::find(traced_begin, r.slots.end(), s) != r.slots.end();
+        return std::find(traced_begin, slots.end(), s) != slots.end();
       };
       std::vector<std::uint32_t> order(r.candidates);
       for (std::uint32_t i = 0; i < r.candidates; ++i) order[i] = i;
       std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-        const Time ca = slots_[r.slots[a]].complete, cb = slots_[r.slots[b]].complete;
+        const Time ca = slots_[slots[a]].complete, cb = slots_[slots[b]].complete;
         if (ca != cb) return ca < cb;
-        return is_traced(r.slots[a]) && !is_traced(r.slots[b]);
+        return is_traced(slots[a]) && !is_traced(slots[b]);
       });
       std::vector<std::uint32_t> chosen;
-      for (std::uint32_t i = 0; i < k; ++i) chosen.push_back(r.slots[order[i]]);
+      for (std::uint32_t i = 0; i < k; ++i) chosen.push_back(slots[order[i]]);
       std::vector<std::uint32_t> unchosen_traced;
-      for (auto it = traced_begin; it != r.slots.end(); ++it)
+      for (auto it = traced_begin; it != slots.end(); ++it)
         if (std::find(chosen.begin(), chosen.end(), *it) == chosen.end())
           unchosen_traced.push_back(*it);
       std::size_t next_swap = 0;
@@ -1196,16 +1314,18 @@ void Engine::Complete(Proc& r, int rank, Time ready) {
       break;
     }
     case WaitMode::kCollective: {
-      r.wait_s += r.coll_last_arrival - std::min(r.coll_arrival, r.coll_last_arrival);
-      r.communication_s += ready - r.coll_last_arrival;
-      AddInterval(rank, RankState::kSynchronization, r.op.call, r.coll_arrival,
-                  r.coll_last_arrival);
-      AddInterval(rank, RankState::kGroupCommunication, r.op.call, r.coll_last_arrival, ready);
-      r.coll_end = kUnknown;
+      r.wait_s +=
+          Cold(r).coll_last_arrival - std::min(Cold(r).coll_arrival, Cold(r).coll_last_arrival);
+      r.communication_s += ready - Cold(r).coll_last_arrival;
+      AddInterval(rank, RankState::kSynchronization, r.op.call, Cold(r).coll_arrival,
+                  Cold(r).coll_last_arrival);
+      AddInterval(rank, RankState::kGroupCommunication, r.op.call, Cold(r).coll_last_arrival,
+                  ready);
+      Cold(r).coll_end = kUnknown;
       break;
     }
   }
-  r.slots.clear();
+  ClearSlots(r);
   r.now = ready;
   r.status = Status::kRunnable;
 }
@@ -1245,7 +1365,7 @@ bool Engine::Start(Proc& r, int rank) {
     case OpKind::kRecv:
     case OpKind::kSendrecv: {
       CheckComm(rank, op, op.comm);
-      r.slots.clear();
+      ClearSlots(r);
       r.mode = WaitMode::kAll;
       const bool has_send = op.kind != OpKind::kRecv && op.peer != kProcNull;
       const bool has_recv = op.kind != OpKind::kSend &&
@@ -1253,18 +1373,18 @@ bool Engine::Start(Proc& r, int rank) {
       // Post the receive first so that a sendrecv with itself matches.
       if (has_recv) {
         const std::uint32_t s = NewSlot(rank, op, true);
-        r.slots.push_back(s);
+        PushSlot(r, s);
         PostRecv(rank, s);
       }
       if (has_send) {
         const std::uint32_t s = NewSlot(rank, op, false);
-        r.slots.push_back(s);
+        PushSlot(r, s);
         PostSend(rank, s, op.sync);
       }
-      return !r.slots.empty();
+      return r.slots.size != 0;
     }
     case OpKind::kWaitAll:  // the request lists were resolved into r.slots by Prepare
-      return !r.slots.empty();
+      return r.slots.size != 0;
     case OpKind::kWaitSome:
       return r.wait_count > 0;
     case OpKind::kTestFail:
@@ -1299,11 +1419,11 @@ void Engine::Prepare(Proc& r, int rank, const std::vector<RequestId>& requests,
       StartWaitSome(r, rank, op, requests, completed);
       break;
     case OpKind::kTestFail:
-      r.slots.clear();
+      ClearSlots(r);
       for (RequestId id : requests) {
         bool predrawn = false;
         const std::uint32_t s = Resolve(rank, op, id, &predrawn);
-        if (!predrawn) r.slots.push_back(s);
+        if (!predrawn) PushSlot(r, s);
       }
       break;
     case OpKind::kCommCreate:
@@ -1330,7 +1450,7 @@ void Engine::RegisterComm(int rank, const Op& op, const Event& e) {
       Fail(rank, op,
            "member rank " + std::to_string(m) + " of communicator " + std::to_string(e.new_comm) +
                " is outside the run");
-    if (ranks_[m].node != ranks_[e.members[0]].node) c.multi_node = true;
+    if (network_->NodeOf(m) != network_->NodeOf(e.members[0])) c.multi_node = true;
   }
   comm_index_[e.new_comm] = static_cast<std::uint32_t>(comms_.size());
   comms_.push_back(std::move(c));
@@ -1432,6 +1552,7 @@ void Engine::RunRank(int rank) {
       continue;
     }
     Schedule(r, rank, ready);
+    Cold(r).wake_time = ready;
     return;
   }
 }
@@ -1445,7 +1566,7 @@ std::string Engine::DescribeBlocked(int rank) {
   out << "rank " << rank << " at " << r.blocked_since << " s, event #" << r.op.index << " ("
       << EventKindName(r.op.call) << "): ";
   if (r.mode == WaitMode::kCollective) {
-    const CommState& c = comms_[r.coll_comm];
+    const CommState& c = comms_[Cold(r).coll_comm];
     out << "waits in " << EventKindName(c.kind) << " on " << CommName(c.id) << ", " << c.arrived
         << " of " << c.size << " members arrived; missing:";
     std::vector<std::int32_t> members =
@@ -1466,9 +1587,9 @@ std::string Engine::DescribeBlocked(int rank) {
   out << "waits for";
   bool first = true;
   const std::uint32_t n =
-      r.mode == WaitMode::kSome ? r.candidates : static_cast<std::uint32_t>(r.slots.size());
+      r.mode == WaitMode::kSome ? r.candidates : static_cast<std::uint32_t>(r.slots.size);
   for (std::uint32_t i = 0; i < n; ++i) {
-    const Slot& s = slots_[r.slots[i]];
+    const Slot& s = slots_[Slots(r)[i]];
     if (s.complete != kUnknown) continue;
     out << (first ? " " : "; ");
     first = false;
@@ -1544,9 +1665,16 @@ SimResult Engine::Run() {
     const EventQueue::Entry e = queue_.Pop();
     const int rank = EventQueue::RankOf(e);
     Proc& r = ranks_[rank];
+    // The next rank to run is most likely the new top: fetch its state while this one runs
+    // (with many ranks, that state is not in the cache).
+    if (!queue_.empty()) PrefetchProc(EventQueue::RankOf(queue_.top()));
+    // This rank's state was fetched the same way; start fetching what it will touch next:
+    // its trace reader and the partner of the operation it stopped at.
+    if (r.source) __builtin_prefetch(r.source.get());
+    if (r.op_loaded && r.op.peer >= 0 && r.op.peer < nprocs_) PrefetchProc(r.op.peer);
     if (EventQueue::SeqOf(e) != r.wake_seq) continue;  // superseded
     r.wake_seq = 0;
-    now_ = e.time;
+    now_ = EventQueue::TimeOf(e);
     RunRank(rank);
   }
   if (finished_ < nprocs_) ReportDeadlock();
@@ -1564,13 +1692,13 @@ SimResult Engine::Run() {
     const Proc& r = ranks_[i];
     RankTimes& t = res.ranks[i];
     t.rank = i;
-    t.node = r.node;
+    t.node = network_->NodeOf(i);
     t.end_s = r.now;
     t.compute_s = r.compute_s;
     t.communication_s = r.communication_s;
     t.wait_s = r.wait_s;
     t.utilisation = res.predicted_time_s > 0 ? r.compute_s / res.predicted_time_s : 0.0;
-    t.events = r.events;
+    t.events = r.next_index - (r.has_lookahead ? cold_[i].lookahead->size() : 0);
     t.messages_sent = r.messages;
     t.bytes_sent = r.bytes;
   }

@@ -125,10 +125,6 @@ int TopologyHops::Hops(int a, int b) {
   return 1;
 }
 
-int Network::Pool::Earliest() const {
-  return static_cast<int>(std::min_element(free_at.begin(), free_at.end()) - free_at.begin());
-}
-
 Network::Network(const Machine& machine, std::vector<int> node_of_rank, int nodes)
     : machine_(machine),
       node_of_rank_(std::move(node_of_rank)),
@@ -140,12 +136,16 @@ Network::Network(const Machine& machine, std::vector<int> node_of_rank, int node
                           ? 0
                           : std::max(machine_.input_links, machine_.output_links);
     limited_out_ = links > 0;
-    if (limited_out_) out_.assign(nodes_, Pool{std::vector<double>(links, 0.0)});
+    if (limited_out_) out_ = Pools{links, std::vector<double>(std::size_t(nodes_) * links, 0.0)};
   } else {
     limited_out_ = machine_.output_links > 0;
     limited_in_ = machine_.input_links > 0;
-    if (limited_out_) out_.assign(nodes_, Pool{std::vector<double>(machine_.output_links, 0.0)});
-    if (limited_in_) in_.assign(nodes_, Pool{std::vector<double>(machine_.input_links, 0.0)});
+    if (limited_out_)
+      out_ = Pools{machine_.output_links,
+                   std::vector<double>(std::size_t(nodes_) * machine_.output_links, 0.0)};
+    if (limited_in_)
+      in_ = Pools{machine_.input_links,
+                  std::vector<double>(std::size_t(nodes_) * machine_.input_links, 0.0)};
   }
   limited_bus_ = machine_.buses > 0;
   for (int i = 0; i < machine_.buses; ++i) buses_.push(0.0);
@@ -167,29 +167,25 @@ Transfer Network::Reserve(int src, int dst, std::uint64_t bytes, double time_s) 
   const double bw = machine_.inter_bandwidth_Bps;
   const double duration = std::isinf(bw) ? 0.0 : size / bw;
   double start = time_s + latency;
-  int out_unit = 0, in_unit = 0;
-  Pool* out_pool = nullptr;
-  Pool* in_pool = nullptr;
+  double* out_link = nullptr;
+  double* in_link = nullptr;
   if (limited_out_) {
-    out_pool = &out_[a];
-    out_unit = out_pool->Earliest();
-    start = std::max(start, out_pool->free_at[out_unit]);
+    out_link = out_.Earliest(a);
+    start = std::max(start, *out_link);
   }
   if (machine_.half_duplex) {
     if (limited_out_) {
-      in_pool = &out_[b];
-      in_unit = in_pool->Earliest();
-      start = std::max(start, in_pool->free_at[in_unit]);
+      in_link = out_.Earliest(b);
+      start = std::max(start, *in_link);
     }
   } else if (limited_in_) {
-    in_pool = &in_[b];
-    in_unit = in_pool->Earliest();
-    start = std::max(start, in_pool->free_at[in_unit]);
+    in_link = in_.Earliest(b);
+    start = std::max(start, *in_link);
   }
   if (limited_bus_) start = std::max(start, buses_.top());
   const double end = start + duration;
-  if (out_pool != nullptr) out_pool->free_at[out_unit] = end;
-  if (in_pool != nullptr) in_pool->free_at[in_unit] = end;
+  if (out_link != nullptr) *out_link = end;
+  if (in_link != nullptr) *in_link = end;
   if (limited_bus_) {
     buses_.pop();
     buses_.push(end);

@@ -9,6 +9,7 @@
 // route between the two nodes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <queue>
 #include <vector>
@@ -50,20 +51,27 @@ class Network {
   bool SameNode(int a, int b) const { return node_of_rank_[a] == node_of_rank_[b]; }
 
  private:
-  // A pool of `capacity` identical units (capacity 0 = unlimited): the free time of each.
-  struct Pool {
+  // The links of every node, one flat array: node n's `units` link free times are
+  // free_at[n * units ..]. A transfer takes the link that frees first.
+  struct Pools {
+    int units = 0;
     std::vector<double> free_at;
-    int Earliest() const;
+    double* Earliest(int node) {
+      double* row = free_at.data() + static_cast<std::size_t>(node) * units;
+      double* best = row;
+      for (int u = 1; u < units; ++u)
+        if (row[u] < *best) best = row + u;
+      return best;
+    }
   };
-  double EarliestIn(std::vector<Pool>& pools, int node, int* unit);
 
   const Machine& machine_;
   std::vector<int> node_of_rank_;
   int nodes_;
   TopologyHops hops_;
   bool limited_out_ = false, limited_in_ = false, limited_bus_ = false;
-  std::vector<Pool> out_;  // per node; half-duplex: the node's only pool
-  std::vector<Pool> in_;   // per node; unused when half-duplex
+  Pools out_;  // half-duplex: the node's only pool
+  Pools in_;   // unused when half-duplex
   std::priority_queue<double, std::vector<double>, std::greater<double>> buses_;
 };
 
