@@ -131,6 +131,92 @@ void OnSendrecvReplace(CallScope& scope, int rc, void* buf, int count, MPI_Datat
 }
 
 // ---------------------------------------------------------------------------------------
+// Persistent requests.
+
+namespace {
+
+void Persistent(int rc, MPI_Request* request, const PersistentInfo& info) {
+  if (rc != MPI_SUCCESS || request == nullptr || *request == MPI_REQUEST_NULL) return;
+  Runtime& rt = GetRuntime();
+  // A handle MPI hands out again: whatever was started under its old life is forgotten.
+  rt.requests.erase(*request);
+  rt.persistent[*request] = info;
+}
+
+// The isend/irecv event of one activation of a persistent request (false: not ours).
+bool StartEvent(MPI_Request handle, Event* e) {
+  Runtime& rt = GetRuntime();
+  auto it = rt.persistent.find(handle);
+  if (it == rt.persistent.end()) return false;
+  const PersistentInfo& p = it->second;
+  e->kind = p.is_recv ? EventKind::kIrecv : EventKind::kIsend;
+  e->comm = p.comm->id;
+  e->peer = p.peer;
+  e->tag = p.tag;
+  e->bytes = p.bytes;
+  e->sync = p.sync;
+  e->request = rt.AddRequest(handle, *p.comm, p.is_recv);
+  return true;
+}
+
+}  // namespace
+
+void OnSendInit(CallScope&, bool sync, int rc, const void*, int count, MPI_Datatype datatype,
+                int dest, int tag, MPI_Comm comm, MPI_Request* request) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Persistent(
+      rc, request,
+      PersistentInfo{&info, false, sync, ToWorld(info, dest), tag, TypeBytes(count, datatype)});
+}
+
+void OnRecvInit(CallScope&, int rc, void*, int count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Request* request) {
+  const CommInfo& info = GetRuntime().Comm(comm);
+  Persistent(rc, request,
+             PersistentInfo{&info, true, false, ToWorld(info, source), WorldTag(tag),
+                            TypeBytes(count, datatype)});
+}
+
+void OnStart(CallScope& scope, int rc, MPI_Request* request) {
+  if (rc != MPI_SUCCESS || request == nullptr) return;
+  Event& e = scope.event();
+  if (StartEvent(*request, &e)) scope.Emit();
+}
+
+void OnStartall(CallScope& scope, int rc, int count, MPI_Request* requests) {
+  if (rc != MPI_SUCCESS || requests == nullptr) return;
+  // One event per started request, in array order, all spanning the call so far; the last
+  // one is the scope's own (it gets the call's end time).
+  Runtime& rt = GetRuntime();
+  int last = -1;
+  for (int i = 0; i < count; ++i) {
+    if (rt.persistent.count(requests[i]) != 0) last = i;
+  }
+  for (int i = 0; i <= last; ++i) {
+    Event& e = scope.event();
+    if (!StartEvent(requests[i], &e)) continue;
+    if (i == last) {
+      scope.Emit();
+    } else {
+      e.wall_start_ns = scope.start_ns() - rt.origin_ns;
+      e.wall_end_ns = MonotonicNs() - rt.origin_ns;
+      rt.Append(e);
+    }
+  }
+}
+
+void PreRequestFree(CallScope&, MPI_Request* request) {
+  if (request == nullptr || *request == MPI_REQUEST_NULL) return;
+  Runtime& rt = GetRuntime();
+  // A freed request is never waited for: forget it (persistent or not, active or not), so a
+  // later request that gets the same handle is not taken for it.
+  rt.persistent.erase(*request);
+  rt.requests.erase(*request);
+}
+
+void OnRequestFree(CallScope&, int, MPI_Request*) {}
+
+// ---------------------------------------------------------------------------------------
 // Completions.
 
 void CaptureRequests(int count, const MPI_Request* requests) {
@@ -424,6 +510,25 @@ void OnCommSplitType(CallScope& scope, int rc, MPI_Comm comm, int, int, MPI_Info
 void OnCommCreate(CallScope& scope, int rc, MPI_Comm comm, MPI_Group, MPI_Comm* newcomm) {
   Created(scope, rc, comm, newcomm, CommOrigin::kCreate);
 }
+void OnCommCreateGroup(CallScope& scope, int rc, MPI_Comm comm, MPI_Group, int tag,
+                       MPI_Comm* newcomm) {
+  Runtime& rt = GetRuntime();
+  CommInfo& parent_info = rt.Comm(comm);
+  if (rc != MPI_SUCCESS || newcomm == nullptr || *newcomm == MPI_COMM_NULL) return;
+  CommInfo& info = rt.Register(*newcomm, 0, false, CommOrigin::kCreate, parent_info.id);
+  const CommId key =
+      DeriveCommId(parent_info.id, static_cast<std::uint32_t>(tag) | (1ULL << 32), info.members);
+  const std::uint64_t ordinal = rt.create_group_ordinals[key]++;
+  info.id = DeriveCommId(key, ordinal, info.members);
+  Event& e = scope.event();
+  e.kind = EventKind::kCommCreate;
+  e.comm = parent_info.id;
+  e.new_comm = info.id;
+  e.members = info.members;
+  e.value = static_cast<std::int64_t>(CommOrigin::kCreate);
+  scope.Emit();
+}
+
 void OnCartCreate(CallScope& scope, int rc, MPI_Comm comm_old, int, const int*, const int*, int,
                   MPI_Comm* comm_cart) {
   Created(scope, rc, comm_old, comm_cart, CommOrigin::kCart);

@@ -38,6 +38,20 @@ void OnSendrecvReplace(CallScope& scope, int rc, void* buf, int count, MPI_Datat
                        int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
                        MPI_Status* status);
 
+// Persistent requests (see mpi_functions.txt).
+void OnSendInit(CallScope& scope, bool sync, int rc, const void* buf, int count,
+                MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request);
+void OnRecvInit(CallScope& scope, int rc, void* buf, int count, MPI_Datatype datatype, int source,
+                int tag, MPI_Comm comm, MPI_Request* request);
+void OnStart(CallScope& scope, int rc, MPI_Request* request);
+void OnStartall(CallScope& scope, int rc, int count, MPI_Request* requests);
+void PreRequestFree(CallScope& scope, MPI_Request* request);
+void OnRequestFree(CallScope& scope, int rc, MPI_Request* request);
+
+// Probes: no event (the scope alone keeps their time out of the compute bursts).
+inline void OnProbe(CallScope&, int, int, int, MPI_Comm, MPI_Status*) {}
+inline void OnIprobe(CallScope&, int, int, int, MPI_Comm, int*, MPI_Status*) {}
+
 // Completions. The pre hooks capture the (non-null) requests passed.
 void CaptureRequests(int count, const MPI_Request* requests);
 template <class... Rest>
@@ -104,6 +118,10 @@ void OnCommSplit(CallScope& scope, int rc, MPI_Comm comm, int color, int key, MP
 void OnCommSplitType(CallScope& scope, int rc, MPI_Comm comm, int split_type, int key,
                      MPI_Info info, MPI_Comm* newcomm);
 void OnCommCreate(CallScope& scope, int rc, MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm);
+// Collective over `group` only: named from (parent, tag, members, how many such calls came
+// before), which all members agree on without the rest of the parent.
+void OnCommCreateGroup(CallScope& scope, int rc, MPI_Comm comm, MPI_Group group, int tag,
+                       MPI_Comm* newcomm);
 void OnCartCreate(CallScope& scope, int rc, MPI_Comm comm_old, int ndims, const int* dims,
                   const int* periods, int reorder, MPI_Comm* comm_cart);
 void OnCartSub(CallScope& scope, int rc, MPI_Comm comm, const int* remain_dims, MPI_Comm* newcomm);

@@ -54,6 +54,16 @@ struct RequestInfo {
   bool is_recv = false;
 };
 
+// What a persistent request does each time it is started (MPI_Send_init, MPI_Recv_init...).
+struct PersistentInfo {
+  const CommInfo* comm = nullptr;
+  bool is_recv = false;
+  bool sync = false;
+  std::int32_t peer = kNoRank;  // world rank (or kAnySource / kProcNull)
+  std::int32_t tag = 0;
+  std::uint64_t bytes = 0;
+};
+
 // A request captured by a completion call before MPI released it.
 struct PendingRequest {
   int index = 0;  // position in the array passed by the application
@@ -97,11 +107,13 @@ struct Runtime {
   std::unordered_map<MPI_Comm, CommInfo*> comms;
   std::vector<std::unique_ptr<CommInfo>> comm_storage;  // never freed: requests point here
   std::unordered_map<CommId, std::uint64_t> unknown_comm_ordinals;
+  std::unordered_map<CommId, std::uint64_t> create_group_ordinals;  // MPI_Comm_create_group
   MPI_Group world_group = MPI_GROUP_NULL;
 
   // Requests. Open MPI may hand out the same handle for several requests that completed
   // at once (small eager sends), so a handle maps to its requests in creation order.
   std::unordered_map<MPI_Request, std::vector<RequestInfo>> requests;
+  std::unordered_map<MPI_Request, PersistentInfo> persistent;  // until MPI_Request_free
   RequestId next_request = 1;
   std::vector<PendingRequest> pending;  // filled by the pre hooks of completions
   CommId pending_comm_free = 0;

@@ -444,6 +444,168 @@ TEST(TracerFortran, TracedExactlyLikeItsCTwin) {
   EXPECT_EQ(waitany->completed[0].request, waitany->requests.at(0));
 }
 
+// Persistent requests, probes, MPI_Comm_create_group, MPI_Cart_sub, MPI_Comm_free and
+// MPI_Sendrecv_replace (programs/coverage_c.c), event by event.
+TEST(TracerCoverage, PersistentRequestsProbesAndCommunicators) {
+  const TraceData t = TraceProgram("coverage", 4, Program("coverage_c"));
+  ASSERT_EQ(t.ranks.size(), 4u);
+  std::map<int, CommId> row_ids;  // per row of the 2x2 torus
+  CommId even_id = 0;
+  for (int r = 0; r < 4; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    const int left = (r + 3) % 4, right = (r + 1) % 4;
+    Cursor c(t.ranks[r], r);
+    c.Next(EventKind::kInit);
+    // MPI_Startall on the persistent ring, 3 times: an irecv and an isend per activation,
+    // each with a fresh request id that the following waitall completes.
+    std::set<RequestId> ids;
+    for (int it = 0; it < 3; ++it) {
+      const Event& irecv = c.Next(EventKind::kIrecv);
+      EXPECT_EQ(irecv.peer, left);
+      EXPECT_EQ(irecv.tag, 5);
+      EXPECT_EQ(irecv.bytes, 12u);
+      const Event& isend = c.Next(EventKind::kIsend);
+      ExpectP2P(isend, right, 5, 12);
+      const Event& waitall = c.Next(EventKind::kWaitall);
+      EXPECT_EQ(waitall.requests, (std::vector<RequestId>{irecv.request, isend.request}));
+      EXPECT_EQ(waitall.completed,
+                (std::vector<Completion>{Recv(irecv.request, left, 5, 12), Sent(isend.request)}));
+      ids.insert(irecv.request);
+      ids.insert(isend.request);
+    }
+    EXPECT_EQ(ids.size(), 6u) << "every activation gets its own request id";
+    // MPI_Start one by one: the receive first, then the synchronous send.
+    const Event& irecv = c.Next(EventKind::kIrecv);
+    EXPECT_EQ(irecv.peer, left);
+    EXPECT_EQ(irecv.tag, 6);
+    const Event& issend = c.Next(EventKind::kIsend);
+    ExpectP2P(issend, right, 6, 8, /*sync=*/true);
+    const Event& wait_send = c.Next(EventKind::kWait);
+    EXPECT_EQ(wait_send.completed, (std::vector<Completion>{Sent(issend.request)}));
+    const Event& wait_recv = c.Next(EventKind::kWait);
+    EXPECT_EQ(wait_recv.completed, (std::vector<Completion>{Recv(irecv.request, left, 6, 8)}));
+    // MPI_Request_free and the probes record nothing; the receives after them do.
+    if (r == 0) {
+      std::set<int> sources;
+      for (int i = 1; i < 4; ++i) {
+        const Event& recv = c.Next(EventKind::kRecv);
+        sources.insert(recv.peer);
+        EXPECT_EQ(recv.tag, 40);
+        EXPECT_EQ(recv.bytes, 4u * static_cast<std::uint64_t>(recv.peer + 1));
+      }
+      EXPECT_EQ(sources, (std::set<int>{1, 2, 3}));
+      ExpectP2P(c.Next(EventKind::kSend), 1, 41, 4);
+    } else {
+      ExpectP2P(c.Next(EventKind::kSend), 0, 40, 4u * static_cast<std::uint64_t>(r + 1));
+      if (r == 1) {
+        const Event& recv = c.Next(EventKind::kRecv);
+        EXPECT_EQ(recv.peer, 0);
+        EXPECT_EQ(recv.tag, 41);
+      }
+    }
+    // MPI_Comm_create_group, called by world ranks 0 and 2 only.
+    if (r % 2 == 0) {
+      const Event& created = c.Next(EventKind::kCommCreate);
+      EXPECT_EQ(created.members, (std::vector<std::int32_t>{0, 2}));
+      EXPECT_EQ(created.comm, kCommWorld);
+      EXPECT_EQ(created.value, static_cast<std::int64_t>(CommOrigin::kCreate));
+      if (even_id == 0) even_id = created.new_comm;
+      EXPECT_EQ(created.new_comm, even_id) << "both members name it alike";
+      EXPECT_EQ(c.Next(EventKind::kAllreduce).comm, even_id);
+      EXPECT_EQ(c.Next(EventKind::kCommFree).comm, even_id);
+    }
+    // The torus, its row (MPI_Cart_sub), a bcast in the row, both freed.
+    const Event& cart = c.Next(EventKind::kCommCreate);
+    EXPECT_EQ(cart.members, (std::vector<std::int32_t>{0, 1, 2, 3}));
+    EXPECT_EQ(cart.value, static_cast<std::int64_t>(CommOrigin::kCart));
+    const Event& row = c.Next(EventKind::kCommCreate);
+    const std::int32_t first = r / 2 * 2;
+    EXPECT_EQ(row.members, (std::vector<std::int32_t>{first, first + 1}));
+    EXPECT_EQ(row.comm, cart.new_comm);
+    if (row_ids.count(first) == 0) row_ids[first] = row.new_comm;
+    EXPECT_EQ(row.new_comm, row_ids[first]);
+    const Event& bcast = c.Next(EventKind::kBcast);
+    EXPECT_EQ(bcast.comm, row.new_comm);
+    EXPECT_EQ(bcast.peer, first) << "root as a world rank";
+    EXPECT_EQ(c.Next(EventKind::kCommFree).comm, row.new_comm);
+    EXPECT_EQ(c.Next(EventKind::kCommFree).comm, cart.new_comm);
+    // MPI_Sendrecv_replace: both halves with the partner.
+    const Event& sr = c.Next(EventKind::kSendrecv);
+    EXPECT_EQ(sr.peer, r ^ 1);
+    EXPECT_EQ(sr.tag, 50);
+    EXPECT_EQ(sr.bytes, 8u);
+    EXPECT_EQ(sr.recv_peer, r ^ 1);
+    EXPECT_EQ(sr.recv_tag, 50);
+    EXPECT_EQ(sr.recv_bytes, 8u);
+    c.Next(EventKind::kAllreduce);
+    c.Next(EventKind::kFinalize);
+    EXPECT_TRUE(c.Done());
+  }
+  EXPECT_NE(row_ids[0], row_ids[2]);
+}
+
+// The Fortran entry points of the same calls (mpi_send_init_, mpi_startall_, mpi_probe_,
+// mpi_comm_create_group_, ...) record exactly what the C ones do.
+TEST(TracerCoverage, FortranTracedExactlyLikeC) {
+  std::vector<std::vector<std::vector<Event>>> traces;
+  std::vector<std::string> outputs;
+  for (const char* name : {"coverage_c", "coverage_f"}) {
+    const std::string dir = FreshDir(std::string("twin-") + name);
+    const auto run = RunMpi(4, Program(name), {}, dir);
+    ASSERT_EQ(run.exit_code, 0) << name << ": " << run.err;
+    EXPECT_EQ(run.err.find("pas2p-trace"), std::string::npos) << run.err;
+    outputs.push_back(run.out);
+    TraceData data = ReadTrace(TraceDirectory(dir), /*require_complete=*/true);
+    for (auto& rank : data.ranks) {
+      rank = CallEvents(rank);
+      for (Event& e : rank) e.wall_start_ns = e.wall_end_ns = 0;
+    }
+    traces.push_back(data.ranks);
+  }
+  EXPECT_NE(outputs[0].find("coverage checksum"), std::string::npos) << outputs[0];
+  EXPECT_EQ(outputs[1], outputs[0]);
+  ASSERT_EQ(traces[1].size(), traces[0].size());
+  for (std::size_t r = 0; r < traces[0].size(); ++r) {
+    // Rank 0's probed receives (tag 40) arrive in whatever order the senders got there:
+    // compared as a set, everything else in order.
+    auto split = [](const std::vector<Event>& events, std::vector<Event>* probed) {
+      std::vector<Event> rest;
+      for (const Event& e : events) {
+        (e.kind == EventKind::kRecv && e.tag == 40 ? probed : &rest)->push_back(e);
+      }
+      std::sort(probed->begin(), probed->end(),
+                [](const Event& a, const Event& b) { return a.peer < b.peer; });
+      return rest;
+    };
+    std::vector<Event> c_probed, f_probed;
+    const auto c = split(traces[0][r], &c_probed), f = split(traces[1][r], &f_probed);
+    EXPECT_EQ(f_probed, c_probed) << "rank " << r;
+    ASSERT_EQ(f.size(), c.size()) << "rank " << r;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      EXPECT_EQ(f[i], c[i]) << "rank " << r << " event " << i
+                            << ":\n  C:       " << FormatEvent(c[i])
+                            << "\n  Fortran: " << FormatEvent(f[i]);
+    }
+  }
+}
+
+// Rank 0 waits ~300 ms inside MPI_Probe for rank 1's message: that time is waiting, so no
+// compute burst of rank 0 may contain it (unwrapped, the probe would sit inside one).
+TEST(TracerCoverage, TimeInsideABlockingProbeIsNotCompute) {
+  const TraceData t = TraceProgram("coverage-sleep", 4, Program("coverage_c"), {"sleep"});
+  ASSERT_EQ(t.ranks.size(), 4u);
+  std::int64_t longest_burst_ns = 0, last_recv_end_ns = -1;
+  for (const Event& e : t.ranks[0]) {
+    if (e.kind == EventKind::kCompute) {
+      longest_burst_ns = std::max(longest_burst_ns, e.wall_end_ns - e.wall_start_ns);
+    }
+    if (e.kind == EventKind::kRecv && e.tag == 40) last_recv_end_ns = e.wall_end_ns;
+  }
+  EXPECT_LT(longest_burst_ns, 150'000'000) << "a compute burst holds the probe's wait";
+  // The wait happened (rank 1 slept): rank 1's message came last, after the sleep.
+  EXPECT_GT(last_recv_end_ns, 250'000'000);
+}
+
 TEST(TracerTransparency, ApplicationStdoutUnchanged) {
   for (const char* name : {"p2p_program", "collectives_program", "twin_f"}) {
     const auto plain = RunMpi(4, Program(name), {}, "");
