@@ -104,6 +104,7 @@ class RankStreamWriter {
   std::vector<std::uint8_t> compressed_;
   std::uint32_t block_events_ = 0;
   std::int64_t last_wall_ns_ = 0;  // delta base inside the current block
+  std::uint64_t last_request_ = 0;  // request-id delta base inside the current block
   std::uint64_t events_ = 0;
   std::uint64_t file_bytes_ = 0;
   std::uint64_t blocks_ = 0;
@@ -173,6 +174,7 @@ class RankStreamReader : public RankEventSource {
   std::uint32_t block_stored_bytes_ = 0;
   std::uint32_t block_events_left_ = 0;
   std::int64_t last_wall_ns_ = 0;
+  std::uint64_t last_request_ = 0;  // request-id delta base inside the current block
   std::uint64_t events_ = 0;
   StreamStatus status_ = StreamStatus::kReading;
   std::string message_;
