@@ -84,6 +84,7 @@ constexpr std::uint32_t kPredrawn = kNil - 1;  // hash value: completed early by
 // comparison is two integer compares without branches. The array is 64-byte aligned with
 // the root at slot 3, so the four children of any entry (slots 4i + 4 .. 4i + 7) are one
 // cache line: a pop reads one line per level.
+// 64-byte aligned storage for the per-rank state and the event queue.
 template <typename T>
 struct CacheLineAllocator {
   using value_type = T;
@@ -117,6 +118,7 @@ class EventQueue {
   std::size_t size() const { return heap_.size() - kRoot; }
   Time top_time() const { return TimeOf(heap_[kRoot]); }
   const Entry& top() const { return heap_[kRoot]; }
+  const Entry& at(std::size_t i) const { return heap_[kRoot + i]; }  // in heap order
   // Returns the sequence number of the new entry.
   std::uint64_t Push(Time time, int rank) {
     const std::uint64_t seq = ++seq_;
@@ -407,6 +409,7 @@ struct alignas(64) Proc {
   static constexpr int kInlineRequests = 4;
   std::uint32_t overflow_requests = 0;
   std::array<std::uint32_t, kInlineRequests> request_slots{};
+  std::int32_t node = 0;  // where the machine placed the rank
   std::array<RequestId, kInlineRequests> request_ids{};
   std::uint64_t bytes = 0;
 };
@@ -531,8 +534,8 @@ class Engine {
   SimOptions options_;
   int nprocs_ = 0;
   int nodes_ = 0;
-  std::vector<Proc> ranks_;
-  std::vector<ProcCold> cold_;
+  std::vector<Proc, CacheLineAllocator<Proc>> ranks_;
+  std::vector<ProcCold, CacheLineAllocator<ProcCold>> cold_;
   std::vector<std::vector<std::uint32_t>> spills_;  // long wait lists
   std::vector<std::uint32_t> free_spills_;
   std::unique_ptr<internal::Network> network_;
@@ -584,6 +587,7 @@ Engine::Engine(const TraceSource& trace, const Machine& machine, const SimOption
   int max_node = 0;
   for (int r = 0; r < nprocs_; ++r) {
     node_of[r] = machine_.NodeOf(r, nprocs_);
+    ranks_[r].node = node_of[r];
     max_node = std::max(max_node, node_of[r]);
   }
   nodes_ = std::max(nodes_, max_node + 1);
@@ -891,6 +895,7 @@ void Engine::PostSend(int rank, std::uint32_t s, bool sync) {
     cur = rv.next;
   }
   if (cur != kNil) {
+    if (d.source) __builtin_prefetch(d.source.get());  // Notify below will read on
     Slot& rv = slots_[cur];
     if (prev == kNil)
       d.posted_head = rv.next;
@@ -898,7 +903,7 @@ void Engine::PostSend(int rank, std::uint32_t s, bool sync) {
       slots_[prev].next = rv.next;
     if (d.posted_tail == cur) d.posted_tail = prev;
     rv.next = kNil;
-    const internal::Transfer t = network_->Reserve(rank, dst, bytes, now_);
+    const internal::Transfer t = network_->ReserveNodes(me.node, d.node, bytes, now_);
     rv.complete = t.arrival_s;
     rv.requested = now_;
     rv.peer = rank;
@@ -927,7 +932,7 @@ void Engine::PostSend(int rank, std::uint32_t s, bool sync) {
   msg.send_posted = now_;
   msg.event_index = slots_[s].event_index;
   if (eager) {
-    const internal::Transfer t = network_->Reserve(rank, dst, bytes, now_);
+    const internal::Transfer t = network_->ReserveNodes(me.node, d.node, bytes, now_);
     msg.arrival = t.arrival_s;
     msg.transfer_start = t.start_s;
     msg.requested = now_;
@@ -948,7 +953,8 @@ void Engine::MatchRendezvous(std::uint32_t send_slot, std::uint32_t recv_slot, T
                              Time send_posted) {
   Slot& sl = slots_[send_slot];
   Slot& rv = slots_[recv_slot];
-  const internal::Transfer t = network_->Reserve(sl.owner, rv.owner, sl.bytes, now);
+  const internal::Transfer t =
+      network_->ReserveNodes(ranks_[sl.owner].node, ranks_[rv.owner].node, sl.bytes, now);
   sl.complete = rv.complete = t.arrival_s;
   sl.requested = rv.requested = now;
   RecordMessage(sl.owner, rv.owner, sl.tag, sl.bytes, send_posted, t.start_s, rv.posted,
@@ -1163,8 +1169,10 @@ bool Engine::StartCollective(Proc& r, int rank, const Op& op) {
   c.arrived = 0;
   // Waking a member may run its local work (and create communicators): copy first.
   wake_list_.assign(c.waiting.begin(), c.waiting.end());
-  for (std::int32_t w : wake_list_)
-    if (w != rank) Notify(w);
+  for (std::size_t i = 0; i < wake_list_.size(); ++i) {
+    if (i + 4 < wake_list_.size()) PrefetchProc(wake_list_[i + 4]);
+    if (wake_list_[i] != rank) Notify(wake_list_[i]);
+  }
   return true;
 }
 
@@ -1450,7 +1458,7 @@ void Engine::RegisterComm(int rank, const Op& op, const Event& e) {
       Fail(rank, op,
            "member rank " + std::to_string(m) + " of communicator " + std::to_string(e.new_comm) +
                " is outside the run");
-    if (network_->NodeOf(m) != network_->NodeOf(e.members[0])) c.multi_node = true;
+    if (ranks_[m].node != ranks_[e.members[0]].node) c.multi_node = true;
   }
   comm_index_[e.new_comm] = static_cast<std::uint32_t>(comms_.size());
   comms_.push_back(std::move(c));
@@ -1665,9 +1673,16 @@ SimResult Engine::Run() {
     const EventQueue::Entry e = queue_.Pop();
     const int rank = EventQueue::RankOf(e);
     Proc& r = ranks_[rank];
-    // The next rank to run is most likely the new top: fetch its state while this one runs
-    // (with many ranks, that state is not in the cache).
-    if (!queue_.empty()) PrefetchProc(EventQueue::RankOf(queue_.top()));
+    // With many ranks, their state is not in the cache: fetch that of the ranks likely to
+    // run next (the new top and its children in the queue) while this one runs, and the
+    // trace reader of the new top, whose state was fetched the same way earlier.
+    if (!queue_.empty()) {
+      const int next = EventQueue::RankOf(queue_.top());
+      PrefetchProc(next);
+      if (ranks_[next].source) __builtin_prefetch(ranks_[next].source.get());
+      for (std::size_t c = 1; c <= EventQueue::kArity && c < queue_.size(); ++c)
+        PrefetchProc(EventQueue::RankOf(queue_.at(c)));
+    }
     // This rank's state was fetched the same way; start fetching what it will touch next:
     // its trace reader and the partner of the operation it stopped at.
     if (r.source) __builtin_prefetch(r.source.get());
@@ -1692,7 +1707,7 @@ SimResult Engine::Run() {
     const Proc& r = ranks_[i];
     RankTimes& t = res.ranks[i];
     t.rank = i;
-    t.node = network_->NodeOf(i);
+    t.node = r.node;
     t.end_s = r.now;
     t.compute_s = r.compute_s;
     t.communication_s = r.communication_s;

@@ -151,9 +151,7 @@ Network::Network(const Machine& machine, std::vector<int> node_of_rank, int node
   for (int i = 0; i < machine_.buses; ++i) buses_.push(0.0);
 }
 
-Transfer Network::Reserve(int src, int dst, std::uint64_t bytes, double time_s) {
-  const int a = node_of_rank_[src];
-  const int b = node_of_rank_[dst];
+Transfer Network::ReserveNodes(int a, int b, std::uint64_t bytes, double time_s) {
   const double size = static_cast<double>(bytes);
   Transfer t;
   if (a == b) {

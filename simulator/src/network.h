@@ -46,7 +46,11 @@ class Network {
   // `node_of_rank` maps every rank to its node; `nodes` is the node count.
   Network(const Machine& machine, std::vector<int> node_of_rank, int nodes);
   // Reserves the transfer of `bytes` from rank `src` to rank `dst` requested at `time_s`.
-  Transfer Reserve(int src, int dst, std::uint64_t bytes, double time_s);
+  Transfer Reserve(int src, int dst, std::uint64_t bytes, double time_s) {
+    return ReserveNodes(node_of_rank_[src], node_of_rank_[dst], bytes, time_s);
+  }
+  // The same from node `a` to node `b`.
+  Transfer ReserveNodes(int a, int b, std::uint64_t bytes, double time_s);
   int NodeOf(int rank) const { return node_of_rank_[rank]; }
   bool SameNode(int a, int b) const { return node_of_rank_[a] == node_of_rank_[b]; }
 
