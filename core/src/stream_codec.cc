@@ -1,3 +1,5 @@
+#include <algorithm>
+
 #include "stream_format.h"
 
 namespace pas2p::internal {
@@ -109,10 +111,11 @@ void PutVarint(std::uint64_t v, std::vector<std::uint8_t>* out) {
   out->push_back(static_cast<std::uint8_t>(v));
 }
 
-void EncodeEvent(const Event& e, std::int64_t* last_wall_ns, std::vector<std::uint8_t>* out,
-                 std::vector<std::uint8_t>* times) {
+void EncodeEvent(const Event& e, std::uint32_t version, CodecState* state,
+                 std::vector<std::uint8_t>* out, std::vector<std::uint8_t>* times) {
   static const Event kDefault{};
-  const std::int64_t start_delta = e.wall_start_ns - *last_wall_ns;
+  const bool request_deltas = version >= kStreamVersion;
+  const std::int64_t start_delta = e.wall_start_ns - state->last_wall_ns;
   std::int64_t duration = e.wall_end_ns - e.wall_start_ns;
   if (e.kind == EventKind::kCompute) duration -= e.cpu_ns;
   std::uint64_t mask = 0;
@@ -153,18 +156,52 @@ void EncodeEvent(const Event& e, std::int64_t* last_wall_ns, std::vector<std::ui
   if (mask & (1ull << kPeer)) PutSigned(e.peer, out);
   if (mask & (1ull << kTag)) PutSigned(e.tag, out);
   if (mask & (1ull << kBytes)) PutVarint(e.bytes, out);
-  if (mask & (1ull << kRequest)) PutVarint(e.request, out);
+  if (mask & (1ull << kRequest)) {
+    if (request_deltas) {
+      PutSigned(static_cast<std::int64_t>(e.request - state->last_request), out);
+      state->last_request = e.request;
+    } else {
+      PutVarint(e.request, out);
+    }
+  }
+  // Version 3: the first id of `requests` against the block's previous request id, the
+  // others against the id before them in the list; a completed id as its position in
+  // `requests` + 1 (0: not listed, then against the previous request id).
+  auto put_delta = [out](RequestId base, RequestId id) {
+    PutSigned(static_cast<std::int64_t>(base - id), out);
+  };
   if (mask & (1ull << kRecvPeer)) PutSigned(e.recv_peer, out);
   if (mask & (1ull << kRecvTag)) PutSigned(e.recv_tag, out);
   if (mask & (1ull << kRecvBytes)) PutVarint(e.recv_bytes, out);
   if (mask & (1ull << kSendBytes)) PutVarint(e.send_bytes, out);
   if (mask & (1ull << kSendCounts)) PutU64List(e.send_counts, out);
   if (mask & (1ull << kRecvCounts)) PutU64List(e.recv_counts, out);
-  if (mask & (1ull << kRequests)) PutU64List(e.requests, out);
+  if (mask & (1ull << kRequests)) {
+    if (request_deltas) {
+      PutVarint(e.requests.size(), out);
+      RequestId base = state->last_request;
+      for (RequestId id : e.requests) {
+        put_delta(base, id);
+        base = id;
+      }
+    } else {
+      PutU64List(e.requests, out);
+    }
+  }
   if (mask & (1ull << kCompleted)) {
     PutVarint(e.completed.size(), out);
     for (const Completion& c : e.completed) {
-      PutVarint(c.request, out);
+      if (request_deltas) {
+        auto listed = std::find(e.requests.begin(), e.requests.end(), c.request);
+        if (listed != e.requests.end()) {
+          PutVarint(static_cast<std::uint64_t>(listed - e.requests.begin()) + 1, out);
+        } else {
+          PutVarint(0, out);
+          put_delta(state->last_request, c.request);
+        }
+      } else {
+        PutVarint(c.request, out);
+      }
       PutSigned(c.peer, out);
       PutSigned(c.tag, out);
       PutVarint(c.bytes, out);
@@ -180,15 +217,16 @@ void EncodeEvent(const Event& e, std::int64_t* last_wall_ns, std::vector<std::ui
     }
   }
   if (mask & (1ull << kValue)) PutSigned(e.value, out);
-  *last_wall_ns = e.wall_end_ns;
+  state->last_wall_ns = e.wall_end_ns;
 }
 
-bool DecodeEvent(BlockCursor* cursor, std::int64_t* last_wall_ns, Event* event,
-                 std::string* error) {
+bool DecodeEvent(BlockCursor* cursor, CodecState* state, Event* event, std::string* error) {
+  const bool one_column = cursor->version == kStreamVersionOneColumn;
+  const bool request_deltas = cursor->version >= kStreamVersion;
   Decoder d(cursor->structure, cursor->structure_size, cursor->structure_pos);
-  Decoder t = cursor->one_column ? Decoder(nullptr, 0, 0)
-                                 : Decoder(cursor->times, cursor->times_size, cursor->times_pos);
-  Decoder& tc = cursor->one_column ? d : t;
+  Decoder t = one_column ? Decoder(nullptr, 0, 0)
+                         : Decoder(cursor->times, cursor->times_size, cursor->times_pos);
+  Decoder& tc = one_column ? d : t;
   Event e;
   std::uint8_t kind;
   std::uint64_t mask;
@@ -218,6 +256,38 @@ bool DecodeEvent(BlockCursor* cursor, std::int64_t* last_wall_ns, Event* event,
       if (!d.Varint(&v)) return false;
     return true;
   };
+  // Request ids of completions (see EncodeEvent): as is in versions 1 and 2.
+  auto request_list = [&](std::vector<RequestId>* ids) {
+    if (!request_deltas) return u64_list(ids);
+    std::size_t n;
+    if (!d.Count(&n)) return false;
+    ids->resize(n);
+    RequestId base = state->last_request;
+    for (auto& id : *ids) {
+      std::int64_t delta;
+      if (!d.Signed(&delta)) return false;
+      id = base - static_cast<std::uint64_t>(delta);
+      base = id;
+    }
+    return true;
+  };
+  auto completed_request = [&](RequestId* id) {
+    if (!request_deltas) return d.Varint(id);
+    std::uint64_t position;
+    if (!d.Varint(&position)) return false;
+    if (position > 0) {
+      if (position > e.requests.size()) {
+        return d.Fail("completed request " + std::to_string(position) + " of a list of " +
+                      std::to_string(e.requests.size()));
+      }
+      *id = e.requests[static_cast<std::size_t>(position - 1)];
+      return true;
+    }
+    std::int64_t delta;
+    if (!d.Signed(&delta)) return false;
+    *id = state->last_request - static_cast<std::uint64_t>(delta);
+    return true;
+  };
   auto fail_times = [&]() {
     *error = "time column: " + tc.error();
     return false;
@@ -225,14 +295,23 @@ bool DecodeEvent(BlockCursor* cursor, std::int64_t* last_wall_ns, Event* event,
   if (has(kWallStart) && !tc.Signed(&start_delta)) return fail_times();
   if (has(kWallDuration) && !tc.Signed(&duration)) return fail_times();
   if (has(kCpuNs) && !tc.Signed(&e.cpu_ns)) return fail_times();
-  if (!cursor->one_column && e.kind == EventKind::kCompute) duration += e.cpu_ns;
+  if (!one_column && e.kind == EventKind::kCompute) duration += e.cpu_ns;
   if (has(kInstructions) && !d.Signed(&e.instructions)) return fail();
   if (has(kCycles) && !d.Signed(&e.cycles)) return fail();
   if (has(kComm) && !d.Varint(&e.comm)) return fail();
   if (has(kPeer) && !d.SignedAs(&e.peer)) return fail();
   if (has(kTag) && !d.SignedAs(&e.tag)) return fail();
   if (has(kBytes) && !d.Varint(&e.bytes)) return fail();
-  if (has(kRequest) && !d.Varint(&e.request)) return fail();
+  if (has(kRequest)) {
+    if (request_deltas) {
+      std::int64_t delta;
+      if (!d.Signed(&delta)) return fail();
+      e.request = state->last_request + static_cast<std::uint64_t>(delta);
+      state->last_request = e.request;
+    } else if (!d.Varint(&e.request)) {
+      return fail();
+    }
+  }
   e.sync = has(kSync);
   if (has(kRecvPeer) && !d.SignedAs(&e.recv_peer)) return fail();
   if (has(kRecvTag) && !d.SignedAs(&e.recv_tag)) return fail();
@@ -240,13 +319,13 @@ bool DecodeEvent(BlockCursor* cursor, std::int64_t* last_wall_ns, Event* event,
   if (has(kSendBytes) && !d.Varint(&e.send_bytes)) return fail();
   if (has(kSendCounts) && !u64_list(&e.send_counts)) return fail();
   if (has(kRecvCounts) && !u64_list(&e.recv_counts)) return fail();
-  if (has(kRequests) && !u64_list(&e.requests)) return fail();
+  if (has(kRequests) && !request_list(&e.requests)) return fail();
   if (has(kCompleted)) {
     std::size_t n;
     if (!d.Count(&n)) return fail();
     e.completed.resize(n);
     for (Completion& c : e.completed) {
-      if (!d.Varint(&c.request) || !d.SignedAs(&c.peer) || !d.SignedAs(&c.tag) ||
+      if (!completed_request(&c.request) || !d.SignedAs(&c.peer) || !d.SignedAs(&c.tag) ||
           !d.Varint(&c.bytes))
         return fail();
     }
@@ -265,11 +344,11 @@ bool DecodeEvent(BlockCursor* cursor, std::int64_t* last_wall_ns, Event* event,
     }
   }
   if (has(kValue) && !d.Signed(&e.value)) return fail();
-  e.wall_start_ns = *last_wall_ns + start_delta;
+  e.wall_start_ns = state->last_wall_ns + start_delta;
   e.wall_end_ns = e.wall_start_ns + duration;
-  *last_wall_ns = e.wall_end_ns;
+  state->last_wall_ns = e.wall_end_ns;
   cursor->structure_pos = d.pos();
-  if (!cursor->one_column) cursor->times_pos = t.pos();
+  if (!one_column) cursor->times_pos = t.pos();
   *event = std::move(e);
   return true;
 }

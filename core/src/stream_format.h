@@ -13,7 +13,12 @@
 // wall_end in the block, the wall duration - for compute bursts minus the CPU time, which
 // it nearly equals - and cpu_ns) in the time column. Keeping the repetitive structure apart
 // from the noisy clock values is what lets zstd compress the structure to almost nothing.
-// Version 1 streams (one column, wall duration stored as is) are still read.
+// Version 3 (current) also codes request ids against the block's previous request id: a
+// kIsend/kIrecv stores its id minus the previous one (1 when ids are consecutive), and the
+// id lists of completions (requests, completed) store previous id minus each id, so the
+// same communication pattern gives the same bytes in every iteration.
+// Version 2 streams (request ids as is) and version 1 streams (one column, wall duration
+// stored as is) are still read.
 // Signed values are zig-zag varints; each block decodes on its own. Little-endian.
 #pragma once
 
@@ -90,11 +95,20 @@ inline std::uint32_t Checksum(const std::uint8_t* data, std::size_t size) {
 }
 
 inline constexpr std::uint32_t kStreamVersionOneColumn = 1;
-inline constexpr std::uint32_t kStreamVersion = 2;
+inline constexpr std::uint32_t kStreamVersionAbsoluteRequests = 2;
+inline constexpr std::uint32_t kStreamVersion = 3;
+inline constexpr std::uint32_t kStreamVersionOldest = kStreamVersionOneColumn;
 
-// Appends `event`: structure fields to `structure`, clock values to `times`.
-// `last_wall_ns` is the delta base (updated).
-void EncodeEvent(const Event& event, std::int64_t* last_wall_ns,
+// The delta bases inside one block (reset at every block start, so blocks decode alone).
+struct CodecState {
+  std::int64_t last_wall_ns = 0;   // wall_end_ns of the previous record
+  std::uint64_t last_request = 0;  // the previous record's `request` field (version >= 3)
+};
+
+// Appends `event` in stream format `version` (2 or 3; 3 is what writers write, 2 stays for
+// the tests of the reader's compatibility): structure fields to `structure`, clock values
+// to `times`. Updates `state`.
+void EncodeEvent(const Event& event, std::uint32_t version, CodecState* state,
                  std::vector<std::uint8_t>* structure, std::vector<std::uint8_t>* times);
 
 // A cursor over one block's columns. For version 1 both columns are the same bytes.
@@ -105,11 +119,11 @@ struct BlockCursor {
   const std::uint8_t* times = nullptr;
   std::size_t times_size = 0;
   std::size_t times_pos = 0;
-  bool one_column = false;  // version 1: times inline, wall duration stored as is
+  std::uint32_t version = kStreamVersion;  // 1: one column, times inline, wall duration as is
 };
 
 // Decodes one record; false with `error` set if the record is malformed.
-bool DecodeEvent(BlockCursor* cursor, std::int64_t* last_wall_ns, Event* event, std::string* error);
+bool DecodeEvent(BlockCursor* cursor, CodecState* state, Event* event, std::string* error);
 
 void PutVarint(std::uint64_t v, std::vector<std::uint8_t>* out);
 

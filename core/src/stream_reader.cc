@@ -34,12 +34,13 @@ RankStreamReader::RankStreamReader(const std::filesystem::path& path, int expect
   }
   std::uint32_t version = GetU32(header + 8);
   auto rank = static_cast<std::int32_t>(GetU32(header + 12));
-  if (version != kStreamVersion && version != kStreamVersionOneColumn) {
+  if (version < kStreamVersionOldest || version > kStreamVersion) {
     std::fclose(file_);
     file_ = nullptr;
     throw TraceError(where + "stream format version " + std::to_string(version) +
-                     ", this pas2p reads versions 1 and " + std::to_string(kStreamVersion) +
-                     " (upgrade pas2p)");
+                     ", this pas2p reads versions " + std::to_string(kStreamVersionOldest) +
+                     " to " + std::to_string(kStreamVersion) +
+                     (version > kStreamVersion ? " (upgrade pas2p)" : ""));
   }
   version_ = version;
   if (rank != expected_rank) {
@@ -153,6 +154,7 @@ bool RankStreamReader::LoadBlock() {
   block_stored_bytes_ = h.stored_bytes;
   block_events_left_ = h.event_count;
   last_wall_ns_ = 0;
+  last_request_ = 0;
   return true;
 }
 
@@ -163,23 +165,26 @@ bool RankStreamReader::Next(Event* event) {
   }
   std::string error;
   BlockCursor cursor;
-  cursor.one_column = version_ == kStreamVersionOneColumn;
+  cursor.version = version_;
   cursor.structure = raw_.data() + structure_begin_;
   cursor.structure_size = structure_end_ - structure_begin_;
   cursor.structure_pos = pos_;
   cursor.times = raw_.data() + structure_end_;
   cursor.times_size = raw_.size() - structure_end_;
   cursor.times_pos = time_pos_ - structure_end_;
-  if (!DecodeEvent(&cursor, &last_wall_ns_, event, &error)) {
+  CodecState state{last_wall_ns_, last_request_};
+  if (!DecodeEvent(&cursor, &state, event, &error)) {
     Fail(StreamStatus::kCorrupt, "record " + std::to_string(events_) + ": " + error);
     return false;
   }
+  last_wall_ns_ = state.last_wall_ns;
+  last_request_ = state.last_request;
+  const bool one_column = version_ == kStreamVersionOneColumn;
   pos_ = cursor.structure_pos;
-  if (!cursor.one_column) time_pos_ = structure_end_ + cursor.times_pos;
+  if (!one_column) time_pos_ = structure_end_ + cursor.times_pos;
   ++events_;
   if (--block_events_left_ == 0) {
-    std::size_t left =
-        (cursor.structure_size - pos_) + (cursor.one_column ? 0 : raw_.size() - time_pos_);
+    std::size_t left = (cursor.structure_size - pos_) + (one_column ? 0 : raw_.size() - time_pos_);
     if (left != 0) {
       Fail(StreamStatus::kCorrupt,
            std::to_string(left) + " bytes left after the block's last record");

@@ -54,7 +54,10 @@ bool RankStreamWriter::Open(const std::filesystem::path& path, int rank, const O
 
 bool RankStreamWriter::Append(const Event& event) {
   if (fd_ < 0 || !error_.empty()) return false;
-  EncodeEvent(event, &last_wall_ns_, &buffer_, &times_);
+  CodecState state{last_wall_ns_, last_request_};
+  EncodeEvent(event, kStreamVersion, &state, &buffer_, &times_);
+  last_wall_ns_ = state.last_wall_ns;
+  last_request_ = state.last_request;
   ++block_events_;
   ++events_;
   if (buffer_.size() + times_.size() >= options_.block_bytes) return Flush();
@@ -95,6 +98,7 @@ bool RankStreamWriter::Flush(bool raw) {
   times_.clear();
   block_events_ = 0;
   last_wall_ns_ = 0;
+  last_request_ = 0;
   ++blocks_;
   return ok;
 }
@@ -127,6 +131,8 @@ void RankStreamWriter::EmergencyFlush() {
   block_events_ = 0;
   buffer_.clear();
   times_.clear();
+  last_wall_ns_ = 0;
+  last_request_ = 0;
 }
 
 bool RankStreamWriter::Close() {

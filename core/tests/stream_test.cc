@@ -1,9 +1,11 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 
+#include "../src/stream_format.h"  // the layout itself, to write streams of older versions
 #include "pas2p/core/trace.h"
 
 namespace pas2p {
@@ -248,6 +250,125 @@ TEST(Stream, RandomCorruptionIsReportedNeverCrashes) {
     EXPECT_TRUE(prefix_ok || reader.status() != StreamStatus::kComplete) << "trial " << trial;
   }
   EXPECT_EQ(detected, 300);
+  fs::remove_all(dir);
+}
+
+// A stream of format `version` (2 or 3) written block by block with the codec alone, raw
+// blocks of `per_block` events, footer included.
+std::vector<std::uint8_t> StreamBytes(std::uint32_t version, int rank,
+                                      const std::vector<Event>& events, std::size_t per_block) {
+  using namespace internal;
+  std::vector<std::uint8_t> out(kStreamHeaderBytes);
+  std::memcpy(out.data(), kStreamMagic, 8);
+  PutU32(out.data() + 8, version);
+  PutU32(out.data() + 12, static_cast<std::uint32_t>(rank));
+  auto block = [&out](const std::vector<std::uint8_t>& payload, std::uint8_t flags,
+                      std::uint32_t count) {
+    BlockHeader h;
+    h.flags = flags;
+    h.raw_bytes = h.stored_bytes = static_cast<std::uint32_t>(payload.size());
+    h.event_count = count;
+    h.checksum = Checksum(payload.data(), payload.size());
+    std::uint8_t header[kBlockHeaderBytes];
+    EncodeBlockHeader(h, header);
+    out.insert(out.end(), header, header + kBlockHeaderBytes);
+    out.insert(out.end(), payload.begin(), payload.end());
+  };
+  for (std::size_t first = 0; first < events.size(); first += per_block) {
+    const std::size_t n = std::min(per_block, events.size() - first);
+    CodecState state;
+    std::vector<std::uint8_t> structure, times, payload;
+    for (std::size_t i = first; i < first + n; ++i) {
+      EncodeEvent(events[i], version, &state, &structure, &times);
+    }
+    PutVarint(structure.size(), &payload);
+    payload.insert(payload.end(), structure.begin(), structure.end());
+    payload.insert(payload.end(), times.begin(), times.end());
+    block(payload, kBlockRaw, static_cast<std::uint32_t>(n));
+  }
+  std::vector<std::uint8_t> footer(8);
+  PutU32(footer.data(), static_cast<std::uint32_t>(events.size()));
+  block(footer, kBlockRaw | kBlockFooter, 0);
+  return out;
+}
+
+std::vector<Event> ReadStream(const fs::path& path, int rank) {
+  RankStreamReader reader(path, rank);
+  std::vector<Event> events;
+  Event e;
+  while (reader.Next(&e)) events.push_back(e);
+  EXPECT_EQ(reader.status(), StreamStatus::kComplete) << reader.message();
+  return events;
+}
+
+// Traces written before format 3 (request ids as is), e.g. the bundle of session 1, still
+// read back exactly.
+TEST(Stream, ReadsFormatTwoStreams) {
+  fs::path dir = TempDir("v2");
+  const std::vector<Event> events = SampleEvents(1, 700);
+  const auto bytes = StreamBytes(2, 1, events, 256);
+  {
+    std::ofstream out(RankStreamPath(dir, 1), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+  }
+  EXPECT_EQ(ReadStream(RankStreamPath(dir, 1), 1), events);
+  // The same events in format 3 differ on disk (request ids as deltas) but read alike.
+  const auto v3 = StreamBytes(3, 1, events, 256);
+  EXPECT_NE(v3, bytes);
+  {
+    std::ofstream out(RankStreamPath(dir, 1), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(v3.data()), static_cast<std::streamsize>(v3.size()));
+  }
+  EXPECT_EQ(ReadStream(RankStreamPath(dir, 1), 1), events);
+  fs::remove_all(dir);
+}
+
+// Request ids of every shape: ids far apart and at the ends of the range, completions of
+// requests not in the call's list, the same id listed twice, blocks starting mid-pattern.
+TEST(Stream, RequestIdsOfEveryShapeRoundTrip) {
+  fs::path dir = TempDir("requests");
+  std::vector<Event> events;
+  const std::vector<RequestId> ids = {1, 2, 0, ~0ull, 1ull << 63, 5, 4, 3, 1000000007, 2};
+  for (int round = 0; round < 40; ++round) {
+    for (RequestId id : ids)
+      events.push_back(MakeIsend(1, 0, 8, id + static_cast<RequestId>(round)));
+    Event w;
+    w.kind = EventKind::kWaitsome;
+    w.requests = {ids[round % ids.size()], 7, ~0ull, 7, 0};
+    w.completed = {{7, 1, 2, 3}, {~0ull - 1, 2, 3, 4}, {0, kNoRank, kAnyTag, 0}, {7, 1, 2, 3}};
+    events.push_back(w);
+    Event t;
+    t.kind = EventKind::kTestany;
+    t.completed = {{static_cast<RequestId>(round) * 977, 0, 0, 0}};  // no list at all
+    events.push_back(t);
+  }
+  for (std::size_t per_block : {std::size_t{1}, std::size_t{3}, std::size_t{1000}}) {
+    const auto bytes = StreamBytes(internal::kStreamVersion, 0, events, per_block);
+    std::ofstream(RankStreamPath(dir, 0), std::ios::binary)
+        .write(reinterpret_cast<const char*>(bytes.data()),
+               static_cast<std::streamsize>(bytes.size()));
+    EXPECT_EQ(ReadStream(RankStreamPath(dir, 0), 0), events) << per_block << " events per block";
+  }
+  fs::remove_all(dir);
+}
+
+// A newer format than this reader knows is refused with the file, rank and what to do.
+TEST(Stream, NewerFormatIsRefusedClearly) {
+  fs::path dir = TempDir("newer");
+  auto bytes = StreamBytes(internal::kStreamVersion, 0, {MakeCompute(5)}, 1);
+  internal::PutU32(bytes.data() + 8, internal::kStreamVersion + 1);
+  std::ofstream(RankStreamPath(dir, 0), std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  try {
+    RankStreamReader reader(RankStreamPath(dir, 0), 0);
+    FAIL() << "expected TraceError";
+  } catch (const TraceError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("rank-0.p2t: rank 0"), std::string::npos) << what;
+    EXPECT_NE(what.find("upgrade pas2p"), std::string::npos) << what;
+  }
   fs::remove_all(dir);
 }
 

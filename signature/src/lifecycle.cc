@@ -61,7 +61,22 @@ std::string IsoNowUtc() {
   return buf;
 }
 
-// Adds PAPI_TOT_INS and PAPI_TOT_CYC where the machine has them. On a machine without
+// The PAPI events measured into Event::instructions and Event::cycles: PAPI_TOT_INS and
+// PAPI_TOT_CYC, or the two names of PAS2P_COUNTER_EVENTS="INS,CYC" (for machines whose
+// presets are missing but native events exist, e.g. "perf::INSTRUCTIONS,perf::CYCLES"; an
+// empty name measures nothing in that slot). trace.json lists the names measured.
+void CounterEventNames(std::string* ins, std::string* cyc) {
+  *ins = "PAPI_TOT_INS";
+  *cyc = "PAPI_TOT_CYC";
+  const char* env = std::getenv("PAS2P_COUNTER_EVENTS");
+  if (env == nullptr) return;
+  const std::string names = env;
+  const std::size_t comma = names.find(',');
+  *ins = names.substr(0, comma);
+  *cyc = comma == std::string::npos ? "" : names.substr(comma + 1);
+}
+
+// Adds the instruction and cycle events where the machine has them. On a machine without
 // hardware counters (most VMs) this fails and the note says why.
 void StartCounters(Runtime& rt) {
   rt.metadata.counters.clear();
@@ -84,16 +99,20 @@ void StartCounters(Runtime& rt) {
   }
   std::string note;
   int slot = 0;
-  for (const char* name : {"PAPI_TOT_INS", "PAPI_TOT_CYC"}) {
+  std::string names[2];
+  CounterEventNames(&names[0], &names[1]);
+  for (int which = 0; which < 2; ++which) {
+    std::string& name = names[which];
+    if (name.empty()) continue;
     int code = 0;
-    status = PAPI_event_name_to_code(const_cast<char*>(name), &code);
+    status = PAPI_event_name_to_code(name.data(), &code);
     if (status == PAPI_OK) status = PAPI_add_event(eventset, code);
     if (status != PAPI_OK) {
       note +=
           std::string(note.empty() ? "" : "; ") + name + " not available: " + PAPI_strerror(status);
       continue;
     }
-    (std::strcmp(name, "PAPI_TOT_INS") == 0 ? rt.ins_slot : rt.cyc_slot) = slot++;
+    (which == 0 ? rt.ins_slot : rt.cyc_slot) = slot++;
     rt.metadata.counters.push_back(name);
   }
   if (slot > 0) {
