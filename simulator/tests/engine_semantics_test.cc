@@ -19,6 +19,7 @@ namespace {
 using testing::CommCreate;
 using testing::Compute;
 using testing::MemoryTrace;
+using testing::Sendrecv;
 using testing::Wait;
 using testing::Waitall;
 
@@ -387,6 +388,69 @@ std::string ReadFile(const std::filesystem::path& p) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// More live requests and a longer wait list than a rank keeps inline (4): the rest go to the
+// engine's shared request map and spill vectors, with the same results. Rank 0 receives
+// from 10 ranks (request ids far apart), worker w sending after w x 10 us, so the last
+// worker's message (at 100 us + L + S/B) ends the waitall; after a 1 ms burst rank 0
+// replies to each, and with unlimited links every reply takes L + S/B.
+TEST(NonBlocking, ManyRequestsAndLongWaitListsMatchTheClosedForm) {
+  constexpr int kWorkers = 10;
+  constexpr std::uint64_t kBytes = 4000;
+  MemoryTrace t(kWorkers + 1);
+  std::vector<RequestId> ids;
+  for (int w = 1; w <= kWorkers; ++w) {
+    const RequestId id = 1000003ull * static_cast<RequestId>(w);
+    ids.push_back(id);
+    t.rank(0).push_back(MakeIrecv(w, 7, kBytes, id));
+    t.rank(w) = {Compute(1e-5 * w), MakeIsend(0, 7, kBytes, 1), MakeIrecv(0, 8, kBytes, 2),
+                 Waitall({1, 2})};
+  }
+  t.rank(0).push_back(Waitall(ids));
+  t.rank(0).push_back(Compute(1e-3));
+  std::vector<RequestId> sends;
+  for (int w = 1; w <= kWorkers; ++w) {
+    sends.push_back(static_cast<RequestId>(w));
+    t.rank(0).push_back(MakeIsend(w, 8, kBytes, static_cast<RequestId>(w)));
+  }
+  t.rank(0).push_back(Waitall(sends));
+  const SimResult r = Simulate(t, TestMachine());
+  const double hop = kL + kBytes / kB;
+  const double replies_s = 1e-5 * kWorkers + hop + 1e-3;
+  ExpectTime(replies_s, r.ranks[0].end_s);  // eager sends: rank 0 does not wait for them
+  for (int w = 1; w <= kWorkers; ++w) ExpectTime(replies_s + hop, r.ranks[w].end_s);
+  ExpectTime(replies_s + hop, r.predicted_time_s);
+  EXPECT_EQ(r.ranks[0].messages_sent, static_cast<std::uint64_t>(kWorkers));
+  EXPECT_EQ(r.ranks[0].bytes_sent, kWorkers * kBytes);
+}
+
+// The progress callback (behind `pas2p simulate`'s progress line) sees the event count grow
+// to the total and the simulated time never go back.
+TEST(Progress, CallbackReportsGrowingEventCountsAndTime) {
+  constexpr int kRanks = 8, kIterations = 200;
+  MemoryTrace t(kRanks);
+  for (int r = 0; r < kRanks; ++r)
+    for (int i = 0; i < kIterations; ++i) {
+      t.rank(r).push_back(Compute(1e-6 * (1 + r % 3)));
+      t.rank(r).push_back(Sendrecv((r + 1) % kRanks, 100, (r + kRanks - 1) % kRanks, 100));
+    }
+  std::vector<SimProgress> seen;
+  SimOptions options;
+  options.progress_every_events = 100;
+  options.progress = [&](const SimProgress& p) { seen.push_back(p); };
+  const SimResult r = Simulate(t, TestMachine(), options);
+  ASSERT_EQ(r.events, static_cast<std::uint64_t>(kRanks * kIterations * 2));
+  ASSERT_EQ(seen.size(), r.events / 100);
+  for (std::size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].events, 100 * (i + 1));
+    EXPECT_EQ(seen[i].nprocs, kRanks);
+    if (i > 0) {
+      EXPECT_GE(seen[i].simulated_time_s, seen[i - 1].simulated_time_s);
+      EXPECT_GE(seen[i].ranks_finished, seen[i - 1].ranks_finished);
+    }
+    EXPECT_LE(seen[i].simulated_time_s, r.predicted_time_s);
+  }
 }
 
 TEST(Determinism, TwoRunsGiveIdenticalBytesInEveryOutput) {
