@@ -62,6 +62,26 @@ echo "traced   wall s: $(col "$WORK/traced" 1 | tr '\n' ' ')-> median $traced (c
 awk -v t="$traced" -v p="$plain" 'BEGIN {printf "overhead ratio (traced/untraced wall, median): %.3f  (target <= 1.03)\n", t / p}'
 awk -v t="$traced_cpu" -v p="$plain_cpu" 'BEGIN {printf "cpu ratio (traced/untraced user+sys, median): %.3f  (target <= 1.03; steadier than wall on a shared machine)\n", t / p}'
 
+# Per-call cost in CPU time (steady under load): bench/tracer_call_cost, 1 rank, calls with
+# short (~0 us), medium (~30 us, under the tracer's 50 us clock-skip threshold) and long
+# (~120 us: the thread CPU clock is read at entry and exit) bursts between them.
+COST=$BUILD_DIR/bin/tracer_call_cost
+if [[ -x $COST ]]; then
+  for spec in "200000 0 short" "20000 20000 medium" "10000 80000 long"; do
+    read -r calls work label <<< "$spec"
+    one=(mpirun -np 1 --bind-to none)
+    [[ $(id -u) == 0 ]] && one+=(--allow-run-as-root)
+    plain_ns=$("${one[@]}" "$COST" "$calls" "$work" | awk '{print $2}')
+    rm -rf "$WORK/cost"
+    traced_ns=$("${one[@]}" -x LD_PRELOAD="$(readlink -f "$TRACER")" -x PAS2P_TRACE_DIR="$WORK/cost" \
+      "$COST" "$calls" "$work" | awk '{print $2}')
+    awk -v p="$plain_ns" -v t="$traced_ns" -v l="$label" 'BEGIN {
+      printf "cpu per MPI call, %-6s bursts: untraced %7.1f ns, traced %7.1f ns -> tracer %.2f us per call\n", l, p, t, (t - p) / 1000 }'
+  done
+else
+  echo "(per-call cost: $COST not built; cmake --build $BUILD_DIR --target tracer_call_cost)"
+fi
+
 # Size: compressed stream bytes / events, from the last traced run.
 bytes=$(cat "$WORK"/trace/rank-*.p2t | wc -c)
 if [[ -x $PAS2P ]]; then

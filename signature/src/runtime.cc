@@ -17,8 +17,11 @@ namespace pas2p::tracer {
 
 namespace {
 
-thread_local bool t_owner = false;    // the thread that called MPI_Init
-thread_local bool t_in_call = false;  // inside a wrapper (nested MPI calls are not traced)
+// initial-exec: the library is preloaded, so its TLS is static and a flag is one load away
+// (the default model calls __tls_get_addr on every wrapper entry and exit).
+#define PAS2P_FAST_TLS __attribute__((tls_model("initial-exec")))
+thread_local bool t_owner PAS2P_FAST_TLS = false;    // the thread that called MPI_Init
+thread_local bool t_in_call PAS2P_FAST_TLS = false;  // inside a wrapper (nested calls untraced)
 
 }  // namespace
 
