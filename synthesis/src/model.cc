@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -642,6 +643,69 @@ void DecidePresence(PhaseBuild* build, const std::vector<int>& counts) {
   }
 }
 
+// The smallest rotation of the slots (a start index) at which every rank of every count
+// completes, within one occurrence, every request it creates, and never completes more than
+// it has pending; 0 when the phase is closed as it is or no rotation closes it.
+bool ClosedFrom(const std::vector<std::vector<SlotCountData>>& data, const std::vector<int>& counts,
+                std::size_t start) {
+  const std::size_t ns = data.size();
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    for (int r = 0; r < counts[ci]; ++r) {
+      std::int64_t pending = 0;
+      for (std::size_t k = 0; k < ns; ++k) {
+        const phases::PhaseEvent* e = data[(start + k) % ns][ci].event_of_rank[r];
+        if (!e) continue;
+        if (CreatesRequest(e->kind)) ++pending;
+        if (IsCompletion(e->kind)) {
+          if (e->requests > pending) return false;
+          pending -= e->requests;
+        }
+      }
+      if (pending != 0) return false;
+    }
+  }
+  return true;
+}
+
+std::size_t ClosedRotation(const std::vector<std::vector<SlotCountData>>& data,
+                           const std::vector<int>& counts) {
+  const std::size_t ns = data.size();
+  if (ns == 0 || ClosedFrom(data, counts, 0)) return 0;
+  for (std::size_t k = 1; k < ns; ++k) {
+    if (ClosedFrom(data, counts, k)) return k;
+  }
+  return 0;
+}
+
+// Per slot: true when it creates a request that is still pending at the end of the
+// occurrence on every rank of every count that makes it (completions take the oldest
+// requests first).
+std::vector<bool> DanglingSlots(const std::vector<std::vector<SlotCountData>>& data,
+                                const std::vector<int>& counts) {
+  const std::size_t ns = data.size();
+  std::vector<int> made(ns, 0), left(ns, 0);
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    for (int r = 0; r < counts[ci]; ++r) {
+      std::deque<std::size_t> fifo;
+      for (std::size_t k = 0; k < ns; ++k) {
+        const phases::PhaseEvent* e = data[k][ci].event_of_rank[r];
+        if (!e) continue;
+        if (CreatesRequest(e->kind)) {
+          fifo.push_back(k);
+          ++made[k];
+        }
+        if (IsCompletion(e->kind)) {
+          for (std::int32_t q = 0; q < e->requests && !fifo.empty(); ++q) fifo.pop_front();
+        }
+      }
+      for (std::size_t k : fifo) ++left[k];
+    }
+  }
+  std::vector<bool> dangling(ns, false);
+  for (std::size_t k = 0; k < ns; ++k) dangling[k] = made[k] > 0 && left[k] == made[k];
+  return dangling;
+}
+
 PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
                       const std::vector<const phases::Signature*>& sigs,
                       const std::vector<int>& counts) {
@@ -689,21 +753,47 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   std::vector<SlotAcc> accs;
   std::vector<int> order;
   auto assignment = AlignClasses(classes, rank_phases, &accs, &order);
-  std::vector<int> position(accs.size());
-  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
-  build.data.assign(order.size(), std::vector<SlotCountData>(counts.size()));
-  for (std::size_t s = 0; s < order.size(); ++s) {
-    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
-      build.data[s][ci].event_of_rank.assign(counts[ci], nullptr);
-    }
-  }
-  for (std::size_t c = 0; c < classes.size(); ++c) {
-    const ClassRef& cls = classes[c];
-    for (int r : cls.ranks) {
-      const phases::RankPhase* rp = rank_phases[cls.count_index][r];
-      for (std::size_t i = 0; i < cls.tokens.size(); ++i) {
-        build.data[position[assignment[c][i]]][cls.count_index].event_of_rank[r] = &rp->events[i];
+  auto place = [&]() {
+    std::vector<int> position(accs.size(), -1);
+    for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
+    build.data.assign(order.size(), std::vector<SlotCountData>(counts.size()));
+    for (std::size_t s = 0; s < order.size(); ++s) {
+      for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+        build.data[s][ci].event_of_rank.assign(counts[ci], nullptr);
       }
+    }
+    for (std::size_t c = 0; c < classes.size(); ++c) {
+      const ClassRef& cls = classes[c];
+      for (int r : cls.ranks) {
+        const phases::RankPhase* rp = rank_phases[cls.count_index][r];
+        for (std::size_t i = 0; i < cls.tokens.size(); ++i) {
+          const int at = position[assignment[c][i]];
+          if (at >= 0) build.data[at][cls.count_index].event_of_rank[r] = &rp->events[i];
+        }
+      }
+    }
+  };
+  place();
+  // A phase found by the signature may start in the middle of the loop body (a receive that
+  // is posted at the end of one iteration and completed in the next). Synthesizing it as is
+  // leaves the last occurrence's request unmatched, so the slots are rotated to the first
+  // start at which no rank has a request pending across the occurrence boundary.
+  if (const std::size_t k = ClosedRotation(build.data, counts); k > 0) {
+    std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end());
+    place();
+  } else if (!ClosedFrom(build.data, counts, 0)) {
+    // No rotation closes it (a start-up phase that pre-posts the first iteration's receive,
+    // whose matching send is in a partial last iteration that is not modelled): requests
+    // that no call of the occurrence completes, on every rank that makes them, are left out,
+    // so that the synthesized run stays balanced.
+    const std::vector<bool> dangling = DanglingSlots(build.data, counts);
+    std::vector<int> kept;
+    for (std::size_t s = 0; s < order.size(); ++s) {
+      if (!dangling[s]) kept.push_back(order[s]);
+    }
+    if (kept.size() != order.size() && !kept.empty()) {
+      order = std::move(kept);
+      place();
     }
   }
   // Per rank: which slots it makes ('1') - its class for the compute models.

@@ -362,32 +362,15 @@ double RelError(double predicted, double real) {
 
 }  // namespace
 
-Validation Validate(const std::vector<phases::Signature>& signatures, const TraceSource& real,
-                    const sim::Machine& machine, const PredictOptions& options) {
-  if (signatures.size() < 4) {
-    std::vector<int> c;
-    for (const auto& s : signatures) c.push_back(s.nprocs);
-    std::sort(c.begin(), c.end());
-    throw UserError(
-        "validation needs at least 4 process counts (3 to train, the largest to "
-        "check), got " +
-        std::to_string(signatures.size()) + " (" + JoinCounts(c) +
-        "): trace the application at more counts");
-  }
-  std::vector<phases::Signature> training = signatures;
-  std::sort(training.begin(), training.end(),
-            [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
-  const int held_out = training.back().nprocs;
-  training.pop_back();
-  if (real.nprocs() != held_out) {
-    throw UserError("the real trace " + real.description() + " has " +
-                    std::to_string(real.nprocs()) + " processes, the largest count is " +
-                    std::to_string(held_out));
-  }
+namespace {
+
+// Predicts `real`'s count from `model` and compares.
+Validation CompareWithReal(const AppModel& model, const TraceSource& real,
+                           const sim::Machine& machine, const PredictOptions& options) {
+  const auto held_out = static_cast<std::int64_t>(real.nprocs());
   Validation v;
   v.count = held_out;
-  for (const auto& s : training) v.training_counts.push_back(s.nprocs);
-  const AppModel model = BuildModel(training);
+  v.training_counts = model.counts;
   PredictOptions o = options;
   o.allow_idle = false;
   const Prediction pred = Predict(model, held_out, machine, o);
@@ -419,12 +402,67 @@ Validation Validate(const std::vector<phases::Signature>& signatures, const Trac
   return v;
 }
 
+}  // namespace
+
+Validation Validate(const std::vector<phases::Signature>& signatures, const TraceSource& real,
+                    const sim::Machine& machine, const PredictOptions& options) {
+  if (signatures.size() < 4) {
+    std::vector<int> c;
+    for (const auto& s : signatures) c.push_back(s.nprocs);
+    std::sort(c.begin(), c.end());
+    throw UserError(
+        "validation needs at least 4 process counts (3 to train, the largest to "
+        "check), got " +
+        std::to_string(signatures.size()) + " (" + JoinCounts(c) +
+        "): trace the application at more counts, or check against a run traced at a larger "
+        "count with `pas2p validate --against TRACE`");
+  }
+  std::vector<phases::Signature> training = signatures;
+  std::sort(training.begin(), training.end(),
+            [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
+  const int held_out = training.back().nprocs;
+  training.pop_back();
+  if (real.nprocs() != held_out) {
+    throw UserError("the real trace " + real.description() + " has " +
+                    std::to_string(real.nprocs()) + " processes, the largest count is " +
+                    std::to_string(held_out));
+  }
+  return CompareWithReal(BuildModel(std::move(training)), real, machine, options);
+}
+
+Validation ValidateAgainst(const std::vector<phases::Signature>& training, const TraceSource& real,
+                           const sim::Machine& machine, const PredictOptions& options) {
+  std::vector<int> c;
+  for (const auto& s : training) c.push_back(s.nprocs);
+  std::sort(c.begin(), c.end());
+  const std::string origin = real.description();
+  const std::string app = real.metadata().application;
+  for (const auto& s : training) {
+    if (!app.empty() && !s.application.empty() && s.application != app) {
+      throw UserError("the held-out trace " + origin + " is of application \"" + app +
+                      "\" but the training trace " + s.trace + " is of \"" + s.application +
+                      "\": give traces of one application (same program, input and options)");
+    }
+  }
+  if (!c.empty() && real.nprocs() <= c.back()) {
+    throw UserError("the held-out trace " + origin + " has " + std::to_string(real.nprocs()) +
+                    " processes, not more than the largest training count (" + JoinCounts(c) +
+                    "): a held-out check predicts a larger run than any trained on; use a trace "
+                    "at a larger count, or plain `pas2p validate` (which leaves the largest "
+                    "count out)");
+  }
+  Validation v = CompareWithReal(BuildModel(training), real, machine, options);
+  v.held_out_trace = origin;
+  return v;
+}
+
 std::string FormatValidation(const Validation& v, const std::string& application) {
   std::ostringstream out;
   char line[256];
   out << "validation of " << (application.empty() ? "the application" : application)
       << ": trained on " << JoinCounts(v.training_counts) << ", predicted " << v.count
-      << " and compared with its trace\n";
+      << " and compared with " << (v.held_out_trace.empty() ? "its trace" : v.held_out_trace)
+      << "\n";
   std::snprintf(line, sizeof line, "  pattern_match  %7.2f%%  (%llu point-to-point messages)\n",
                 100 * v.pattern_match, static_cast<unsigned long long>(v.messages));
   out << line;
@@ -446,6 +484,7 @@ std::string FormatValidation(const Validation& v, const std::string& application
 std::string ValidationToJson(const Validation& v, const std::string& application) {
   json j{{"application", application},
          {"count", v.count},
+         {"held_out_trace", v.held_out_trace},
          {"training_counts", v.training_counts},
          {"messages", v.messages},
          {"pattern_match", v.pattern_match},

@@ -93,7 +93,8 @@ std::string SweepToJson(const Sweep& sweep);
 // Validation: train on every signature but the one of the largest count, predict that count
 // and compare with its real trace.
 struct Validation {
-  std::int64_t count = 0;  // the held-out count
+  std::int64_t count = 0;      // the held-out count
+  std::string held_out_trace;  // ValidateAgainst: the trace compared with (empty otherwise)
   std::vector<int> training_counts;
   std::uint64_t messages = 0;  // point-to-point messages sent in the real trace
   double pattern_match = 0;    // share of them with exactly the predicted peer
@@ -110,6 +111,12 @@ struct Validation {
 // out of training). Throws UserError with fewer than 4 signatures (3 to train).
 Validation Validate(const std::vector<phases::Signature>& signatures, const TraceSource& real,
                     const sim::Machine& machine, const PredictOptions& options = {});
+// Held-out check: train on every signature of `training` (>= 3 counts) and compare the
+// prediction at real.nprocs() with `real`, a run at a count larger than every training count
+// that was not trained on. Throws UserError when `real` is of another application or not
+// larger than the training counts.
+Validation ValidateAgainst(const std::vector<phases::Signature>& training, const TraceSource& real,
+                           const sim::Machine& machine, const PredictOptions& options = {});
 std::string FormatValidation(const Validation& v, const std::string& application);
 std::string ValidationToJson(const Validation& v, const std::string& application);
 
