@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <filesystem>
 #include <map>
 
@@ -23,7 +22,7 @@ struct SynthesizedTrace::SlotAt {
   std::int64_t cpu_ns = 0;
   std::int64_t instructions = kNotMeasured;
   struct ClassValues {
-    std::string mask;
+    std::vector<std::uint64_t> bits;  // the mask as SynthRank's bit words
     std::int64_t cpu_ns = 0;
     std::int64_t instructions = kNotMeasured;
   };
@@ -42,12 +41,12 @@ constexpr CommId kSynthCommBase = CommId{0x5359} << 48;  // "SY": ids of synthes
 
 std::uint64_t Round(double v) { return v <= 0 ? 0 : static_cast<std::uint64_t>(std::llround(v)); }
 
-struct Pending {
-  RequestId id = 0;
-  bool recv = false;
+// Per-rank state is kept small (a million ranks are open at once in the simulator): no
+// event buffer (each Next() builds exactly one event), the pending requests as (slot,
+// peer) pairs whose ids are consecutive, and which slots the rank makes as a bit mask.
+struct PendingRequest {
+  const SynthesizedTrace::SlotAt* slot = nullptr;
   std::int32_t peer = kNoRank;
-  std::int32_t tag = 0;
-  std::uint64_t bytes = 0;
 };
 
 class SynthRank : public RankEventSource {
@@ -56,81 +55,104 @@ class SynthRank : public RankEventSource {
       : trace_(trace), impl_(impl), rank_(rank) {}
 
   bool Next(Event* event) override {
-    while (out_.empty()) {
-      if (!Advance()) {
-        status_ = StreamStatus::kComplete;
-        return false;
+    for (;;) {
+      switch (stage_) {
+        case Stage::kInit:
+          *event = Event{};
+          event->kind = EventKind::kInit;
+          stage_ = Stage::kComms;
+          return true;
+        case Stage::kComms:
+          while (comm_index_ < impl_->comm_defs.size()) {
+            const auto* def = impl_->comm_defs[comm_index_++];
+            const std::int64_t group = def->comm->GroupIndex(rank_);
+            if (group < 0) continue;
+            *event = Event{};
+            event->kind = EventKind::kCommCreate;
+            event->comm = kCommWorld;
+            event->new_comm = def->comm_base + static_cast<CommId>(group);
+            event->value = static_cast<std::int64_t>(CommOrigin::kSplit);
+            for (std::int64_t m : def->comm->GroupOf(rank_)) {
+              event->members.push_back(static_cast<std::int32_t>(m));
+            }
+            return true;
+          }
+          stage_ = Stage::kBody;
+          break;
+        case Stage::kBody:
+          if (StepBody(event)) return true;
+          stage_ = Stage::kEnd;
+          break;
+        case Stage::kEnd:
+          *event = Event{};
+          event->kind = EventKind::kFinalize;
+          stage_ = Stage::kDone;
+          return true;
+        case Stage::kDone:
+          status_ = StreamStatus::kComplete;
+          return false;
       }
     }
-    *event = std::move(out_.front());
-    out_.pop_front();
-    return true;
   }
   StreamStatus status() const override { return status_; }
   const std::string& message() const override { return message_; }
   int rank() const override { return rank_; }
 
  private:
-  // Expands the next piece of the run into out_; false at the end.
-  bool Advance() {
-    switch (stage_) {
-      case Stage::kStart: {
-        Event init;
-        init.kind = EventKind::kInit;
-        out_.push_back(init);
-        for (const auto* def : impl_->comm_defs) {
-          const std::int64_t group = def->comm->GroupIndex(rank_);
-          if (group < 0) continue;
-          Event create;
-          create.kind = EventKind::kCommCreate;
-          create.comm = kCommWorld;
-          create.new_comm = def->comm_base + static_cast<CommId>(group);
-          create.value = static_cast<std::int64_t>(CommOrigin::kSplit);
-          for (std::int64_t m : def->comm->GroupOf(rank_)) {
-            create.members.push_back(static_cast<std::int32_t>(m));
-          }
-          out_.push_back(std::move(create));
-        }
-        stage_ = Stage::kBody;
+  using SlotAt = SynthesizedTrace::SlotAt;
+
+  // One event of the run body; false at its end.
+  bool StepBody(Event* event) {
+    for (;;) {
+      if (call_index_ < num_calls_) {
+        EmitCall(event, call_index_++);
         return true;
       }
-      case Stage::kBody: {
-        const auto& seq = trace_->sequence();
-        while (seq_ < seq.size() && rep_ >= seq[seq_].second) {
-          ++seq_;
-          rep_ = 0;
-          slot_ = 0;
+      if (!NextSlot()) return false;
+      std::int64_t cpu = cur_->cpu_ns, ins = cur_->instructions;
+      for (const auto& c : cur_->classes) {
+        if (c.bits == made_) {
+          cpu = c.cpu_ns;
+          ins = c.instructions;
+          break;
         }
-        if (seq_ >= seq.size()) {
-          stage_ = Stage::kEnd;
-          return true;
-        }
-        const auto& slots = impl_->phases[seq[seq_].first];
-        if (slot_ == 0) StartOccurrence(slots);
-        if (slot_ < slots.size()) {
-          Expand(slot_, slots[slot_]);
-          ++slot_;
-        }
-        if (slot_ >= slots.size()) {
-          slot_ = 0;
-          ++rep_;
-        }
+      }
+      PrepareCalls();
+      if (cpu > 0 || ins > 0) {
+        *event = MakeCompute(cpu, ins);
         return true;
       }
-      case Stage::kEnd: {
-        Event fin;
-        fin.kind = EventKind::kFinalize;
-        out_.push_back(fin);
-        stage_ = Stage::kDone;
-        return true;
-      }
-      case Stage::kDone:
-        return false;
     }
-    return false;
   }
 
-  bool Present(const SynthesizedTrace::SlotAt& s) const {
+  // Moves to the next slot this rank makes; false at the end of the run.
+  bool NextSlot() {
+    const auto& seq = trace_->sequence();
+    for (;;) {
+      if (seq_ >= seq.size()) return false;
+      const auto& slots = impl_->phases[static_cast<std::size_t>(seq[seq_].first)];
+      if (rep_ >= seq[seq_].second || slots.empty()) {
+        ++seq_;
+        rep_ = 0;
+        slot_ = 0;
+        continue;
+      }
+      if (slot_ == 0) StartOccurrence(slots);
+      if (slot_ >= slots.size()) {
+        slot_ = 0;
+        ++rep_;
+        continue;
+      }
+      const std::size_t k = slot_++;
+      if (!Made(k)) continue;
+      cur_ = &slots[k];
+      return true;
+    }
+  }
+
+  bool Made(std::size_t k) const { return (made_[k / 64] >> (k % 64)) & 1U; }
+
+  bool Present(const SlotAt& s) const {
     switch (s.model->presence) {
       case Presence::kAll:
         return true;
@@ -141,7 +163,10 @@ class SynthRank : public RankEventSource {
         return s.comm && s.comm->GroupIndex(rank_) >= 0;
       case Presence::kLikeSlots:
         for (int k : s.model->like_slots) {
-          if (k >= 0 && static_cast<std::size_t>(k) < made_.size() && made_[k]) return true;
+          if (k >= 0 && static_cast<std::size_t>(k) < num_slots_ &&
+              Made(static_cast<std::size_t>(k))) {
+            return true;
+          }
         }
         return false;
       case Presence::kOnlyRank0:
@@ -153,135 +178,135 @@ class SynthRank : public RankEventSource {
   }
 
   // Which slots of the occurrence this rank makes (presence rules that depend on other
-  // slots last), and so its class.
-  void StartOccurrence(const std::vector<SynthesizedTrace::SlotAt>& slots) {
-    made_.assign(slots.size(), false);
-    for (std::size_t k = 0; k < slots.size(); ++k) {
-      if (slots[k].model->presence != Presence::kLikeSlots) made_[k] = Present(slots[k]);
-    }
-    for (std::size_t k = 0; k < slots.size(); ++k) {
-      if (slots[k].model->presence == Presence::kLikeSlots) made_[k] = Present(slots[k]);
-    }
-    mask_.assign(slots.size(), '0');
-    for (std::size_t k = 0; k < slots.size(); ++k) {
-      if (made_[k]) mask_[k] = '1';
+  // slots last); the mask is also the rank's class for the compute models.
+  void StartOccurrence(const std::vector<SlotAt>& slots) {
+    num_slots_ = slots.size();
+    made_.assign((slots.size() + 63) / 64, 0);
+    for (int pass = 0; pass < 2; ++pass) {
+      for (std::size_t k = 0; k < slots.size(); ++k) {
+        const bool like = slots[k].model->presence == Presence::kLikeSlots;
+        if (like != (pass == 1)) continue;
+        if (Present(slots[k])) made_[k / 64] |= std::uint64_t{1} << (k % 64);
+      }
     }
   }
 
-  // Emits the slot's compute burst and call(s) if this rank makes the call.
-  void Expand(std::size_t index, const SynthesizedTrace::SlotAt& s) {
-    if (!made_[index]) return;
-    const SlotModel& m = *s.model;
-    std::int64_t cpu = s.cpu_ns, ins = s.instructions;
-    for (const auto& c : s.classes) {
-      if (c.mask == mask_) {
-        cpu = c.cpu_ns;
-        ins = c.instructions;
-        break;
-      }
-    }
-    if (cpu > 0 || ins > 0) out_.push_back(MakeCompute(cpu, ins));
+  // The calls the current slot makes on this rank (point-to-point: one per partner).
+  void PrepareCalls() {
+    call_index_ = 0;
+    num_calls_ = 0;
+    const SlotModel& m = *cur_->model;
     const EventKind kind = m.kind;
-    if (kind == EventKind::kInit || kind == EventKind::kFinalize ||
-        kind == EventKind::kCommCreate || kind == EventKind::kCommFree ||
-        kind == EventKind::kAbort || kind == EventKind::kCompute) {
-      return;  // lifecycle and communicators are generated at the start and the end
-    }
     if (IsPointToPoint(kind)) {
-      ExpandP2p(s);
+      dests_.clear();
+      if (cur_->peer)
+        cur_->peer->ForEachDest(rank_, [this](std::int64_t d) { dests_.push_back(d); });
+      const bool recv_kind = kind == EventKind::kRecv || kind == EventKind::kIrecv;
+      if (recv_kind && m.wildcard) dests_.assign(1, kAnySource);
+      if (kind == EventKind::kSendrecv) {
+        sources_.clear();
+        if (cur_->recv_peer) {
+          cur_->recv_peer->ForEachDest(rank_, [this](std::int64_t d) { sources_.push_back(d); });
+        }
+        num_calls_ = std::max<std::size_t>({dests_.size(), sources_.size(), 1});
+      } else {
+        if (dests_.empty()) dests_.push_back(kProcNull);
+        num_calls_ = dests_.size();
+      }
     } else if (IsCompletion(kind)) {
-      ExpandCompletion(s);
+      num_calls_ = 1;
     } else if (IsCollective(kind)) {
-      ExpandCollective(s);
+      num_calls_ = (cur_->comm_is_world || cur_->comm->GroupIndex(rank_) >= 0) ? 1 : 0;
     }
   }
 
-  void ExpandP2p(const SynthesizedTrace::SlotAt& s) {
+  void EmitCall(Event* event, std::size_t i) {
+    const SlotAt& s = *cur_;
     const SlotModel& m = *s.model;
-    std::vector<std::int64_t> dests;
-    if (s.peer) dests = s.peer->Dests(rank_);
-    const bool recv_kind = m.kind == EventKind::kRecv || m.kind == EventKind::kIrecv;
-    if (recv_kind && m.wildcard) dests.assign(1, kAnySource);
+    if (IsCompletion(m.kind)) return EmitCompletion(event);
+    if (IsCollective(m.kind)) return EmitCollective(event);
     if (m.kind == EventKind::kSendrecv) {
-      std::vector<std::int64_t> sources;
-      if (s.recv_peer) sources = s.recv_peer->Dests(rank_);
-      const std::size_t n = std::max<std::size_t>({dests.size(), sources.size(), 1});
-      for (std::size_t i = 0; i < n; ++i) {
-        Event e;
-        e.kind = EventKind::kSendrecv;
-        e.peer = i < dests.size() ? static_cast<std::int32_t>(dests[i]) : kProcNull;
-        e.recv_peer = i < sources.size() ? static_cast<std::int32_t>(sources[i]) : kProcNull;
-        e.tag = e.recv_tag = m.tag;
-        e.bytes = s.bytes;
-        e.recv_bytes = s.recv_bytes;
-        out_.push_back(std::move(e));
-      }
+      *event = Event{};
+      event->kind = EventKind::kSendrecv;
+      event->peer = i < dests_.size() ? static_cast<std::int32_t>(dests_[i]) : kProcNull;
+      event->recv_peer = i < sources_.size() ? static_cast<std::int32_t>(sources_[i]) : kProcNull;
+      event->tag = event->recv_tag = m.tag;
+      event->bytes = s.bytes;
+      event->recv_bytes = s.recv_bytes;
       return;
     }
-    if (dests.empty()) dests.push_back(kProcNull);
-    for (std::int64_t d : dests) {
-      const auto peer = static_cast<std::int32_t>(d);
-      switch (m.kind) {
-        case EventKind::kSend:
-          out_.push_back(MakeSend(peer, m.tag, s.bytes));
-          break;
-        case EventKind::kRecv:
-          out_.push_back(MakeRecv(peer, m.tag, s.bytes));
-          break;
-        case EventKind::kIsend: {
-          const RequestId id = next_request_++;
-          out_.push_back(MakeIsend(peer, m.tag, s.bytes, id));
-          pending_.push_back(Pending{id, false, peer, m.tag, s.bytes});
-          break;
-        }
-        case EventKind::kIrecv: {
-          const RequestId id = next_request_++;
-          out_.push_back(MakeIrecv(peer, m.tag, s.bytes, id));
-          pending_.push_back(Pending{id, true, peer, m.tag, s.bytes});
-          break;
-        }
-        default:
-          break;
-      }
+    const auto peer = static_cast<std::int32_t>(dests_[i]);
+    switch (m.kind) {
+      case EventKind::kSend:
+        *event = MakeSend(peer, m.tag, s.bytes);
+        break;
+      case EventKind::kRecv:
+        *event = MakeRecv(peer, m.tag, s.bytes);
+        break;
+      case EventKind::kIsend:
+        *event = MakeIsend(peer, m.tag, s.bytes, next_request_++);
+        pending_.push_back(PendingRequest{&s, peer});
+        break;
+      case EventKind::kIrecv:
+        *event = MakeIrecv(peer, m.tag, s.bytes, next_request_++);
+        pending_.push_back(PendingRequest{&s, peer});
+        break;
+      default:
+        *event = MakeSend(peer, m.tag, s.bytes);
+        break;
     }
   }
 
-  void ExpandCompletion(const SynthesizedTrace::SlotAt& s) {
-    const SlotModel& m = *s.model;
-    std::size_t k = m.all_pending
-                        ? pending_.size()
-                        : std::min<std::size_t>(pending_.size(),
-                                                static_cast<std::size_t>(std::max(0, m.requests)));
-    Event e;
-    e.kind = m.kind;
+  // Completions take the oldest pending requests; their ids are consecutive from
+  // next_request_ - pending.
+  void EmitCompletion(Event* event) {
+    const SlotModel& m = *cur_->model;
+    const std::size_t pending = pending_.size() - head_;
+    const std::size_t k =
+        m.all_pending
+            ? pending
+            : std::min<std::size_t>(pending, static_cast<std::size_t>(std::max(0, m.requests)));
+    *event = Event{};
+    event->kind = m.kind;
     const bool one = m.kind == EventKind::kWait || m.kind == EventKind::kWaitany ||
                      m.kind == EventKind::kTest || m.kind == EventKind::kTestany;
-    for (std::size_t i = 0; i < k; ++i) e.requests.push_back(pending_[i].id);
+    const RequestId first = next_request_ - static_cast<RequestId>(pending);
     const std::size_t done = one ? std::min<std::size_t>(1, k) : k;
-    for (std::size_t i = 0; i < done; ++i) {
-      const Pending& p = pending_[i];
-      Completion c;
-      c.request = p.id;
-      if (p.recv) {
-        c.peer = p.peer;
-        c.tag = p.tag;
-        c.bytes = p.bytes;
-      }
-      e.completed.push_back(c);
+    event->requests.reserve(m.kind == EventKind::kWait ? done : k);
+    for (std::size_t i = 0; i < (m.kind == EventKind::kWait ? done : k); ++i) {
+      event->requests.push_back(first + static_cast<RequestId>(i));
     }
-    if (m.kind == EventKind::kWait) e.requests.resize(done);
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(done));
-    out_.push_back(std::move(e));
+    event->completed.reserve(done);
+    for (std::size_t i = 0; i < done; ++i) {
+      const PendingRequest& p = pending_[head_ + i];
+      Completion c;
+      c.request = first + static_cast<RequestId>(i);
+      const EventKind created = p.slot->model->kind;
+      if (created == EventKind::kIrecv) {
+        c.peer = p.peer;
+        c.tag = p.slot->model->tag;
+        c.bytes = p.slot->bytes;
+      }
+      event->completed.push_back(c);
+    }
+    head_ += done;
+    if (head_ == pending_.size()) {
+      pending_.clear();
+      head_ = 0;
+    } else if (head_ >= 64 && head_ * 2 >= pending_.size()) {
+      pending_.erase(pending_.begin(), pending_.begin() + static_cast<std::ptrdiff_t>(head_));
+      head_ = 0;
+    }
   }
 
-  void ExpandCollective(const SynthesizedTrace::SlotAt& s) {
+  void EmitCollective(Event* event) {
+    const SlotAt& s = *cur_;
     const SlotModel& m = *s.model;
     CommId comm = kCommWorld;
     std::int64_t size = trace_->nprocs();
-    std::vector<std::int64_t> members;
+    std::int64_t group = 0;
     if (!s.comm_is_world) {
-      const std::int64_t group = s.comm->GroupIndex(rank_);
-      if (group < 0) return;  // not a member: MPI_COMM_NULL
+      group = s.comm->GroupIndex(rank_);
       comm = s.comm_base + static_cast<CommId>(group);
       size = s.comm->GroupSize();
     }
@@ -293,30 +318,34 @@ class SynthRank : public RankEventSource {
       if (s.comm_is_world) {
         root = static_cast<std::int32_t>(index);
       } else {
-        members = s.comm->GroupOf(rank_);
+        const std::vector<std::int64_t> members = s.comm->GroupOf(rank_);
         root = static_cast<std::int32_t>(members[static_cast<std::size_t>(index)]);
       }
       is_root = root == rank_;
     }
     const std::uint64_t send = is_root ? s.root_bytes : s.bytes;
     const std::uint64_t recv = is_root ? s.root_recv_bytes : s.recv_bytes;
-    out_.push_back(MakeCollective(m.kind, send, recv, root, comm));
+    *event = MakeCollective(m.kind, send, recv, root, comm);
   }
 
-  enum class Stage { kStart, kBody, kEnd, kDone };
+  enum class Stage : std::uint8_t { kInit, kComms, kBody, kEnd, kDone };
   const SynthesizedTrace* trace_;
   const SynthesizedTrace::Impl* impl_;
   int rank_;
-  Stage stage_ = Stage::kStart;
+  Stage stage_ = Stage::kInit;
+  StreamStatus status_ = StreamStatus::kReading;
+  std::size_t comm_index_ = 0;
   std::size_t seq_ = 0;
   std::int64_t rep_ = 0;
   std::size_t slot_ = 0;
-  std::vector<bool> made_;
-  std::string mask_;
-  std::deque<Pending> pending_;
+  std::size_t num_slots_ = 0;
+  const SlotAt* cur_ = nullptr;
+  std::size_t call_index_ = 0, num_calls_ = 0;
+  std::vector<std::uint64_t> made_;  // bit k: the rank makes slot k in this occurrence
+  std::vector<std::int64_t> dests_, sources_;
+  std::vector<PendingRequest> pending_;
+  std::size_t head_ = 0;  // pending_[head_..] are pending
   RequestId next_request_ = 1;
-  std::deque<Event> out_;
-  StreamStatus status_ = StreamStatus::kReading;
   std::string message_;
 };
 
@@ -369,7 +398,10 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
                             : kNotMeasured;
       for (const auto& cc : sm.class_compute) {
         SlotAt::ClassValues v;
-        v.mask = cc.mask;
+        v.bits.assign((cc.mask.size() + 63) / 64, 0);
+        for (std::size_t k = 0; k < cc.mask.size(); ++k) {
+          if (cc.mask[k] == '1') v.bits[k / 64] |= std::uint64_t{1} << (k % 64);
+        }
         v.cpu_ns = static_cast<std::int64_t>(Round(cc.cpu_ns.At(p, side)));
         v.instructions = cc.instructions.present
                              ? static_cast<std::int64_t>(Round(cc.instructions.At(p, side)))
