@@ -1,6 +1,7 @@
 #include "pas2p/synthesis/predict.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -73,6 +74,60 @@ std::string Seconds(double s) {
 
 }  // namespace
 
+std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
+  // Runs of calls of one kind (in slot order), with the partners' grid at this count and the
+  // bytes per call at this count.
+  struct Run {
+    EventKind kind;
+    int calls = 0;
+    std::string grid;
+    double bytes = 0;
+  };
+  std::vector<Run> runs;
+  const double p = static_cast<double>(nprocs);
+  for (const SlotModel& s : phase.slots) {
+    if (s.kind == EventKind::kCompute) continue;
+    std::string grid;
+    if (s.peer) {
+      try {
+        const auto at = s.peer->At(nprocs);
+        for (std::size_t i = 0; i < at.extents().size(); ++i)
+          grid += (i ? " x " : "") + std::to_string(at.extents()[i]);
+      } catch (const UserError&) {
+        grid.clear();  // not a valid count of this equation: no grid to show
+      }
+    }
+    if (s.communicator) grid = s.communicator->Describe();
+    const double bytes = s.bytes.At(p);
+    if (!runs.empty() && runs.back().kind == s.kind && runs.back().grid == grid &&
+        std::fabs(runs.back().bytes - bytes) <= 0.5) {
+      ++runs.back().calls;
+      continue;
+    }
+    runs.push_back(Run{s.kind, 1, grid, bytes});
+  }
+  std::ostringstream out;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const Run& r = runs[i];
+    out << (i ? "; " : "") << r.calls << " " << EventKindName(r.kind);
+    if (!r.grid.empty()) {
+      out << (r.grid.find(' ') != std::string::npos && std::isdigit(r.grid[0])
+                  ? " on a " + r.grid + " grid"
+                  : " on " + r.grid);
+    }
+    if ((IsPointToPoint(r.kind) || IsCollective(r.kind)) && r.bytes > 0) {
+      char buf[64];
+      if (r.bytes >= 1024) {
+        std::snprintf(buf, sizeof buf, ", %.1f KiB each", r.bytes / 1024);
+      } else {
+        std::snprintf(buf, sizeof buf, ", %.0f B each", r.bytes);
+      }
+      out << buf;
+    }
+  }
+  return out.str();
+}
+
 Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machine& machine,
                    const PredictOptions& options) {
   if (model.counts.empty()) throw UserError("the model has no traced counts");
@@ -107,7 +162,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     const PhaseModel& pm = model.phases[ph];
     PhasePrediction row;
     row.phase = ph;
-    row.description = pm.description;
+    row.description = DescribePhaseAt(pm, n);
     row.relevant = pm.relevant;
     row.weight = pm.weight.At(p);
     const double w_low = pm.weight.At(p, -1), w_high = pm.weight.At(p, +1);
@@ -273,6 +328,42 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
     row.core_hours = static_cast<double>(row.count) * row.time_s / 3600.0;
     if (row.efficiency >= efficiency_threshold) sweep.recommended = row.count;
   }
+  // A count that takes much longer than the one before: say whether the machine's per-node
+  // links explain it (the same two counts simulated with unlimited links and buses).
+  sim::Machine open = machine;
+  open.input_links = open.output_links = open.buses = 0;
+  const bool limited = machine.input_links > 0 || machine.output_links > 0 || machine.buses > 0;
+  for (std::size_t k = 1; k < sweep.rows.size(); ++k) {
+    const SweepRow& a = sweep.rows[k - 1];
+    const SweepRow& b = sweep.rows[k];
+    if (!(a.time_s > 0 && b.time_s > 1.5 * a.time_s)) continue;
+    char note[512];
+    double ta = 0, tb = 0;
+    if (limited) {
+      ta = Predict(model, a.count, open, o).predicted_time_s;
+      tb = Predict(model, b.count, open, o).predicted_time_s;
+    }
+    if (limited && ta > 0 && tb < 1.2 * ta) {
+      std::snprintf(note, sizeof note,
+                    "the time rises %.1fx from %lld to %lld processes because of contention on "
+                    "the nodes' network links (machine \"%s\": %d ranks per node share %d "
+                    "output and %d input link(s), %d buses; 0 = unlimited): with unlimited "
+                    "links it would be %s at %lld",
+                    b.time_s / a.time_s, static_cast<long long>(a.count),
+                    static_cast<long long>(b.count), machine.name.c_str(), machine.cpus_per_node,
+                    machine.output_links, machine.input_links, machine.buses, Seconds(tb).c_str(),
+                    static_cast<long long>(b.count));
+    } else {
+      std::snprintf(note, sizeof note,
+                    "the time rises %.1fx from %lld to %lld processes%s; `pas2p predict --target "
+                    "%lld` shows which phase grows",
+                    b.time_s / a.time_s, static_cast<long long>(a.count),
+                    static_cast<long long>(b.count),
+                    limited ? " (not from link contention: it stays with unlimited links)" : "",
+                    static_cast<long long>(b.count));
+    }
+    sweep.notes.push_back(note);
+  }
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "the largest count whose parallel efficiency (relative to %lld processes) stays "
@@ -295,6 +386,7 @@ std::string FormatSweep(const Sweep& sweep) {
                   r.count == sweep.recommended ? "  <- recommended" : "");
     out << line;
   }
+  for (const auto& n : sweep.notes) out << "note: " << n << "\n";
   out << "rule: " << sweep.rule << "\n";
   if (sweep.recommended > 0) {
     out << "recommended: " << sweep.recommended << " processes\n";
@@ -317,7 +409,8 @@ std::string SweepToJson(const Sweep& sweep) {
   json j{{"sweep", rows},
          {"efficiency_threshold", sweep.efficiency_threshold},
          {"recommended", sweep.recommended},
-         {"rule", sweep.rule}};
+         {"rule", sweep.rule},
+         {"notes", sweep.notes}};
   return j.dump(2) + "\n";
 }
 

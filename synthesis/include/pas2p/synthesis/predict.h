@@ -61,6 +61,10 @@ struct Prediction {
   std::vector<PhasePrediction> phases;
 };
 
+// What one occurrence of a phase does at `nprocs` (calls, partners' grid, bytes at that
+// count), e.g. "4 irecv on a 64 x 64 grid, 301 B each; 4 isend on a 64 x 64 grid, ...".
+std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs);
+
 Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machine& machine,
                    const PredictOptions& options = {});
 
@@ -80,6 +84,8 @@ struct Sweep {
   double efficiency_threshold = 0.5;
   std::int64_t recommended = 0;  // 0 when no count qualifies
   std::string rule;              // the recommendation rule in words
+  // Jumps in time between consecutive counts, explained (link contention or not).
+  std::vector<std::string> notes;
 };
 
 // Valid counts in [low, high] (at most max_points of them, log-spaced when there are more),
