@@ -27,7 +27,10 @@ HANDLE_F2C = {
     "MPI_Group": "MPI_Group_f2c",
     "MPI_Info": "MPI_Info_f2c",
     "MPI_Request": "MPI_Request_f2c",
+    "MPI_Message": "MPI_Message_f2c",
 }
+NULL_HANDLE = {"MPI_Comm": "MPI_COMM_NULL", "MPI_Request": "MPI_REQUEST_NULL",
+               "MPI_Message": "MPI_MESSAGE_NULL"}
 ONE_BASED = {"index", "array_of_indices"}
 LIFECYCLE_INIT = {"Init", "Init_thread"}
 
@@ -224,7 +227,7 @@ def gen_fortran(funcs):
                 if p.mode == "inout":
                     pre_lines.append(f"  {p.base} {c} = {f2c}(*{p.name});\n")
                 else:
-                    null = "MPI_COMM_NULL" if p.base == "MPI_Comm" else "MPI_REQUEST_NULL"
+                    null = NULL_HANDLE[p.base]
                     pre_lines.append(f"  {p.base} {c} = {null};\n")
                     post_lines.append(f"  {c} = {f2c}(*{p.name});\n")
                 cargs.append(f"&{c}")

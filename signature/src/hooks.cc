@@ -217,6 +217,79 @@ void PreRequestFree(CallScope&, MPI_Request* request) {
 void OnRequestFree(CallScope&, int, MPI_Request*) {}
 
 // ---------------------------------------------------------------------------------------
+// Matched probes and receives.
+
+namespace {
+
+// Remembers what a matched probe found. MPI_MESSAGE_NO_PROC (a probe of MPI_PROC_NULL) is
+// not remembered, so receiving it records nothing: no message moves.
+void Matched(int rc, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+  if (rc != MPI_SUCCESS || message == nullptr || *message == MPI_MESSAGE_NULL ||
+      *message == MPI_MESSAGE_NO_PROC || status == nullptr) {
+    return;
+  }
+  Runtime& rt = GetRuntime();
+  const CommInfo& info = rt.Comm(comm);
+  rt.messages[*message] = MatchedMessage{&info, ToWorld(info, status->MPI_SOURCE),
+                                         WorldTag(status->MPI_TAG), StatusBytes(*status)};
+}
+
+}  // namespace
+
+void OnMprobe(CallScope&, int rc, int, int, MPI_Comm comm, MPI_Message* message,
+              MPI_Status* status) {
+  Matched(rc, comm, message, status);
+}
+
+void OnImprobe(CallScope&, int rc, int, int, MPI_Comm comm, int* flag, MPI_Message* message,
+               MPI_Status* status) {
+  if (flag != nullptr && *flag) Matched(rc, comm, message, status);
+}
+
+void TakeMessage(MPI_Message message) {
+  Runtime& rt = GetRuntime();
+  rt.pending_message = MatchedMessage{};
+  auto it = rt.messages.find(message);
+  if (it == rt.messages.end()) return;
+  rt.pending_message = it->second;
+  rt.messages.erase(it);
+}
+
+void OnMrecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, MPI_Message*,
+             MPI_Status* status) {
+  const MatchedMessage& m = GetRuntime().pending_message;
+  if (m.comm == nullptr) return;  // a message the tracer did not see probed
+  Event& e = scope.event();
+  e.kind = EventKind::kRecv;
+  e.comm = m.comm->id;
+  e.peer = m.source;
+  e.tag = m.tag;
+  if (rc == MPI_SUCCESS) {
+    e.bytes = status != nullptr ? StatusBytes(*status) : m.bytes;
+  } else {
+    e.bytes = TypeBytes(count, datatype);
+    e.value = rc;
+  }
+  scope.Emit();
+}
+
+void OnImrecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, MPI_Message*,
+              MPI_Request* request) {
+  Runtime& rt = GetRuntime();
+  const MatchedMessage& m = rt.pending_message;
+  if (m.comm == nullptr) return;
+  Event& e = scope.event();
+  e.kind = EventKind::kIrecv;
+  e.comm = m.comm->id;
+  e.peer = m.source;  // already known: the probe matched it
+  e.tag = m.tag;
+  e.bytes = TypeBytes(count, datatype);
+  if (rc == MPI_SUCCESS && request != nullptr) e.request = rt.AddRequest(*request, *m.comm, true);
+  e.value = rc == MPI_SUCCESS ? 0 : rc;
+  scope.Emit();
+}
+
+// ---------------------------------------------------------------------------------------
 // Completions.
 
 void CaptureRequests(int count, const MPI_Request* requests) {

@@ -52,6 +52,21 @@ void OnRequestFree(CallScope& scope, int rc, MPI_Request* request);
 inline void OnProbe(CallScope&, int, int, int, MPI_Comm, MPI_Status*) {}
 inline void OnIprobe(CallScope&, int, int, int, MPI_Comm, int*, MPI_Status*) {}
 
+// Matched probes and receives.
+void OnMprobe(CallScope& scope, int rc, int source, int tag, MPI_Comm comm, MPI_Message* message,
+              MPI_Status* status);
+void OnImprobe(CallScope& scope, int rc, int source, int tag, MPI_Comm comm, int* flag,
+               MPI_Message* message, MPI_Status* status);
+void OnMrecv(CallScope& scope, int rc, void* buf, int count, MPI_Datatype datatype,
+             MPI_Message* message, MPI_Status* status);
+void OnImrecv(CallScope& scope, int rc, void* buf, int count, MPI_Datatype datatype,
+              MPI_Message* message, MPI_Request* request);
+void TakeMessage(MPI_Message message);  // moves it to Runtime::pending_message
+template <class... Rest>
+inline void PreMatched(CallScope&, void*, int, MPI_Datatype, MPI_Message* message, Rest...) {
+  TakeMessage(message != nullptr ? *message : MPI_MESSAGE_NULL);
+}
+
 // Completions. The pre hooks capture the (non-null) requests passed.
 void CaptureRequests(int count, const MPI_Request* requests);
 template <class... Rest>

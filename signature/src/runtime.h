@@ -64,6 +64,14 @@ struct PersistentInfo {
   std::uint64_t bytes = 0;
 };
 
+// A message found by MPI_Mprobe/MPI_Improbe, until MPI_Mrecv/MPI_Imrecv receives it.
+struct MatchedMessage {
+  const CommInfo* comm = nullptr;
+  std::int32_t source = kNoRank;  // world rank
+  std::int32_t tag = 0;
+  std::uint64_t bytes = 0;
+};
+
 // A request captured by a completion call before MPI released it.
 struct PendingRequest {
   int index = 0;  // position in the array passed by the application
@@ -114,6 +122,8 @@ struct Runtime {
   // at once (small eager sends), so a handle maps to its requests in creation order.
   std::unordered_map<MPI_Request, std::vector<RequestInfo>> requests;
   std::unordered_map<MPI_Request, PersistentInfo> persistent;  // until MPI_Request_free
+  std::unordered_map<MPI_Message, MatchedMessage> messages;    // probed, not yet received
+  MatchedMessage pending_message;  // the message an MPI_(I)mrecv in progress receives
   RequestId next_request = 1;
   std::vector<PendingRequest> pending;  // filled by the pre hooks of completions
   CommId pending_comm_free = 0;

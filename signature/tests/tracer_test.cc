@@ -503,6 +503,19 @@ TEST(TracerCoverage, PersistentRequestsProbesAndCommunicators) {
         EXPECT_EQ(recv.tag, 41);
       }
     }
+    // Matched probes: rank 2's two messages, received by rank 3 through MPI_Mrecv and
+    // MPI_Imrecv (the irecv already names the source the probe matched).
+    if (r == 2) {
+      ExpectP2P(c.Next(EventKind::kSend), 3, 60, 12);
+      ExpectP2P(c.Next(EventKind::kSend), 3, 61, 8);
+    } else if (r == 3) {
+      const Event& mrecv = c.Next(EventKind::kRecv);
+      ExpectP2P(mrecv, 2, 60, 12);
+      const Event& imrecv = c.Next(EventKind::kIrecv);
+      ExpectP2P(imrecv, 2, 61, 8);
+      const Event& wait = c.Next(EventKind::kWait);
+      EXPECT_EQ(wait.completed, (std::vector<Completion>{Recv(imrecv.request, 2, 61, 8)}));
+    }
     // MPI_Comm_create_group, called by world ranks 0 and 2 only.
     if (r % 2 == 0) {
       const Event& created = c.Next(EventKind::kCommCreate);

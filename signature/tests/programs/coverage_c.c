@@ -1,5 +1,6 @@
 /* MPI calls that real applications use beyond the mini-apps: persistent requests, probes,
- * MPI_Comm_create_group, MPI_Cart_sub, MPI_Comm_free, MPI_Sendrecv_replace. The C twin of
+ * matched probes (MPI_Mprobe/Mrecv, MPI_Improbe/Imrecv), MPI_Comm_create_group, MPI_Cart_sub,
+ * MPI_Comm_free, MPI_Sendrecv_replace. The C twin of
  * coverage_f.f90 (same MPI calls in the same order), so the tracer test can check that the
  * Fortran entry points are traced exactly like the C ones. 4 ranks. Rank 0 prints one
  * checksum line.
@@ -68,6 +69,24 @@ int main(int argc, char** argv) {
       while (!flag) MPI_Iprobe(0, 41, MPI_COMM_WORLD, &flag, &st);
       MPI_Recv(&count, 1, MPI_INT, 0, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     }
+  }
+
+  /* Matched probes: rank 3 receives rank 2's two messages through MPI_Mprobe + MPI_Mrecv
+   * and MPI_Improbe (any source) + MPI_Imrecv. */
+  if (rank == 2) {
+    MPI_Send(probed, 3, MPI_INT, 3, 60, MPI_COMM_WORLD);
+    MPI_Send(probed, 2, MPI_INT, 3, 61, MPI_COMM_WORLD);
+  } else if (rank == 3) {
+    MPI_Message message;
+    MPI_Request matched;
+    MPI_Mprobe(2, 60, MPI_COMM_WORLD, &message, &st);
+    MPI_Mrecv(probed, 3, MPI_INT, &message, MPI_STATUS_IGNORE);
+    checksum += probed[2];
+    flag = 0;
+    while (!flag) MPI_Improbe(MPI_ANY_SOURCE, 61, MPI_COMM_WORLD, &flag, &message, &st);
+    MPI_Imrecv(probed, 2, MPI_INT, &message, &matched);
+    MPI_Wait(&matched, MPI_STATUS_IGNORE);
+    checksum += probed[1];
   }
 
   /* A communicator made by its members only (world ranks 0 and 2). */

@@ -1,5 +1,5 @@
 ! The Fortran (`use mpi`) twin of coverage_c.c: the same MPI calls in the same order
-! (persistent requests, probes, MPI_Comm_create_group, MPI_Cart_sub, MPI_Comm_free,
+! (persistent requests, probes, matched probes, MPI_Comm_create_group, MPI_Cart_sub, MPI_Comm_free,
 ! MPI_Sendrecv_replace), so the tracer test can check it is traced exactly like the C one.
 ! 4 ranks. Rank 0 prints one checksum line.
 program coverage_f
@@ -8,7 +8,7 @@ program coverage_f
   integer :: rank, nprocs, i, it, count, ierr, left, right, one, total, row_value
   integer :: sbuf(4), rbuf(4), probed(8)
   integer :: ring(2), sync_pair(2), st(MPI_STATUS_SIZE), stats(MPI_STATUS_SIZE, 2)
-  integer :: world_group, even_group, even, cart, row
+  integer :: world_group, even_group, even, cart, row, message, matched
   integer :: dims(2), evens(2)
   logical :: periods(2), remain(2), flag
   integer(kind=8) :: checksum
@@ -65,6 +65,22 @@ program coverage_f
       end do
       call MPI_Recv(count, 1, MPI_INTEGER, 0, 41, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
     end if
+  end if
+
+  if (rank == 2) then
+    call MPI_Send(probed, 3, MPI_INTEGER, 3, 60, MPI_COMM_WORLD, ierr)
+    call MPI_Send(probed, 2, MPI_INTEGER, 3, 61, MPI_COMM_WORLD, ierr)
+  else if (rank == 3) then
+    call MPI_Mprobe(2, 60, MPI_COMM_WORLD, message, st, ierr)
+    call MPI_Mrecv(probed, 3, MPI_INTEGER, message, MPI_STATUS_IGNORE, ierr)
+    checksum = checksum + probed(3)
+    flag = .false.
+    do while (.not. flag)
+      call MPI_Improbe(MPI_ANY_SOURCE, 61, MPI_COMM_WORLD, flag, message, st, ierr)
+    end do
+    call MPI_Imrecv(probed, 2, MPI_INTEGER, message, matched, ierr)
+    call MPI_Wait(matched, MPI_STATUS_IGNORE, ierr)
+    checksum = checksum + probed(2)
   end if
 
   evens = (/0, 2/)
