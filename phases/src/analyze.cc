@@ -32,6 +32,11 @@ bool AnalyzeOptions::IsValid(std::string* error) const {
     return fail("the compute similarity must be in [0, 10), got " + std::to_string(similarity));
   }
   if (!(compute_floor_ns >= 0)) return fail("the compute floor must be >= 0 ns");
+  if (!(loop_compute_similarity >= 0 && loop_compute_similarity < 10)) {
+    return fail("the loop compute similarity must be in [0, 10), got " +
+                std::to_string(loop_compute_similarity));
+  }
+  if (!(bytes_floor >= 0)) return fail("the message size floor must be >= 0 bytes");
   if (!(bytes_tolerance >= 0 && bytes_tolerance < 10)) {
     return fail("the message size tolerance must be in [0, 10), got " +
                 std::to_string(bytes_tolerance));
@@ -58,10 +63,40 @@ void MergeInstance(Instance* into, const Instance& later) {
   }
   into->weight += later.weight;
   into->time_ns += later.time_ns;
+  into->global_ns += later.global_ns;
   into->dropped_calls += later.dropped_calls;
   into->first_step = std::min(into->first_step, later.first_step);
   into->last_step = std::max(into->last_step, later.last_step);
   into->first_wall_ns = std::min(into->first_wall_ns, later.first_wall_ns);
+}
+
+bool HasRepetition(const std::vector<Instance>& seq) {
+  for (const Instance& inst : seq) {
+    if (inst.weight > 1.5) return true;
+  }
+  return false;
+}
+
+// The number of phases (or groups) per rank that the ranks are matched against: the most
+// common one among the ranks whose streams repeat (ranks that found no loop, e.g. workers
+// that got too few tasks, say little about the structure), or among all ranks if none
+// repeats; ties go to the larger number.
+std::size_t ReferenceLength(const std::vector<std::size_t>& lengths,
+                            const std::vector<bool>& repeats) {
+  bool any = false;
+  for (bool b : repeats) any = any || b;
+  std::map<std::size_t, std::size_t> counts;
+  for (std::size_t r = 0; r < lengths.size(); ++r) {
+    if (!any || repeats[r]) ++counts[lengths[r]];
+  }
+  std::size_t common = 0, best = 0;
+  for (const auto& [len, count] : counts) {
+    if (count >= best) {
+      best = count;
+      common = len;
+    }
+  }
+  return common;
 }
 
 bool SameLengths(const std::vector<std::vector<Instance>>& seqs) {
@@ -119,15 +154,13 @@ std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
     }
     return out;
   }
-  std::map<std::size_t, std::size_t> lengths;
-  for (const auto& s : seqs) ++lengths[s.size()];
-  std::size_t common = 0, best = 0;
-  for (const auto& [len, count] : lengths) {
-    if (count > best) {
-      best = count;
-      common = len;
-    }
+  std::vector<std::size_t> lengths;
+  std::vector<bool> repeats;
+  for (const auto& s : seqs) {
+    lengths.push_back(s.size());
+    repeats.push_back(HasRepetition(s));
   }
+  const std::size_t common = ReferenceLength(lengths, repeats);
   std::size_t ref = 0;
   while (seqs[ref].size() != common) ++ref;
   std::vector<int> odd;
@@ -168,10 +201,13 @@ std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
         // The phase that carries most of the time represents the rank; the other's time
         // stays counted.
         const double t = slot->time_ns;
+        const double g = slot->global_ns;
         slot = std::move(inst);
         slot->time_ns += t;
+        slot->global_ns += g;
       } else {
         slot->time_ns += inst.time_ns;
+        slot->global_ns += inst.global_ns;
       }
     }
   }
@@ -228,6 +264,131 @@ PhaseEvent ToPhaseEvent(const Leaf& l) {
   return e;
 }
 
+// Exit times (rank-local wall clock) of the collectives a rank called on communicators that
+// hold every rank, per communicator in call order; the same index is the same call on
+// every rank. At most kMaxSyncPoints per communicator are kept.
+constexpr std::size_t kMaxSyncPoints = 1024;
+struct SyncPoints {
+  std::map<CommId, std::vector<double>> full;    // barrier, all-to-all dependencies
+  std::map<CommId, std::vector<double>> rooted;  // bcast, reduce, ... (weaker)
+};
+
+bool Synchronizes(EventKind k) {
+  return k == EventKind::kBarrier || k == EventKind::kAllreduce || k == EventKind::kAllgather ||
+         k == EventKind::kAllgatherv || k == EventKind::kAlltoall || k == EventKind::kAlltoallv ||
+         k == EventKind::kReduceScatter;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+// Clock offsets of the ranks (global = local + offset, rank 0's offset 0). Every rank's
+// clock starts when its MPI_Init returned, which on a loaded machine differs by up to
+// tens of milliseconds between ranks; a collective that needs every rank (barrier,
+// allreduce, alltoall, ...) is left by all of them at about the same moment, so the offset
+// of rank r is the median, over the collectives on a communicator of all ranks, of rank 0's
+// exit time minus rank r's. Without such collectives, rooted collectives on such a
+// communicator are used; without any, the offsets are 0.
+std::vector<double> ClockOffsets(const std::vector<SyncPoints>& sync) {
+  const std::size_t n = sync.size();
+  std::vector<double> offsets(n, 0.0);
+  for (int pass = 0; pass < 2; ++pass) {
+    auto points = [&](std::size_t r) -> const std::map<CommId, std::vector<double>>& {
+      return pass == 0 ? sync[r].full : sync[r].rooted;
+    };
+    // The communicator with the most collectives that every rank reached.
+    CommId best = 0;
+    std::size_t best_count = 0;
+    for (const auto& [comm, exits] : points(0)) {
+      std::size_t count = exits.size();
+      for (std::size_t r = 1; r < n; ++r) {
+        auto it = points(r).find(comm);
+        count = it == points(r).end() ? 0 : std::min(count, it->second.size());
+      }
+      if (count > best_count) {
+        best_count = count;
+        best = comm;
+      }
+    }
+    if (best_count == 0) continue;
+    const std::vector<double>& ref = points(0).at(best);
+    for (std::size_t r = 1; r < n; ++r) {
+      const std::vector<double>& mine = points(r).at(best);
+      std::vector<double> d(best_count);
+      for (std::size_t c = 0; c < best_count; ++c) d[c] = ref[c] - mine[c];
+      offsets[r] = Median(std::move(d));
+    }
+    break;
+  }
+  return offsets;
+}
+
+// Times the instances on one global clock, so that they partition the run. The ranks' top-
+// level groups (a top-level loop with everything nested in it, or a run of calls outside
+// loops) are matched by position among the ranks that have the most common number of
+// groups; group g ends when its slowest rank leaves it, E_g = max_r (end_{r,g} + offset_r),
+// and lasts E_g - E_{g-1} (E_{-1}: the earliest MPI_Init return; a running maximum keeps
+// it non-negative). That time is shared among the instances of the group on all matched
+// ranks in proportion to their own time in it. The global times of all instances add up to
+// the global span of the run: from the first MPI_Init return to the last rank's last group
+// end. Returns that span.
+double TimeOnGlobalClock(std::vector<std::vector<Instance>>* seqs,
+                         const std::vector<std::vector<double>>& group_end_ns,
+                         const std::vector<double>& offsets) {
+  const std::size_t n = seqs->size();
+  std::vector<std::size_t> lengths;
+  std::vector<bool> repeats;
+  for (std::size_t r = 0; r < n; ++r) {
+    lengths.push_back(group_end_ns[r].size());
+    repeats.push_back(HasRepetition((*seqs)[r]));
+  }
+  const std::size_t groups = ReferenceLength(lengths, repeats);
+  const double start = *std::min_element(offsets.begin(), offsets.end());
+  std::vector<double> global_time(groups, 0.0);
+  double prev = start;
+  for (std::size_t g = 0; g < groups; ++g) {
+    double end = prev;
+    for (std::size_t r = 0; r < n; ++r) {
+      if (group_end_ns[r].size() == groups) end = std::max(end, group_end_ns[r][g] + offsets[r]);
+    }
+    global_time[g] = end - prev;
+    prev = end;
+  }
+  // The ranks' time in each group (matched ranks only), and how many parts it has.
+  std::vector<double> rank_time(groups, 0.0);
+  std::vector<double> parts(groups, 0.0);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (group_end_ns[r].size() != groups) continue;
+    for (const Instance& inst : (*seqs)[r]) {
+      for (const internal::GroupPart& p : inst.parts) {
+        const auto g = static_cast<std::size_t>(p.group);
+        rank_time[g] += p.time_ns;
+        parts[g] += 1;
+      }
+    }
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    const bool matched = group_end_ns[r].size() == groups;
+    for (Instance& inst : (*seqs)[r]) {
+      inst.global_ns = 0;
+      if (matched) {
+        for (const internal::GroupPart& p : inst.parts) {
+          const auto g = static_cast<std::size_t>(p.group);
+          inst.global_ns += rank_time[g] > 0 ? global_time[g] * p.time_ns / rank_time[g]
+                                             : global_time[g] / parts[g];
+        }
+      }
+      inst.first_wall_ns += offsets[r] - start;
+      inst.parts.clear();
+      inst.parts.shrink_to_fit();
+    }
+  }
+  return prev - start;
+}
+
 }  // namespace
 
 Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options) {
@@ -240,11 +401,23 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   compressors.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) compressors.emplace_back(r, options);
   std::map<CommId, std::vector<std::int32_t>> comms;
+  std::vector<SyncPoints> sync(static_cast<std::size_t>(n));
   LogicalTraceSummary summary = RunLogicalClock(
       source,
       [&](const LogicalEvent& le) {
-        if (le.event->kind == EventKind::kCommCreate && !comms.count(le.event->new_comm)) {
-          comms[le.event->new_comm] = le.event->members;
+        const Event& e = *le.event;
+        if (e.kind == EventKind::kCommCreate && !comms.count(e.new_comm)) {
+          comms[e.new_comm] = e.members;
+        }
+        if (IsCollective(e.kind)) {
+          auto it = comms.find(e.comm);
+          const bool everyone =
+              e.comm == kCommWorld || (it != comms.end() && it->second.size() == std::size_t(n));
+          if (everyone) {
+            SyncPoints& sp = sync[static_cast<std::size_t>(le.rank)];
+            auto& list = Synchronizes(e.kind) ? sp.full[e.comm] : sp.rooted[e.comm];
+            if (list.size() < kMaxSyncPoints) list.push_back(static_cast<double>(e.wall_end_ns));
+          }
         }
         compressors[static_cast<std::size_t>(le.rank)].Add(le.step, *le.event);
       },
@@ -268,12 +441,17 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
 
   double traced_ns = 0;
   std::vector<std::vector<Instance>> seqs(static_cast<std::size_t>(n));
+  std::vector<std::vector<double>> group_end_ns(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     compressors[r].Finish();
     traced_ns = std::max(traced_ns, compressors[r].total_time_ns());
     seqs[r] = std::move(compressors[r].instances());
+    group_end_ns[r] = compressors[r].group_end_ns();
   }
   compressors.clear();
+  const std::vector<double> offsets = ClockOffsets(sync);
+  sync.clear();
+  TimeOnGlobalClock(&seqs, group_end_ns, offsets);
   if (std::getenv("PAS2P_PHASES_DEBUG") != nullptr) {
     for (int r = 0; r < n; ++r) {
       std::fprintf(stderr, "rank %d:", r);
@@ -346,9 +524,7 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
     p.weight = g.weight;
     std::uint64_t structure = internal::Mix(0x53545255);
     bool first = true;
-    double sum_rank_ns = 0;
-    double max_rank_ns = 0;
-    double present = 0;
+    double global_ns = 0;
     double max_occ = 0;
     double min_occ = 0;
     bool first_occ = true;
@@ -364,9 +540,7 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       rp.compute.cycles = SumStats(inst.leaves, &ComputeStats::cycles);
       for (const Leaf& l : inst.leaves) rp.events.push_back(ToPhaseEvent(l));
       structure = internal::Mix(structure ^ inst.hash);
-      sum_rank_ns += inst.time_ns;
-      max_rank_ns = std::max(max_rank_ns, inst.time_ns);
-      present += 1;
+      global_ns += inst.global_ns;
       const double occ = inst.weight > 0 ? inst.time_ns * 1e-9 / inst.weight : 0;
       max_occ = first_occ ? occ : std::max(max_occ, occ);
       min_occ = first_occ ? occ : std::min(min_occ, occ);
@@ -379,12 +553,9 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       p.ranks.push_back(std::move(rp));
     }
     p.structure = Hex(structure);
-    // A phase lasts as long as its slowest rank (the others wait inside it): one occurrence
-    // is the largest per-rank time in the phase over its weight (or the ranks' mean, with
-    // phase_time_mean); the slowest and fastest rank's times per occurrence are kept too.
-    p.total_time_s = options.phase_time_mean && present > 0
-                         ? sum_rank_ns / static_cast<double>(n) * 1e-9
-                         : max_rank_ns * 1e-9;
+    // The phase's share of the run on the global clock (TimeOnGlobalClock); the slowest and
+    // fastest rank's own times per occurrence are kept too.
+    p.total_time_s = global_ns * 1e-9;
     p.time_s = p.weight > 0 ? p.total_time_s / p.weight : 0;
     p.time_per_rank_max_s = max_occ;
     p.time_per_rank_min_s = min_occ;

@@ -45,9 +45,20 @@ void Leaf::Merge(const Leaf& later) {
   last_cpu_ns = later.last_cpu_ns;
   last_bytes = later.last_bytes;
   time_ns += later.time_ns;
+  last_end_ns = std::max(last_end_ns, later.last_end_ns);
   first_step = std::min(first_step, later.first_step);
   last_step = std::max(last_step, later.last_step);
   first_wall_ns = std::min(first_wall_ns, later.first_wall_ns);
+}
+
+void AppendParts(std::vector<GroupPart>* into, const std::vector<GroupPart>& later) {
+  for (const GroupPart& p : later) {
+    if (!into->empty() && into->back().group == p.group) {
+      into->back().time_ns += p.time_ns;
+    } else {
+      into->push_back(p);
+    }
+  }
 }
 
 double Instance::CpuPerOccurrence() const {
@@ -69,16 +80,18 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
   // Wall time attributed to this event: from the end of the previous one to its end (the
   // finalize call counts up to its start, init counts nothing: the run is the time between).
   double duration = 0;
+  double end = 0;
   if (e.kind == EventKind::kInit) {
     duration = 0;
     prev_end_ns_ = static_cast<double>(e.wall_end_ns);
+    end = prev_end_ns_;
   } else {
-    double end =
-        static_cast<double>(e.kind == EventKind::kFinalize ? e.wall_start_ns : e.wall_end_ns);
+    end = static_cast<double>(e.kind == EventKind::kFinalize ? e.wall_start_ns : e.wall_end_ns);
     if (!seen_event_) prev_end_ns_ = static_cast<double>(e.wall_start_ns);
     duration = std::max(0.0, end - prev_end_ns_);
     prev_end_ns_ = std::max(prev_end_ns_, static_cast<double>(e.wall_end_ns));
   }
+  span_end_ns_ = seen_event_ ? std::max(span_end_ns_, end) : end;
   seen_event_ = true;
   total_time_ns_ += duration;
 
@@ -163,6 +176,7 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
   l.last_cpu_ns = pending_cpu_;
   l.last_bytes = static_cast<double>(moved);
   l.time_ns = duration + pending_time_;
+  l.last_end_ns = end;
   l.first_step = l.last_step = step;
   l.first_wall_ns = static_cast<double>(e.wall_start_ns);
   node.hash = h;
@@ -189,16 +203,26 @@ void RankCompressor::Push(Node node) {
 }
 
 bool RankCompressor::SimilarLeaf(const Leaf& a, const Leaf& b) const {
-  // Compared with the latest occurrence (slow drift) or with the mean (one noisy
-  // occurrence does not break the chain).
-  auto close = [&](double x, double y) {
-    return std::fabs(x - y) <= options_.similarity * std::max(x, y) + options_.compute_floor_ns;
+  // Message sizes are part of the structure: b's sizes must lie within a's range seen so
+  // far, widened by the relative tolerance and the absolute floor (small messages cost
+  // their latency whatever their size, so their size does not split a loop).
+  auto within = [&](const Stats& x, const Stats& y) {
+    if (x.n == 0 || y.n == 0) return true;
+    const double t = options_.bytes_tolerance;
+    const double f = options_.bytes_floor;
+    return y.max <= x.max * (1 + t) + f && y.min >= x.min / (1 + t) - f;
   };
-  if (!close(a.last_cpu_ns, b.last_cpu_ns) && !close(a.compute.cpu_ns.mean, b.last_cpu_ns)) {
-    return false;
-  }
-  const double db = std::fabs(a.last_bytes - b.last_bytes);
-  return db <= options_.bytes_tolerance * std::max(a.last_bytes, b.last_bytes);
+  if (!within(a.bytes, b.bytes) || !within(a.recv_bytes, b.recv_bytes)) return false;
+  // Compute splits a loop only when asked (loop_compute_similarity > 0): on oversubscribed
+  // or irregular runs (uneven tasks) the bursts of one loop vary far more than any useful
+  // threshold, and the structure already says what repeats. Compared with the latest
+  // occurrence (slow drift) or the mean (one noisy occurrence does not break the chain).
+  if (options_.loop_compute_similarity <= 0) return true;
+  auto close = [&](double x, double y) {
+    return std::fabs(x - y) <=
+           options_.loop_compute_similarity * std::max(x, y) + options_.compute_floor_ns;
+  };
+  return close(a.last_cpu_ns, b.last_cpu_ns) || close(a.compute.cpu_ns.mean, b.last_cpu_ns);
 }
 
 bool RankCompressor::Similar(const Node& a, const Node& b) const {
@@ -275,20 +299,23 @@ void MergeNode(Node* into, const Node& later) {
 }
 }  // namespace
 
-void RankCompressor::Reduce() {
+// One reduction of the items seq_[0, n) (the caller has moved later items out): a window
+// ending at n becomes one more iteration of the loop before it, or a new loop of two.
+bool RankCompressor::ReduceAt(std::size_t n) {
   const std::size_t window = options_.window;
   std::vector<std::size_t> pairing;
-  bool changed = true;
-  while (changed) {
-    changed = false;
-    const std::size_t n = seq_.size();
+  {
     // 1. The last k items are one more iteration of the loop just before them.
     for (std::size_t k = 1; k <= window && k + 1 <= n; ++k) {
       Node& loop = seq_[n - k - 1];
       if (!loop.loop || loop.body.size() != k) continue;
       const bool same_order = WindowHash(n - k, n) == loop.body_hash;
       bool ordered = same_order && SeqMatches(loop.body, n - k);
-      bool unordered = !same_order && k >= 2 && WindowMHash(n - k, n) == loop.body_mhash &&
+      // Unordered: the same calls in another order (completions in arrival order), but
+      // starting with the same call, so that a rotation of the body (the loop seen from
+      // one call later) is not taken for an iteration.
+      bool unordered = !same_order && k >= 2 && seq_[n - k].hash == loop.body.front().hash &&
+                       WindowMHash(n - k, n) == loop.body_mhash &&
                        MultiPairing(loop.body, n - k, &pairing);
       if (!ordered && !unordered) continue;
       for (std::size_t i = 0; i < k; ++i) {
@@ -299,10 +326,8 @@ void RankCompressor::Reduce() {
       seq_.resize(n - k);
       pre_.resize(n - k + 1);
       mpre_.resize(n - k + 1);
-      changed = true;
-      break;
+      return true;
     }
-    if (changed) continue;
     // 2. The last k items repeat the k before them: a new loop of two iterations.
     for (std::size_t k = 1; k <= window && 2 * k <= n; ++k) {
       const std::size_t a = n - 2 * k;
@@ -310,7 +335,8 @@ void RankCompressor::Reduce() {
       const bool same_order = WindowHash(a, b) == WindowHash(b, n);
       bool ordered = same_order && SeqWindowsMatch(a, b, k);
       bool unordered = false;
-      if (!same_order && k >= 2 && WindowMHash(a, b) == WindowMHash(b, n)) {
+      if (!same_order && k >= 2 && seq_[a].hash == seq_[b].hash &&
+          WindowMHash(a, b) == WindowMHash(b, n)) {
         std::vector<Node> first(seq_.begin() + static_cast<std::ptrdiff_t>(a),
                                 seq_.begin() + static_cast<std::ptrdiff_t>(b));
         unordered = MultiPairing(first, b, &pairing);
@@ -334,10 +360,72 @@ void RankCompressor::Reduce() {
       pre_.push_back(pre_.back() * kBase + loop.hash);
       mpre_.push_back(mpre_.back() + Mix(loop.hash));
       seq_.push_back(std::move(loop));
-      changed = true;
-      break;
+      return true;
     }
   }
+  return false;
+}
+
+// Reduces the end of the sequence as far as it goes. A loop at the very end may still grow
+// (its next iteration is arriving), so it is never compared as the last item of a window:
+// only when a call that does not extend it follows is it complete, and the windows that end
+// with it are tried then. This keeps a partial inner loop (2 of 8 stages so far) from being
+// matched with a complete one of the previous outer iteration.
+void RankCompressor::Reduce() {
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    const std::size_t n = seq_.size();
+    if (n == 0 || seq_[n - 1].loop) return;
+    // The last loop, if the calls after it cannot be the start of its next iteration, is
+    // complete: the windows that end with it are tried first (so that the loop around it
+    // starts where it starts, not one call later).
+    std::size_t j = n;
+    for (std::size_t i = n; i-- > 0 && n - i <= options_.window + 1;) {
+      if (seq_[i].loop) {
+        j = i;
+        break;
+      }
+    }
+    if (j < n && !ContinuesLoop(seq_[j], j + 1) &&
+        !(closure_tried_ && closure_at_ == j + 1 && closure_hash_ == pre_[j + 1])) {
+      std::vector<Node> tail(
+          std::make_move_iterator(seq_.begin() + static_cast<std::ptrdiff_t>(j + 1)),
+          std::make_move_iterator(seq_.end()));
+      seq_.resize(j + 1);
+      pre_.resize(j + 2);
+      mpre_.resize(j + 2);
+      changed = ReduceAt(j + 1);
+      closure_tried_ = !changed;
+      closure_at_ = j + 1;
+      closure_hash_ = pre_[j + 1];
+      for (Node& item : tail) {
+        pre_.push_back(pre_.back() * kBase + item.hash);
+        mpre_.push_back(mpre_.back() + Mix(item.hash));
+        seq_.push_back(std::move(item));
+      }
+      if (changed) continue;
+    }
+    changed = ReduceAt(n);
+  }
+}
+
+// Whether seq_[from, end) could be the first items of one more iteration of `loop` (a
+// prefix of its body in order, or a sub-multiset of it when the body matches unordered).
+bool RankCompressor::ContinuesLoop(const Node& loop, std::size_t from) const {
+  const std::size_t count = seq_.size() - from;
+  if (count >= loop.body.size()) return false;
+  bool ordered = true;
+  for (std::size_t i = 0; i < count && ordered; ++i) {
+    ordered = seq_[from + i].hash == loop.body[i].hash;
+  }
+  if (ordered) return true;
+  std::vector<std::uint64_t> body, part;
+  for (const Node& b : loop.body) body.push_back(b.hash);
+  for (std::size_t i = from; i < seq_.size(); ++i) part.push_back(seq_[i].hash);
+  std::sort(body.begin(), body.end());
+  std::sort(part.begin(), part.end());
+  return std::includes(body.begin(), body.end(), part.begin(), part.end());
 }
 
 void RankCompressor::RebuildPrefixes() {
@@ -371,8 +459,18 @@ std::size_t UnrolledCalls(const Node& node) {
 }
 }  // namespace
 
+namespace {
+double NodeEnd(const Node& node) {
+  if (!node.loop) return node.leaf.last_end_ns;
+  double end = 0;
+  for (const Node& item : node.body) end = std::max(end, NodeEnd(item));
+  return end;
+}
+}  // namespace
+
 bool RankCompressor::Unrollable(const Node& loop) const {
-  return UnrolledCalls(loop) <= options_.unroll_calls;
+  return loop.count <= static_cast<std::int64_t>(options_.unroll_iterations) &&
+         UnrolledCalls(loop) <= options_.unroll_calls;
 }
 
 // The calls of `loop`, one iteration after the other. Each copy of a call carries the
@@ -404,7 +502,13 @@ void RankCompressor::AddTopLevel(const Node& node) {
     return;
   }
   FlushPlain();
+  loop_group_ = OpenGroup(NodeEnd(node));
   FlattenBody(node.body, static_cast<double>(node.total));
+}
+
+std::int64_t RankCompressor::OpenGroup(double end_ns) {
+  group_end_ns_.push_back(end_ns);
+  return static_cast<std::int64_t>(group_end_ns_.size()) - 1;
 }
 
 void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight) {
@@ -433,6 +537,7 @@ void RankCompressor::Emit(const std::vector<Leaf>& run, double weight) {
   inst.first_step = run.front().first_step;
   inst.last_step = run.front().last_step;
   inst.first_wall_ns = run.front().first_wall_ns;
+  inst.parts.push_back(GroupPart{loop_group_, 0});
   for (const Leaf& l : run) {
     inst.hash = Combine(inst.hash, l.hash);
     inst.leaves.push_back(l);
@@ -441,6 +546,7 @@ void RankCompressor::Emit(const std::vector<Leaf>& run, double weight) {
     inst.last_step = std::max(inst.last_step, l.last_step);
     inst.first_wall_ns = std::min(inst.first_wall_ns, l.first_wall_ns);
   }
+  inst.parts.back().time_ns = inst.time_ns;
   PushInstance(std::move(inst));
 }
 
@@ -452,9 +558,13 @@ void RankCompressor::AppendPlain(const Leaf& leaf) {
     plain_.first_step = leaf.first_step;
     plain_.last_step = leaf.last_step;
     plain_.first_wall_ns = leaf.first_wall_ns;
+    plain_.parts.push_back(GroupPart{OpenGroup(leaf.last_end_ns), 0});
     plain_open_ = true;
   }
   plain_.time_ns += leaf.time_ns;
+  plain_.parts.back().time_ns += leaf.time_ns;
+  double& group_end = group_end_ns_[static_cast<std::size_t>(plain_.parts.back().group)];
+  group_end = std::max(group_end, leaf.last_end_ns);
   plain_.last_step = std::max(plain_.last_step, leaf.last_step);
   if (plain_.leaves.size() < options_.max_plain_events) {
     plain_.hash = Combine(plain_.hash, leaf.hash);
@@ -487,6 +597,7 @@ void RankCompressor::PushInstance(Instance inst) {
         prev.weight += inst.weight;
         prev.time_ns += inst.time_ns;
         prev.last_step = std::max(prev.last_step, inst.last_step);
+        AppendParts(&prev.parts, inst.parts);
         return;
       }
     }

@@ -18,6 +18,10 @@ inline constexpr std::int32_t kReplyDisp = INT32_MIN + 3;  // to the last wildca
 
 std::uint64_t Mix(std::uint64_t x);
 
+struct GroupPart;
+// Appends `later` to `into`, joining a part of the same group as into's last one.
+void AppendParts(std::vector<GroupPart>* into, const std::vector<GroupPart>& later);
+
 // One MPI call (a symbol) with statistics over the occurrences merged into it.
 struct Leaf {
   std::uint64_t hash = 0;  // structure only: kind, displacements, comm, root, requests
@@ -35,7 +39,8 @@ struct Leaf {
   ComputeStats compute;
   double last_cpu_ns = 0;  // the latest occurrence, for drift-tolerant matching
   double last_bytes = 0;
-  double time_ns = 0;  // wall time attributed to the call and the compute before it, summed
+  double time_ns = 0;      // wall time attributed to the call and the compute before it, summed
+  double last_end_ns = 0;  // rank-local wall time at which the latest occurrence ended
   std::int64_t first_step = 0;
   std::int64_t last_step = 0;
   double first_wall_ns = 0;
@@ -59,12 +64,25 @@ struct Node {
   std::uint64_t body_mhash = 0;  // order-free hash of the body items
 };
 
+// Where the time of an instance was spent: `time_ns` of it inside top-level group `group`
+// of its rank (a top-level loop, or a run of calls outside loops).
+struct GroupPart {
+  std::int64_t group = 0;
+  double time_ns = 0;
+};
+
 // A phase occurrence group of one rank: a run of calls with its weight.
 struct Instance {
   std::uint64_t hash = 0;
   double weight = 0;
   std::vector<Leaf> leaves;
-  double time_ns = 0;  // all occurrences, including dropped calls
+  double time_ns = 0;  // all occurrences, including dropped calls (this rank's own clock)
+  // Per top-level group, the part of time_ns spent in it (consecutive groups; merged
+  // instances concatenate their parts). Consumed by the global-clock timing in analyze.cc.
+  std::vector<GroupPart> parts;
+  // This instance's part of the run on the global clock (set by analyze.cc): the global
+  // time of its groups, shared among the ranks' instances in proportion to their time.
+  double global_ns = 0;
   std::int64_t first_step = 0;
   std::int64_t last_step = 0;
   double first_wall_ns = 0;
@@ -81,10 +99,16 @@ class RankCompressor {
   void Finish();
   std::vector<Instance>& instances() { return instances_; }
   double total_time_ns() const { return total_time_ns_; }
+  // Rank-local wall time at which each top-level group ended (index = GroupPart::group).
+  const std::vector<double>& group_end_ns() const { return group_end_ns_; }
+  // Rank-local wall time at which the rank's timed span ends (finalize: its start).
+  double end_ns() const { return span_end_ns_; }
 
  private:
   void Push(Node node);
   void Reduce();
+  bool ReduceAt(std::size_t n);
+  bool ContinuesLoop(const Node& loop, std::size_t from) const;
   bool Similar(const Node& a, const Node& b) const;
   bool SimilarLeaf(const Leaf& a, const Leaf& b) const;
   bool SeqMatches(const std::vector<Node>& body, std::size_t from) const;
@@ -104,6 +128,7 @@ class RankCompressor {
   void AppendPlain(const Leaf& leaf);
   void FlushPlain();
   void PushInstance(Instance instance);
+  std::int64_t OpenGroup(double end_ns);
 
   int rank_;
   AnalyzeOptions options_;
@@ -116,6 +141,7 @@ class RankCompressor {
   bool pending_has_ins_ = false, pending_has_cyc_ = false;
   std::int64_t pending_polls_ = 0;
   double prev_end_ns_ = 0;
+  double span_end_ns_ = 0;
   bool seen_event_ = false;
   std::unordered_set<RequestId> wildcard_requests_;  // pending irecvs from MPI_ANY_SOURCE
   std::int32_t last_wildcard_source_ = kNoRank;
@@ -124,6 +150,12 @@ class RankCompressor {
   Instance plain_;
   bool plain_open_ = false;
   std::vector<Instance> instances_;
+  std::vector<double> group_end_ns_;
+  std::int64_t loop_group_ = 0;
+  // The last closure attempt that found nothing (Reduce): where, and the prefix hash then.
+  bool closure_tried_ = false;
+  std::size_t closure_at_ = 0;
+  std::uint64_t closure_hash_ = 0;  // group of the top-level loop being flattened
 };
 
 }  // namespace pas2p::phases::internal

@@ -11,7 +11,14 @@ namespace pas2p::phases {
 
 std::string FunctionalKey(const Phase& phase, int nprocs) {
   std::set<std::string> ops;
+  // A repeated phase is described by the ranks that repeat it: a rank that found no loop
+  // at all (a worker that got too few tasks) is matched into the phase as a whole stream,
+  // init to finalize, which says nothing about the phase's kind of communication.
+  bool any_repeating = false;
+  for (const RankPhase& rp : phase.ranks) any_repeating = any_repeating || rp.weight > 1.5;
+  const bool only_repeating = phase.weight > 1.5 && any_repeating;
   for (const RankPhase& rp : phase.ranks) {
+    if (only_repeating && rp.weight <= 1.5) continue;
     for (const PhaseEvent& e : rp.events) {
       std::string op(EventKindName(e.kind));
       if (IsCollective(e.kind)) op += e.comm == kCommWorld ? "@world" : "@sub";

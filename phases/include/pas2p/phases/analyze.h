@@ -8,15 +8,17 @@
 // compute burst before the call and the bytes are statistics of the symbol, not part of it.
 // Runs of failed tests fold into the call after them. A per-rank loop compressor (in the
 // manner of ScalaTrace's RSD detection) folds the sequence, as it streams, into nested
-// loops: the last k symbols equal (in order, or as a multiset, so that a Waitany order that
-// changes every iteration still matches) the k before them or the body of the loop before
-// them, and their compute and bytes are similar (relative threshold, compared with the
-// previous occurrence so that slow drift still matches). Only a bounded window of the
+// loops: the last k symbols equal (in order, or as a multiset starting with the same call,
+// so that a Waitany order that changes every iteration still matches) the k before them or
+// the body of the loop before them, with message sizes within tolerance; a loop still
+// growing at the end is compared only once a call that does not continue it arrives.
+// Compute does not split loops (see loop_compute_similarity). Only a bounded window of the
 // sequence is kept; older items are frozen into phase occurrences. Each loop body becomes
 // phases: its runs of plain calls (weight = product of the enclosing loop counts), and its
 // inner loops recursively. The top-level calls outside any loop (start-up, shutdown) are
 // phases of weight 1. The ranks' phase sequences are aligned (by position when they agree,
 // otherwise by logical time) into global phases, and equal global phases are merged.
+// Phase times are measured on the global clock (signature.h), so PET reproduces the run.
 //
 // Memory: per rank, the window plus the distinct phases; not the trace length.
 #pragma once
@@ -34,24 +36,34 @@ namespace pas2p::phases {
 struct AnalyzeOptions {
   // Relevant phases cover at least this share of the traced time.
   double relevance_threshold = 0.95;
-  // Two occurrences match when their compute bursts (and bytes) differ by at most this
-  // fraction of the larger one (plus `compute_floor_ns` for compute, so that bursts of a
-  // few microseconds, which are mostly timer noise, do not split phases).
+  // Loops are found on structure: the same calls (operation, peer displacement,
+  // communicator, root, number of requests) with message sizes within `bytes_tolerance` of
+  // the sizes seen so far in the loop (plus `bytes_floor`). Separate runs of one structure
+  // (a loop run again later, or on several ranks) are one phase when their compute per
+  // occurrence differs by at most `similarity` of the larger one (plus `compute_floor_ns`
+  // per burst, so that bursts of a few microseconds, mostly timer noise, do not split).
   double similarity = 0.30;
   double compute_floor_ns = 20000;
-  // Message sizes match when they differ by at most this fraction of the larger one.
+  // With loop_compute_similarity > 0, a loop iteration whose bursts differ from the loop's
+  // by more than this fraction (plus compute_floor_ns) also ends the loop. Off by default:
+  // scheduler noise on oversubscribed runs and uneven tasks (master-worker) vary the
+  // bursts of one loop far more than a threshold that would separate real phases.
+  double loop_compute_similarity = 0;
+  // Message sizes match when they differ by at most this fraction of the larger one, or
+  // by at most bytes_floor bytes (small messages cost their latency, whatever the size).
   double bytes_tolerance = 0.10;
+  double bytes_floor = 1024;
   // Longest loop body (in items of one nesting level) the compressor looks for.
   std::size_t window = 256;
-  // A loop that unrolls into at most this many calls (e.g. the same call to two
-  // neighbours that happen to be one rank, or two bcasts in a row) is part of the phase
-  // around it rather than a phase of its own.
+  // A loop of at most `unroll_iterations` iterations that unrolls into at most
+  // `unroll_calls` calls (the same call to two neighbours that happen to be one rank, two
+  // bcasts in a row) is part of the phase around it rather than a phase of its own. The
+  // decision rests on the iterations, not on the calls per iteration, so that a loop is a
+  // phase whether a rank has 2 or 4 neighbours in it (same phases at every count).
+  std::size_t unroll_iterations = 2;
   std::size_t unroll_calls = 16;
   // Top-level calls outside loops kept in detail per rank; beyond it only totals are kept.
   std::size_t max_plain_events = 100000;
-  // Phase time: the ranks' mean time in the phase (default; robust on oversubscribed runs,
-  // where the slowest rank of each phase varies) or the slowest rank's.
-  bool phase_time_mean = true;
   LogicalClockOptions clock;
 
   bool IsValid(std::string* error) const;

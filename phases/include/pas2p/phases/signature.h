@@ -8,7 +8,12 @@
 // which the run executes them (run-length encoded), so a later stage can replay the run.
 //
 // PET = sum of time_s x weight over the phases, where time_s is the wall time of one
-// occurrence (the ranks' mean time in the phase divided by its weight); pet_relevant_s is
+// occurrence on the run's global clock (the ranks' clocks aligned on collectives that every
+// rank calls): the run is cut into its top-level groups (a top-level loop with everything
+// nested in it, or a run of calls outside loops), a group lasts from the end of the one
+// before to the moment its slowest rank leaves it, and its time is shared among its phases
+// in proportion to the ranks' own time in them; so the phases partition the run and PET is
+// the traced time. Per-rank times (RankPhase::time_s) stay each rank's own; pet_relevant_s is
 // the same sum over the relevant phases only, the largest ones that together cover at
 // least `relevance_threshold` of the run (coverage = pet_relevant_s / pet_s).
 //
