@@ -125,7 +125,10 @@ void SetupAnalyze(CLI::App& root) {
       "trace:\n"
       "  id         phase number, in the order of first occurrence\n"
       "  weight     how many times the phase occurs in the run\n"
-      "  time/occ   wall time of one occurrence (slowest rank), in ms\n"
+      "  time/occ   wall time of one occurrence, in ms, on the run's global clock (ranks\n"
+      "             aligned on collectives that every rank calls; each top-level loop or\n"
+      "             run of calls lasts until its slowest rank leaves it, so the phases\n"
+      "             partition the run and PET reproduces the traced time)\n"
       "  share      share of the run's time spent in the phase\n"
       "  rel        * = relevant: the largest phases that together cover --threshold of the run\n"
       "  cpu/burst  mean CPU time of the compute bursts before each call, in microseconds\n"
@@ -152,13 +155,21 @@ void SetupAnalyze(CLI::App& root) {
                   "Share of the run the relevant phases must cover")
       ->capture_default_str();
   cmd->add_option("--similarity", o->analyze.similarity,
-                  "Largest relative difference of compute between two occurrences of a phase")
+                  "Largest relative difference of compute per occurrence between two separate "
+                  "runs of one structure that are still one phase")
+      ->capture_default_str();
+  cmd->add_option("--loop-compute-similarity", o->analyze.loop_compute_similarity,
+                  "If > 0, a loop iteration whose compute differs from the loop's by more than "
+                  "this fraction ends the loop (0: loops are found on structure only)")
       ->capture_default_str();
   cmd->add_option("--compute-floor-ns", o->analyze.compute_floor_ns,
                   "Compute differences below this many ns always match (timer noise)")
       ->capture_default_str();
   cmd->add_option("--bytes-tolerance", o->analyze.bytes_tolerance,
                   "Largest relative difference of message size between two occurrences")
+      ->capture_default_str();
+  cmd->add_option("--bytes-floor", o->analyze.bytes_floor,
+                  "Message sizes that differ by at most this many bytes always match")
       ->capture_default_str();
   cmd->add_option("--window", o->analyze.window,
                   "Longest loop body searched, in calls of one nesting level")
