@@ -247,3 +247,47 @@ TEST(Correspondence, DifferentApplicationsAreRefused) {
 
 }  // namespace
 }  // namespace pas2p::phases
+
+namespace pas2p::phases {
+namespace {
+
+// Ranks whose MPI_Init returns at different moments (their clocks start then): rank r's
+// clock starts skew_r late, it waits in the first barrier for the latest one. On the
+// global clock the start-up lasts as long as the largest skew and PET is the traced time
+// (the longest rank span); the ranks' mean time would miss half the skew.
+TEST(Phases, SkewedInitIsTimedOnTheGlobalClock) {
+  const int n = 8;
+  const std::int64_t skew_step_ns = 2000000;  // rank r starts r x 2 ms late
+  testing::Gen g(n, "skewed");
+  g.Init();
+  std::vector<int> all;
+  for (int r = 0; r < n; ++r) all.push_back(r);
+  for (int r = 0; r < n; ++r) g.Compute(r, r * skew_step_ns);  // removed below: Init time
+  g.Collective(all, EventKind::kBarrier, 0);
+  for (int it = 0; it < 100; ++it) {
+    for (int r = 0; r < n; ++r) g.Compute(r, 300000 + 20000 * r);
+    g.Collective(all, EventKind::kAllreduce, 8);
+  }
+  g.Finalize();
+  TraceData data = g.Take();
+  for (int r = 0; r < n; ++r) {
+    auto& events = data.ranks[static_cast<std::size_t>(r)];
+    ASSERT_EQ(events[1].kind, EventKind::kCompute);
+    events.erase(events.begin() + 1);
+    for (std::size_t i = 1; i < events.size(); ++i) {
+      events[i].wall_start_ns -= r * skew_step_ns;
+      events[i].wall_end_ns -= r * skew_step_ns;
+    }
+  }
+  Signature sig = Analyze(std::move(data));
+  EXPECT_NEAR(sig.pet_s, sig.traced_time_s, 0.005 * sig.traced_time_s) << FormatSignatureTable(sig);
+  const Phase& main = Heaviest(sig);
+  EXPECT_EQ(main.weight, 100) << FormatSignatureTable(sig);
+  // One iteration lasts as long as the slowest rank's compute (0.44 ms) plus the call.
+  EXPECT_NEAR(main.time_s, 0.00044, 0.00002) << FormatSignatureTable(sig);
+  // The start-up (up to the first barrier) is the largest skew, 14 ms.
+  EXPECT_NEAR(sig.phases.front().total_time_s, 0.014, 0.0005) << FormatSignatureTable(sig);
+}
+
+}  // namespace
+}  // namespace pas2p::phases
