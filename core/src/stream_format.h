@@ -6,17 +6,19 @@
 //             u32 event_count u32 checksum(stored payload)  payload        (24 + stored)
 //   flags  := bit 0 raw (payload not compressed), bit 1 footer (payload: u64 total events)
 //
-// A block's payload (version 2) is two columns: varint(length of the structure column),
+// A block's payload (versions 2 and 3) is two columns: varint(length of the structure column),
 // the structure column, then the time column. Each record puts
 //   u8 kind, varint field mask, then every non-time field that differs from Event{}
 // in the structure column, and its times (wall_start as a delta from the previous record's
 // wall_end in the block, the wall duration - for compute bursts minus the CPU time, which
 // it nearly equals - and cpu_ns) in the time column. Keeping the repetitive structure apart
 // from the noisy clock values is what lets zstd compress the structure to almost nothing.
-// Version 3 (current) also codes request ids against the block's previous request id: a
-// kIsend/kIrecv stores its id minus the previous one (1 when ids are consecutive), and the
-// id lists of completions (requests, completed) store previous id minus each id, so the
-// same communication pattern gives the same bytes in every iteration.
+// Version 3 (current) also codes request ids as deltas, so that the same communication
+// pattern gives the same bytes in every iteration (ids grow by one per request): a record's
+// `request` as its difference from the previous `request` in the block; the `requests`
+// list of a completion as (previous request id - first), then (id before - id) for the
+// others; each `completed` request as its position in `requests` + 1, or 0 followed by
+// (previous request id - id) when it is not listed.
 // Version 2 streams (request ids as is) and version 1 streams (one column, wall duration
 // stored as is) are still read.
 // Signed values are zig-zag varints; each block decodes on its own. Little-endian.
