@@ -1674,12 +1674,15 @@ SimResult Engine::Run() {
     const int rank = EventQueue::RankOf(e);
     Proc& r = ranks_[rank];
     // With many ranks, their state is not in the cache: fetch that of the ranks likely to
-    // run next (the new top and its children in the queue) while this one runs, and the
-    // trace reader of the new top, whose state was fetched the same way earlier.
+    // run next (the new top and its children in the queue) while this one runs, and for the
+    // new top, whose state was fetched the same way earlier, its trace reader and the
+    // partner of the operation it stopped at (a send there touches the partner's state).
     if (!queue_.empty()) {
       const int next = EventQueue::RankOf(queue_.top());
       PrefetchProc(next);
-      if (ranks_[next].source) __builtin_prefetch(ranks_[next].source.get());
+      const Proc& n = ranks_[next];
+      if (n.source) __builtin_prefetch(n.source.get());
+      if (n.op_loaded && n.op.peer >= 0 && n.op.peer < nprocs_) PrefetchProc(n.op.peer);
       for (std::size_t c = 1; c <= EventQueue::kArity && c < queue_.size(); ++c)
         PrefetchProc(EventQueue::RankOf(queue_.at(c)));
     }
