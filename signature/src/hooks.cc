@@ -211,7 +211,12 @@ void PreRequestFree(CallScope&, MPI_Request* request) {
   // A freed request is never waited for: forget it (persistent or not, active or not), so a
   // later request that gets the same handle is not taken for it.
   rt.persistent.erase(*request);
-  rt.requests.erase(*request);
+  // Several live requests may share a handle (see Runtime::requests): the oldest one is the
+  // one freed, as completions take them in creation order too.
+  auto it = rt.requests.find(*request);
+  if (it == rt.requests.end()) return;
+  it->second.erase(it->second.begin());
+  if (it->second.empty()) rt.requests.erase(it);
 }
 
 void OnRequestFree(CallScope&, int, MPI_Request*) {}

@@ -550,6 +550,13 @@ TEST(TracerCoverage, PersistentRequestsProbesAndCommunicators) {
     EXPECT_EQ(sr.recv_peer, r ^ 1);
     EXPECT_EQ(sr.recv_tag, 50);
     EXPECT_EQ(sr.recv_bytes, 8u);
+    // An isend whose request is freed at once, then the matching receive.
+    const Event& forgotten = c.Next(EventKind::kIsend);
+    ExpectP2P(forgotten, right, 70, 4);
+    EXPECT_GT(forgotten.request, issend.request);
+    const Event& recv70 = c.Next(EventKind::kRecv);
+    EXPECT_EQ(recv70.peer, left);
+    EXPECT_EQ(recv70.tag, 70);
     c.Next(EventKind::kAllreduce);
     c.Next(EventKind::kFinalize);
     EXPECT_TRUE(c.Done());

@@ -114,6 +114,15 @@ int main(int argc, char** argv) {
   MPI_Sendrecv_replace(sbuf, 2, MPI_INT, rank ^ 1, 50, rank ^ 1, 50, MPI_COMM_WORLD, &st);
   checksum += sbuf[0] + sbuf[1];
 
+  /* Fire and forget: a send whose request is freed at once (never completed by a wait). */
+  {
+    MPI_Request freed;
+    MPI_Isend(&rank, 1, MPI_INT, right, 70, MPI_COMM_WORLD, &freed);
+    MPI_Request_free(&freed);
+    MPI_Recv(&count, 1, MPI_INT, left, 70, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    checksum += count;
+  }
+
   MPI_Allreduce(MPI_IN_PLACE, &checksum, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("coverage checksum %ld %d\n", checksum, sum);
   MPI_Finalize();

@@ -8,7 +8,7 @@ program coverage_f
   integer :: rank, nprocs, i, it, count, ierr, left, right, one, total, row_value
   integer :: sbuf(4), rbuf(4), probed(8)
   integer :: ring(2), sync_pair(2), st(MPI_STATUS_SIZE), stats(MPI_STATUS_SIZE, 2)
-  integer :: world_group, even_group, even, cart, row, message, matched
+  integer :: world_group, even_group, even, cart, row, message, matched, freed
   integer :: dims(2), evens(2)
   logical :: periods(2), remain(2), flag
   integer(kind=8) :: checksum
@@ -109,6 +109,11 @@ program coverage_f
   call MPI_Sendrecv_replace(sbuf, 2, MPI_INTEGER, ieor(rank, 1), 50, ieor(rank, 1), 50, &
                             MPI_COMM_WORLD, st, ierr)
   checksum = checksum + sbuf(1) + sbuf(2)
+
+  call MPI_Isend(rank, 1, MPI_INTEGER, right, 70, MPI_COMM_WORLD, freed, ierr)
+  call MPI_Request_free(freed, ierr)
+  call MPI_Recv(count, 1, MPI_INTEGER, left, 70, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  checksum = checksum + count
 
   call MPI_Allreduce(MPI_IN_PLACE, checksum, 1, MPI_INTEGER8, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0) write (*, '(a, i0, a, i0)') 'coverage checksum ', checksum, ' ', total
