@@ -35,7 +35,48 @@ std::string_view PresenceName(Presence presence) {
   return "all";
 }
 
+std::string_view DestOrderName(DestOrder order) {
+  switch (order) {
+    case DestOrder::kAscending:
+      return "ascending";
+    case DestOrder::kDistance:
+      return "distance";
+    case DestOrder::kRing:
+      return "ring";
+  }
+  return "ascending";
+}
+
+void SortDests(DestOrder order, std::int64_t rank, std::int64_t nprocs,
+               std::vector<std::int64_t>* dests) {
+  switch (order) {
+    case DestOrder::kAscending:
+      std::sort(dests->begin(), dests->end());
+      break;
+    case DestOrder::kDistance:
+      std::sort(dests->begin(), dests->end(), [rank](std::int64_t a, std::int64_t b) {
+        const std::int64_t da = a > rank ? a - rank : rank - a;
+        const std::int64_t db = b > rank ? b - rank : rank - b;
+        return da != db ? da < db : a < b;
+      });
+      break;
+    case DestOrder::kRing:
+      std::sort(dests->begin(), dests->end(), [rank, nprocs](std::int64_t a, std::int64_t b) {
+        const std::int64_t p = std::max<std::int64_t>(1, nprocs);
+        return ((a - rank) % p + p) % p < ((b - rank) % p + p) % p;
+      });
+      break;
+  }
+}
+
 namespace {
+
+DestOrder DestOrderFromName(const std::string& name, const std::string& origin) {
+  for (DestOrder o : {DestOrder::kAscending, DestOrder::kDistance, DestOrder::kRing}) {
+    if (DestOrderName(o) == name) return o;
+  }
+  throw UserError(origin + ": unknown partner order \"" + name + "\"");
+}
 
 Presence PresenceFromName(const std::string& name, const std::string& origin) {
   for (Presence p : {Presence::kAll, Presence::kHasPartner, Presence::kCommMember,
@@ -75,6 +116,9 @@ struct SlotAcc {
 // Per count: which ranks make this slot's call, and what they did.
 struct SlotCountData {
   std::vector<const phases::PhaseEvent*> event_of_rank;  // size nprocs, null = absent
+  // Repeated-block phases (PhaseModel::block): the rank's calls of this slot in the block's
+  // later iterations (the first is event_of_rank). Empty otherwise.
+  std::vector<std::vector<const phases::PhaseEvent*>> more_of_rank;
 };
 
 class CommLookup {
@@ -327,6 +371,26 @@ void FitSlotEquations(SlotModel* slot, const std::string& label) {
   if (!slot->root_points.empty()) slot->root = patterns::FitRankRule(slot->root_points, label);
 }
 
+// The order in which ranks call their partners (a slot with several per rank): the first of
+// ascending rank, ascending distance |peer - rank| (recursive doubling: bit 0 first), or ring
+// order (peer - rank) mod P that reproduces every traced rank; ascending when none does.
+DestOrder DestOrderOf(const std::vector<patterns::CommMap>& maps) {
+  for (DestOrder order : {DestOrder::kAscending, DestOrder::kDistance, DestOrder::kRing}) {
+    bool ok = true;
+    for (const auto& m : maps) {
+      for (std::size_t r = 0; r < m.dests.size() && ok; ++r) {
+        std::vector<std::int64_t> v(m.dests[r].begin(), m.dests[r].end());
+        std::vector<std::int64_t> sorted = v;
+        SortDests(order, static_cast<std::int64_t>(r), m.nprocs, &sorted);
+        ok = sorted == v;
+      }
+      if (!ok) break;
+    }
+    if (ok) return order;
+  }
+  return DestOrder::kAscending;
+}
+
 // Builds one slot from its per-count data.
 SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& acc,
                     const std::vector<SlotCountData>& data, const std::vector<int>& counts,
@@ -345,6 +409,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   bool wildcard_any = false, specific_any = false;
   std::map<std::int32_t, int> requests_seen;
   std::map<std::int32_t, int> tags_seen;
+  std::vector<patterns::CommMap> traced_order;  // partners in the order the rank called them
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const int n = counts[ci];
     const CommLookup comms(*sigs[ci]);
@@ -356,58 +421,70 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     double sb = 0, rb = 0, c = 0, ins = 0, rsb = 0, rrb = 0;
     int nb = 0, nroot = 0, nins = 0, nall = 0;
     for (int r = 0; r < n; ++r) {
-      const phases::PhaseEvent* e = data[ci].event_of_rank[r];
-      if (!e) continue;
-      ++nall;
-      c += e->compute.cpu_ns.n > 0 ? e->compute.cpu_ns.mean : 0;
-      if (e->compute.instructions.n > 0) {
-        ins += e->compute.instructions.mean;
-        ++nins;
+      const phases::PhaseEvent* first = data[ci].event_of_rank[r];
+      if (!first) continue;
+      std::vector<const phases::PhaseEvent*> all_events{first};
+      if (!data[ci].more_of_rank.empty()) {
+        const auto& more = data[ci].more_of_rank[static_cast<std::size_t>(r)];
+        all_events.insert(all_events.end(), more.begin(), more.end());
       }
-      if (p2p) {
-        if (e->peer == kAnySource) {
-          wildcard_any = true;
-        } else if (e->peer >= 0 && e->peer < n) {
-          specific_any = true;
-          map.dests[r].push_back(e->peer);
+      for (const phases::PhaseEvent* e : all_events) {
+        ++nall;
+        c += e->compute.cpu_ns.n > 0 ? e->compute.cpu_ns.mean : 0;
+        if (e->compute.instructions.n > 0) {
+          ins += e->compute.instructions.mean;
+          ++nins;
         }
-        if (slot.kind == EventKind::kSendrecv && e->recv_peer >= 0 && e->recv_peer < n) {
-          rmap.dests[r].push_back(e->recv_peer);
+        if (p2p) {
+          if (e->peer == kAnySource) {
+            wildcard_any = true;
+          } else if (e->peer >= 0 && e->peer < n) {
+            specific_any = true;
+            map.dests[r].push_back(e->peer);
+          }
+          if (slot.kind == EventKind::kSendrecv && e->recv_peer >= 0 && e->recv_peer < n) {
+            rmap.dests[r].push_back(e->recv_peer);
+          }
         }
-      }
-      bool is_root = false;
-      if (coll) {
-        const auto* members = comms.SubMembers(e->comm);
-        if (slot.sub_comm && members) {
-          groups.insert(std::vector<int>(members->begin(), members->end()));
-        }
-        if (rooted && e->peer >= 0) {
-          std::int64_t size = n, root_index = e->peer;
+        bool is_root = false;
+        if (coll) {
+          const auto* members = comms.SubMembers(e->comm);
           if (slot.sub_comm && members) {
-            size = static_cast<std::int64_t>(members->size());
-            auto it = std::find(members->begin(), members->end(), e->peer);
-            root_index = it == members->end() ? 0 : it - members->begin();
+            groups.insert(std::vector<int>(members->begin(), members->end()));
           }
-          if (std::find(slot.root_points.begin(), slot.root_points.end(),
-                        std::make_pair(size, root_index)) == slot.root_points.end()) {
-            slot.root_points.emplace_back(size, root_index);
+          if (rooted && e->peer >= 0) {
+            std::int64_t size = n, root_index = e->peer;
+            if (slot.sub_comm && members) {
+              size = static_cast<std::int64_t>(members->size());
+              auto it = std::find(members->begin(), members->end(), e->peer);
+              root_index = it == members->end() ? 0 : it - members->begin();
+            }
+            if (std::find(slot.root_points.begin(), slot.root_points.end(),
+                          std::make_pair(size, root_index)) == slot.root_points.end()) {
+              slot.root_points.emplace_back(size, root_index);
+            }
+            is_root = e->peer == r;
           }
-          is_root = e->peer == r;
         }
-      }
-      if (IsCompletion(slot.kind)) requests_seen[e->requests]++;
-      if (IsPointToPoint(slot.kind)) tags_seen[e->tag]++;
-      if (is_root) {
-        rsb += e->bytes.mean;
-        rrb += e->recv_bytes.mean;
-        ++nroot;
-      } else {
-        sb += e->bytes.mean;
-        rb += e->recv_bytes.mean;
-        ++nb;
+        if (IsCompletion(slot.kind)) requests_seen[e->requests]++;
+        if (IsPointToPoint(slot.kind)) tags_seen[e->tag]++;
+        if (is_root) {
+          rsb += e->bytes.mean;
+          rrb += e->recv_bytes.mean;
+          ++nroot;
+        } else {
+          sb += e->bytes.mean;
+          rb += e->recv_bytes.mean;
+          ++nb;
+        }
       }
     }
     if (p2p) {
+      traced_order.push_back(map);
+      for (auto& d : map.dests) {
+        std::sort(d.begin(), d.end());
+        d.erase(std::unique(d.begin(), d.end()), d.end());
+      }
       slot.maps.push_back(map);
       if (slot.kind == EventKind::kSendrecv) slot.recv_maps.push_back(rmap);
     }
@@ -439,6 +516,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     for (auto& m : slot.maps) m.dests.assign(m.dests.size(), {});
   }
   std::sort(slot.root_points.begin(), slot.root_points.end());
+  slot.dest_order = DestOrderOf(traced_order);
   int most = 0;
   for (const auto& [tag, times] : tags_seen) {
     if (times > most) {
@@ -643,6 +721,48 @@ void DecidePresence(PhaseBuild* build, const std::vector<int>& counts) {
   }
 }
 
+// A phase whose every rank repeats one block of calls (the same calls, whatever the partners)
+// a number of times that changes with the count (log2 P butterfly stages, one exchange per
+// other rank): the block's length; 0 when the phase is not such a block.
+std::size_t BlockLength(const phases::PhaseGroup& group,
+                        const std::vector<const phases::Signature*>& sigs,
+                        const std::vector<int>& counts) {
+  std::vector<Token> block;
+  std::set<std::size_t> repeats;
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    const phases::Phase* phase = sigs[ci]->FindPhase(group.phase_ids[ci]);
+    if (!phase) return 0;
+    const CommLookup comms(*sigs[ci]);
+    for (const phases::RankPhase& rp : phase->ranks) {
+      std::vector<Token> tokens;
+      for (const auto& e : rp.events) tokens.push_back(TokenOf(e, comms));
+      if (tokens.empty()) return 0;
+      // The shortest period that tiles the whole sequence.
+      std::size_t period = tokens.size();
+      for (std::size_t len = 1; len < tokens.size(); ++len) {
+        if (tokens.size() % len != 0) continue;
+        bool tiles = true;
+        for (std::size_t i = len; i < tokens.size() && tiles; ++i)
+          tiles = tokens[i] == tokens[i - len];
+        if (tiles) {
+          period = len;
+          break;
+        }
+      }
+      const std::vector<Token> mine(tokens.begin(),
+                                    tokens.begin() + static_cast<std::ptrdiff_t>(period));
+      if (block.empty()) block = mine;
+      if (mine != block) return 0;
+      repeats.insert(tokens.size() / period);
+    }
+  }
+  bool p2p = false;
+  for (const Token& t : block) p2p = p2p || IsPointToPoint(t.kind);
+  // Only when the repetitions differ (a fixed number of exchanges keeps a slot per exchange).
+  if (!p2p || repeats.size() < 2) return 0;
+  return block.size();
+}
+
 // The smallest rotation of the slots (a start index) at which every rank of every count
 // completes, within one occurrence, every request it creates, and never completes more than
 // it has pending; 0 when the phase is closed as it is or no rotation closes it.
@@ -716,6 +836,8 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   pm.relevant = group.relevant;
   std::vector<std::vector<const phases::RankPhase*>> rank_phases(counts.size());
   std::vector<ClassRef> classes;
+  const std::size_t block_length = BlockLength(group, sigs, counts);
+  pm.block = block_length > 0;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const phases::Phase* phase = sigs[ci]->FindPhase(group.phase_ids[ci]);
     if (!phase) {
@@ -734,9 +856,11 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
       rank_phases[ci][rp.rank] = &rp;
       std::vector<Token> tokens;
       std::vector<std::int64_t> disps;
-      for (const auto& e : rp.events) {
-        tokens.push_back(TokenOf(e, comms));
-        disps.push_back(Displacement(e, rp.rank));
+      const std::size_t used =
+          pm.block ? std::min(block_length, rp.events.size()) : rp.events.size();
+      for (std::size_t i = 0; i < used; ++i) {
+        tokens.push_back(TokenOf(rp.events[i], comms));
+        disps.push_back(Displacement(rp.events[i], rp.rank));
       }
       by_tokens[{tokens, disps}].push_back(rp.rank);
     }
@@ -760,6 +884,7 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
     for (std::size_t s = 0; s < order.size(); ++s) {
       for (std::size_t ci = 0; ci < counts.size(); ++ci) {
         build.data[s][ci].event_of_rank.assign(counts[ci], nullptr);
+        if (pm.block) build.data[s][ci].more_of_rank.assign(counts[ci], {});
       }
     }
     for (std::size_t c = 0; c < classes.size(); ++c) {
@@ -768,7 +893,14 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
         const phases::RankPhase* rp = rank_phases[cls.count_index][r];
         for (std::size_t i = 0; i < cls.tokens.size(); ++i) {
           const int at = position[assignment[c][i]];
-          if (at >= 0) build.data[at][cls.count_index].event_of_rank[r] = &rp->events[i];
+          if (at < 0) continue;
+          SlotCountData& d = build.data[at][cls.count_index];
+          d.event_of_rank[r] = &rp->events[i];
+          if (pm.block) {
+            for (std::size_t k = i + block_length; k < rp->events.size(); k += block_length) {
+              d.more_of_rank[r].push_back(&rp->events[k]);
+            }
+          }
         }
       }
     }
@@ -1158,6 +1290,7 @@ std::string ModelToJson(const AppModel& model) {
     pj["ids"] = p.ids;
     pj["description"] = p.description;
     pj["relevant"] = p.relevant;
+    pj["block"] = p.block;
     pj["weight"] = QuantityJson(p.weight);
     pj["traced_time_s"] = p.traced_time_s;
     json slots = json::array();
@@ -1169,6 +1302,7 @@ std::string ModelToJson(const AppModel& model) {
       sj["presence"] = std::string(PresenceName(s.presence));
       sj["like_slots"] = s.like_slots;
       sj["wildcard"] = s.wildcard;
+      sj["dest_order"] = std::string(DestOrderName(s.dest_order));
       sj["all_pending"] = s.all_pending;
       sj["requests"] = s.requests;
       sj["equation"] = s.peer ? s.peer->Describe() : "";
@@ -1234,6 +1368,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
       p.ids = pj.at("ids").get<std::vector<int>>();
       p.description = pj.at("description").get<std::string>();
       p.relevant = pj.at("relevant").get<bool>();
+      p.block = pj.value("block", false);
       p.weight = QuantityFromJson(pj.at("weight"));
       p.traced_time_s = pj.at("traced_time_s").get<std::vector<double>>();
       for (const auto& sj : pj.at("slots")) {
@@ -1246,6 +1381,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.presence = PresenceFromName(sj.at("presence").get<std::string>(), origin);
         s.like_slots = sj.at("like_slots").get<std::vector<int>>();
         s.wildcard = sj.at("wildcard").get<bool>();
+        s.dest_order = DestOrderFromName(sj.value("dest_order", "ascending"), origin);
         s.all_pending = sj.at("all_pending").get<bool>();
         s.requests = sj.at("requests").get<std::int32_t>();
         for (const auto& m : sj.at("maps")) s.maps.push_back(MapFromJson(m));

@@ -130,16 +130,23 @@ class SynthRank : public RankEventSource {
     const auto& seq = trace_->sequence();
     for (;;) {
       if (seq_ >= seq.size()) return false;
-      const auto& slots = impl_->phases[static_cast<std::size_t>(seq[seq_].first)];
+      const auto phase = static_cast<std::size_t>(seq[seq_].first);
+      const auto& slots = impl_->phases[phase];
       if (rep_ >= seq[seq_].second || slots.empty()) {
         ++seq_;
         rep_ = 0;
         slot_ = 0;
+        started_ = false;
         continue;
       }
-      if (slot_ == 0) StartOccurrence(slots);
+      if (!started_) {
+        StartOccurrence(slots, trace_->model().phases[phase].block);
+        started_ = true;
+      }
       if (slot_ >= slots.size()) {
         slot_ = 0;
+        if (++iter_ < iters_) continue;  // the next iteration of a repeated block
+        started_ = false;
         ++rep_;
         continue;
       }
@@ -179,8 +186,11 @@ class SynthRank : public RankEventSource {
 
   // Which slots of the occurrence this rank makes (presence rules that depend on other
   // slots last); the mask is also the rank's class for the compute models.
-  void StartOccurrence(const std::vector<SlotAt>& slots) {
+  void StartOccurrence(const std::vector<SlotAt>& slots, bool block) {
     num_slots_ = slots.size();
+    block_ = block;
+    iter_ = 0;
+    iters_ = 1;
     made_.assign((slots.size() + 63) / 64, 0);
     for (int pass = 0; pass < 2; ++pass) {
       for (std::size_t k = 0; k < slots.size(); ++k) {
@@ -188,6 +198,23 @@ class SynthRank : public RankEventSource {
         if (like != (pass == 1)) continue;
         if (Present(slots[k])) made_[k / 64] |= std::uint64_t{1} << (k % 64);
       }
+    }
+    if (block_) {
+      // As many iterations as the rank's most partners in any slot.
+      std::size_t most = 0;
+      for (std::size_t k = 0; k < slots.size(); ++k) {
+        if (!Made(k)) continue;
+        if (slots[k].peer) {
+          most =
+              std::max<std::size_t>(most, static_cast<std::size_t>(slots[k].peer->NumDests(rank_)));
+        }
+        if (slots[k].recv_peer) {
+          most = std::max<std::size_t>(
+              most, static_cast<std::size_t>(slots[k].recv_peer->NumDests(rank_)));
+        }
+      }
+      if (most == 0) made_.assign(made_.size(), 0);  // no partner: nothing to do
+      iters_ = std::max<std::size_t>(most, 1);
     }
   }
 
@@ -201,12 +228,16 @@ class SynthRank : public RankEventSource {
       dests_.clear();
       if (cur_->peer)
         cur_->peer->ForEachDest(rank_, [this](std::int64_t d) { dests_.push_back(d); });
+      OrderAndPick(&dests_);
       const bool recv_kind = kind == EventKind::kRecv || kind == EventKind::kIrecv;
       if (recv_kind && m.wildcard) dests_.assign(1, kAnySource);
+      // A block iteration beyond this slot's partners makes no call.
+      if (block_ && dests_.empty() && kind != EventKind::kSendrecv) return;
       if (kind == EventKind::kSendrecv) {
         sources_.clear();
         if (cur_->recv_peer) {
           cur_->recv_peer->ForEachDest(rank_, [this](std::int64_t d) { sources_.push_back(d); });
+          OrderAndPick(&sources_);
         }
         num_calls_ = std::max<std::size_t>({dests_.size(), sources_.size(), 1});
       } else {
@@ -217,6 +248,18 @@ class SynthRank : public RankEventSource {
       num_calls_ = 1;
     } else if (IsCollective(kind)) {
       num_calls_ = (cur_->comm_is_world || cur_->comm->GroupIndex(rank_) >= 0) ? 1 : 0;
+    }
+  }
+
+  // Partners in the slot's call order; in a repeated block only this iteration's one.
+  void OrderAndPick(std::vector<std::int64_t>* dests) const {
+    if (dests->size() > 1) SortDests(cur_->model->dest_order, rank_, trace_->nprocs(), dests);
+    if (!block_) return;
+    if (iter_ < dests->size()) {
+      const std::int64_t d = (*dests)[iter_];
+      dests->assign(1, d);
+    } else {
+      dests->clear();
     }
   }
 
@@ -339,6 +382,9 @@ class SynthRank : public RankEventSource {
   std::int64_t rep_ = 0;
   std::size_t slot_ = 0;
   std::size_t num_slots_ = 0;
+  bool started_ = false;  // StartOccurrence ran for the current occurrence
+  bool block_ = false;    // the current phase is a repeated block
+  std::size_t iter_ = 0, iters_ = 1;
   const SlotAt* cur_ = nullptr;
   std::size_t call_index_ = 0, num_calls_ = 0;
   std::vector<std::uint64_t> made_;  // bit k: the rank makes slot k in this occurrence
@@ -464,12 +510,15 @@ std::uint64_t SynthesizedTrace::MaxEventsPerRank() const {
   std::uint64_t total = 2;
   for (const auto* def : impl_->comm_defs) (void)def, ++total;
   for (const auto& [ph, reps] : sequence_) {
-    std::uint64_t per = 0;
+    std::uint64_t per = 0, most = 1;
     for (const SlotAt& s : impl_->phases[ph]) {
       std::uint64_t calls = 1;
       if (s.peer) calls = std::max<std::uint64_t>(1, s.peer->NumDests(0));
+      most = std::max(most, calls);
       per += 2 * calls;
     }
+    // A repeated block makes every slot once per iteration.
+    if (model_.phases[ph].block) per = 2 * most * impl_->phases[ph].size();
     total += per * static_cast<std::uint64_t>(reps);
   }
   return total;

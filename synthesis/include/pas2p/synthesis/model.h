@@ -71,6 +71,15 @@ enum class Presence {
 };
 std::string_view PresenceName(Presence presence);
 
+// The order in which a rank calls its partners when a slot has several (a repeated block's
+// stages, a master's workers): ascending rank, ascending distance |peer - rank| (ties: lower
+// rank first), or ring order (peer - rank) mod P.
+enum class DestOrder { kAscending, kDistance, kRing };
+std::string_view DestOrderName(DestOrder order);
+// Sorts `dests` of rank `rank` at `nprocs` in that order.
+void SortDests(DestOrder order, std::int64_t rank, std::int64_t nprocs,
+               std::vector<std::int64_t>* dests);
+
 // A quantity of a slot as a function of P (absent when not measured).
 struct Quantity {
   bool present = false;
@@ -96,8 +105,9 @@ struct SlotModel {
   std::optional<patterns::GeneralEquation> peer;
   std::optional<patterns::GeneralEquation> recv_peer;
   bool wildcard = false;
-  std::vector<patterns::CommMap> maps;       // training maps (rank -> partner) per count
-  std::vector<patterns::CommMap> recv_maps;  // sendrecv receive half
+  DestOrder dest_order = DestOrder::kAscending;  // several partners: the order of the calls
+  std::vector<patterns::CommMap> maps;           // training maps (rank -> partner) per count
+  std::vector<patterns::CommMap> recv_maps;      // sendrecv receive half
 
   // Collectives on sub-communicators: the rule and the root's rank in the communicator.
   std::optional<patterns::CommunicatorRule> communicator;
@@ -134,6 +144,10 @@ struct PhaseModel {
   std::vector<int> ids;     // the phase id in each count's signature (AppModel::counts)
   std::string description;  // from the largest count's signature
   bool relevant = false;    // relevant in at least one signature
+  // A repeated block: one occurrence is the slots' calls repeated k times on a rank, k a
+  // function of P (log2 P stages of a butterfly, P - 1 workers); iteration i makes each
+  // slot's i-th partner (in dest_order). k = the most partners of any of the rank's slots.
+  bool block = false;
   Quantity weight;
   std::vector<double> traced_time_s;  // total time of the phase in each traced run
   std::vector<SlotModel> slots;
