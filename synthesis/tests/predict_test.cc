@@ -51,6 +51,59 @@ INSTANTIATE_TEST_SUITE_P(Patterns, ValidateTest,
                                            Case{"rows", testing::RowAllreduce}),
                          [](const auto& param_info) { return std::string(param_info.param.name); });
 
+// Log2 P stages whose partners are rank XOR 2^k: the phase's calls grow with P.
+TEST(ValidateGrowingTest, ButterflyStagesGrowWithLog2P) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 16, 32}) sigs.push_back(testing::Analyze(testing::Butterfly(n, {})));
+  testing::MemoryTrace real(testing::Butterfly(64, {}));
+  const Validation v = ValidateAgainst(sigs, real, TestMachine());
+  EXPECT_EQ(v.count, 64);
+  EXPECT_EQ(v.messages, 64u * 6u * 40u);
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 0.02);
+  EXPECT_LT(v.time_error, 0.05) << "predicted " << v.predicted_time_s << " real "
+                                << v.real_simulated_time_s;
+}
+
+// A loop that pre-posts the next iteration's receive: the synthesized run must stay matched.
+TEST(ValidateGrowingTest, PrePostedReceiveStaysMatched) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::PrePostedStencil(n)));
+  testing::MemoryTrace real(testing::PrePostedStencil(49));
+  const Validation v = ValidateAgainst(sigs, real, TestMachine());
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 0.05);
+  EXPECT_LT(v.time_error, 0.10) << "predicted " << v.predicted_time_s << " real "
+                                << v.real_simulated_time_s;
+}
+
+TEST(ValidateAgainstTest, HeldOutMustBeLargerAndOfTheSameApplication) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
+  testing::MemoryTrace small(testing::TorusStencil(16));
+  try {
+    ValidateAgainst(sigs, small, TestMachine());
+    FAIL();
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("not more than the largest training count (9, 16, 25)"), std::string::npos)
+        << msg;
+  }
+  testing::MemoryTrace other(testing::MeshWavefront(36));
+  try {
+    ValidateAgainst(sigs, other, TestMachine());
+    FAIL();
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("is of application \"mesh_wavefront\""), std::string::npos) << msg;
+  }
+  testing::MemoryTrace real(testing::TorusStencil(36));
+  const Validation v = ValidateAgainst(sigs, real, TestMachine());
+  EXPECT_EQ(v.count, 36);
+  EXPECT_EQ(v.training_counts, (std::vector<int>{9, 16, 25}));
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+}
+
 AppModel TorusModel() {
   std::vector<phases::Signature> sigs;
   for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));

@@ -160,3 +160,69 @@ phases::Signature Analyze(const TraceData& data) {
 }
 
 }  // namespace pas2p::synthesis::testing
+
+namespace pas2p::synthesis::testing {
+
+namespace {
+Event Wait(RequestId request) {
+  Event e = MakeWaitall({request});
+  e.kind = EventKind::kWait;
+  return e;
+}
+}  // namespace
+
+TraceData Butterfly(int nprocs, const AppParams& p) {
+  TraceData d = Begin("butterfly", nprocs);
+  int stages = 0;
+  while ((1 << stages) < nprocs) ++stages;
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    RequestId next = 1;
+    auto& ev = d.ranks[r];
+    for (int it = 0; it < p.iterations; ++it) {
+      for (int k = 0; k < stages; ++k) {
+        const int partner = r ^ (1 << k);
+        ev.push_back(MakeCompute(cpu));
+        const RequestId req = next++;
+        ev.push_back(MakeIrecv(partner, k, bytes, req));
+        ev.push_back(MakeSend(partner, k, bytes));
+        ev.push_back(Wait(req));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
+TraceData PrePostedStencil(int nprocs, const AppParams& p) {
+  TraceData d = Begin("preposted_stencil", nprocs);
+  const int q = Side(nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / q);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const int row = r / q, col = r % q;
+    const int north = ((row - 1 + q) % q) * q + col, south = ((row + 1) % q) * q + col;
+    auto& ev = d.ranks[r];
+    RequestId next = 1;
+    RequestId early = next++;
+    ev.push_back(MakeIrecv(north, 11, bytes, early));  // the first iteration's, pre-posted
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      const RequestId a = next++, b = next++;
+      ev.push_back(MakeIrecv(south, 10, bytes, a));
+      ev.push_back(MakeIsend(north, 10, bytes, b));
+      const RequestId c = next++;
+      ev.push_back(MakeIsend(south, 11, bytes, c));
+      ev.push_back(MakeWaitall({early, a, b, c}));
+      if (it + 1 < p.iterations) {
+        early = next++;
+        ev.push_back(MakeIrecv(north, 11, bytes, early));  // the next iteration's
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
+}  // namespace pas2p::synthesis::testing

@@ -34,6 +34,14 @@ TraceData MeshWavefront(int nprocs, const AppParams& p = {});
 // every iteration.
 TraceData RowAllreduce(int nprocs, const AppParams& p = {});
 
+// Recursive doubling: log2 P stages per iteration, stage k exchanges with rank XOR 2^k
+// (irecv, blocking send, wait). P a power of two.
+TraceData Butterfly(int nprocs, const AppParams& p = {});
+// A torus north/south exchange whose loop pre-posts the NEXT iteration's receive from the
+// north after its waitall (the first one before the loop), so a phase found in the loop
+// starts or ends with a receive that another iteration completes.
+TraceData PrePostedStencil(int nprocs, const AppParams& p = {});
+
 phases::Signature Analyze(const TraceData& data);
 
 }  // namespace pas2p::synthesis::testing
