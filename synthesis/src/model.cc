@@ -1,6 +1,7 @@
 #include "pas2p/synthesis/model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <fstream>
@@ -281,9 +282,19 @@ regression::FittedModel ConstantModel(const std::vector<regression::Point>& poin
   return m;
 }
 
+// How precisely a quantity is measured: bytes and counts are exact; CPU times and
+// instruction counts of bursts carry run-to-run noise of a few percent (more on a shared
+// machine), so a leave-one-out improvement below that floor is noise being fitted and does not
+// justify another parameter - a P^3 term that explains a 3% wobble at the largest count
+// would predict hours at 65536 ranks. Noisy quantities also keep competing models out of
+// their interval (those are the ones that only fit the noise).
+enum class Precision { kExact, kMeasured };
+constexpr double kMeasuredNoiseFloor = 0.05;
+
 // Fits (P, value) points; fewer than 3 points (a slot only some counts have) or identical
 // values give a constant.
-Quantity FitQuantity(const std::vector<regression::Point>& points, const std::string& what) {
+Quantity FitQuantity(const std::vector<regression::Point>& points, const std::string& what,
+                     Precision precision = Precision::kExact) {
   Quantity q;
   if (points.empty()) return q;
   q.present = true;
@@ -299,12 +310,32 @@ Quantity FitQuantity(const std::vector<regression::Point>& points, const std::st
     q.model = ConstantModel(points, mean / static_cast<double>(points.size()));
     return q;
   }
-  q.model = regression::Fit(points, regression::Options{}, what);
+  regression::Options options;
+  if (precision == Precision::kMeasured) {
+    options.occam_absolute_tolerance = kMeasuredNoiseFloor;
+    options.interval_model_factor = 1.0;
+    // Few noisy points cannot tell P^3 from a wobble: measured quantities get exponents in
+    // [-1, 1] (with the x P form, per-rank values from P^-2 to P^1), at most one log factor,
+    // and no exponential laws.
+    std::vector<std::array<int, 2>> kept;
+    for (const auto& e : options.exponents) {
+      if (std::abs(e[0]) <= std::abs(e[1])) kept.push_back(e);
+    }
+    options.exponents = kept;
+    options.max_log_exponent = 1;
+    options.power_exponent_bound = 1;
+    options.use_exponentials = false;
+  }
+  q.model = regression::Fit(points, options, what);
   // The total over P ranks may scale more simply (a fixed domain split P ways).
   std::vector<regression::Point> totals;
   for (const auto& p : points) totals.push_back({p.p, p.y * p.p});
-  regression::FittedModel total = regression::Fit(totals, regression::Options{}, what + " x P");
-  if (total.loo_error < q.model.loo_error) {
+  regression::FittedModel total = regression::Fit(totals, options, what + " x P");
+  // Within the noise floor both describe the data: the one with fewer parameters.
+  const double floor = precision == Precision::kMeasured ? kMeasuredNoiseFloor : 0.0;
+  const double own = std::max(q.model.loo_error, floor), tot = std::max(total.loo_error, floor);
+  const bool simpler = total.curve.coefficients.size() < q.model.curve.coefficients.size();
+  if (tot < own || (tot == own && simpler)) {
     q.model = std::move(total);
     q.divided_by_p = true;
   }
@@ -537,8 +568,9 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     slot.root_bytes = FitQuantity(root_bytes, what + "bytes sent by the root");
     slot.root_recv_bytes = FitQuantity(root_recv, what + "bytes received by the root");
   }
-  slot.cpu_ns = FitQuantity(cpu, what + "CPU time before the call (ns)");
-  slot.instructions = FitQuantity(instr, what + "instructions before the call");
+  slot.cpu_ns = FitQuantity(cpu, what + "CPU time before the call (ns)", Precision::kMeasured);
+  slot.instructions =
+      FitQuantity(instr, what + "instructions before the call", Precision::kMeasured);
   // Per class of ranks (the calls of the phase they make).
   struct Acc {
     double cpu = 0, ins = 0;
@@ -567,8 +599,10 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       }
       SlotModel::ClassCompute cc;
       cc.mask = mask;
-      cc.cpu_ns = FitQuantity(cp, what + "CPU time before the call (ns), ranks " + mask);
-      cc.instructions = FitQuantity(ip, what + "instructions before the call, ranks " + mask);
+      cc.cpu_ns = FitQuantity(cp, what + "CPU time before the call (ns), ranks " + mask,
+                              Precision::kMeasured);
+      cc.instructions = FitQuantity(ip, what + "instructions before the call, ranks " + mask,
+                                    Precision::kMeasured);
       slot.class_compute.push_back(std::move(cc));
     }
   }
