@@ -441,6 +441,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   std::map<std::int32_t, int> requests_seen;
   std::map<std::int32_t, int> tags_seen;
   std::vector<patterns::CommMap> traced_order;  // partners in the order the rank called them
+  std::vector<double> spread_between, spread_within;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const int n = counts[ci];
     const CommLookup comms(*sigs[ci]);
@@ -451,6 +452,8 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     std::set<std::vector<int>> groups;
     double sb = 0, rb = 0, c = 0, ins = 0, rsb = 0, rrb = 0;
     int nb = 0, nroot = 0, nins = 0, nall = 0;
+    // For the spread of the bursts: each rank's burst statistics and its class (mask).
+    std::vector<std::pair<const std::string*, const phases::Stats*>> cpu_stats;
     for (int r = 0; r < n; ++r) {
       const phases::PhaseEvent* first = data[ci].event_of_rank[r];
       if (!first) continue;
@@ -461,6 +464,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       }
       for (const phases::PhaseEvent* e : all_events) {
         ++nall;
+        if (e->compute.cpu_ns.n > 0) cpu_stats.emplace_back(&masks[ci][r], &e->compute.cpu_ns);
         c += e->compute.cpu_ns.n > 0 ? e->compute.cpu_ns.mean : 0;
         if (e->compute.instructions.n > 0) {
           ins += e->compute.instructions.mean;
@@ -538,6 +542,32 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       root_recv.push_back({p, rrb / nroot});
     }
     cpu.push_back({p, c / nall});
+    // Spread of the bursts at this count, relative to their mean: between the ranks' means
+    // (around their class's mean: a mesh corner that computes less is a class, not noise),
+    // and within a rank over its occurrences.
+    if (!cpu_stats.empty() && c > 0) {
+      const double mean = c / nall;
+      std::map<std::string, std::pair<double, int>> class_sum;
+      for (const auto& [mask, st] : cpu_stats) {
+        auto& cs = class_sum[*mask];
+        cs.first += st->mean;
+        ++cs.second;
+      }
+      double between = 0, within = 0, occurrences = 0;
+      for (const auto& [mask, st] : cpu_stats) {
+        const auto& cs = class_sum[*mask];
+        const double class_mean = cs.first / cs.second;
+        if (class_mean > 0) {
+          between += (st->mean / class_mean - 1) * (st->mean / class_mean - 1);
+        }
+        within += st->m2;
+        occurrences += static_cast<double>(st->n);
+      }
+      between = std::sqrt(between / static_cast<double>(cpu_stats.size()));
+      within = occurrences > 0 ? std::sqrt(within / occurrences) / mean : 0;
+      spread_between.push_back(between);
+      spread_within.push_back(within);
+    }
     if (nins == nall) instr.push_back({p, ins / nins});
   }
   slot.wildcard = p2p && wildcard_any;
@@ -548,6 +578,14 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   }
   std::sort(slot.root_points.begin(), slot.root_points.end());
   slot.dest_order = DestOrderOf(traced_order);
+  // The spread is kept as the median over the counts (robust to one noisy run).
+  auto median = [](std::vector<double> v) {
+    if (v.empty()) return 0.0;
+    std::sort(v.begin(), v.end());
+    return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+  };
+  slot.cpu_spread_between = median(spread_between);
+  slot.cpu_spread_within = median(spread_within);
   int most = 0;
   for (const auto& [tag, times] : tags_seen) {
     if (times > most) {
@@ -1337,6 +1375,8 @@ std::string ModelToJson(const AppModel& model) {
       sj["like_slots"] = s.like_slots;
       sj["wildcard"] = s.wildcard;
       sj["dest_order"] = std::string(DestOrderName(s.dest_order));
+      sj["cpu_spread_between"] = s.cpu_spread_between;
+      sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["all_pending"] = s.all_pending;
       sj["requests"] = s.requests;
       sj["equation"] = s.peer ? s.peer->Describe() : "";
@@ -1416,6 +1456,8 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.like_slots = sj.at("like_slots").get<std::vector<int>>();
         s.wildcard = sj.at("wildcard").get<bool>();
         s.dest_order = DestOrderFromName(sj.value("dest_order", "ascending"), origin);
+        s.cpu_spread_between = sj.value("cpu_spread_between", 0.0);
+        s.cpu_spread_within = sj.value("cpu_spread_within", 0.0);
         s.all_pending = sj.at("all_pending").get<bool>();
         s.requests = sj.at("requests").get<std::int32_t>();
         for (const auto& m : sj.at("maps")) s.maps.push_back(MapFromJson(m));

@@ -21,6 +21,8 @@ struct SynthesizedTrace::SlotAt {
   std::uint64_t bytes = 0, recv_bytes = 0, root_bytes = 0, root_recv_bytes = 0;
   std::int64_t cpu_ns = 0;
   std::int64_t instructions = kNotMeasured;
+  std::uint64_t id = 0;  // (phase, slot) as one number, for the spread's random stream
+  double spread_between = 0, spread_within = 0;
   struct ClassValues {
     std::vector<std::uint64_t> bits;  // the mask as SynthRank's bit words
     std::int64_t cpu_ns = 0;
@@ -44,6 +46,23 @@ std::uint64_t Round(double v) { return v <= 0 ? 0 : static_cast<std::uint64_t>(s
 // Per-rank state is kept small (a million ranks are open at once in the simulator): no
 // event buffer (each Next() builds exactly one event), the pending requests as (slot,
 // peer) pairs whose ids are consecutive, and which slots the rank makes as a bit mask.
+// A deterministic standard-normal-like number from a key (sum of four uniforms, scaled to
+// unit variance): the same inputs give the same synthesized trace.
+std::uint64_t SplitMix(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+double Normalish(std::uint64_t key) {
+  double sum = 0;
+  for (int i = 0; i < 4; ++i) {
+    key = SplitMix(key);
+    sum += static_cast<double>(key >> 11) * 0x1.0p-53;
+  }
+  return (sum - 2.0) * std::sqrt(3.0);  // variance of the sum of 4 uniforms is 1/3
+}
+
 struct PendingRequest {
   const SynthesizedTrace::SlotAt* slot = nullptr;
   std::int32_t peer = kNoRank;
@@ -118,6 +137,13 @@ class SynthRank : public RankEventSource {
         }
       }
       PrepareCalls();
+      if (cpu > 0 && (cur_->spread_between > 0 || cur_->spread_within > 0)) {
+        const std::uint64_t key = SplitMix(cur_->id ^ SplitMix(static_cast<std::uint64_t>(rank_)));
+        const double factor = 1 + cur_->spread_between * Normalish(key) +
+                              cur_->spread_within * Normalish(key ^ SplitMix(occurrence_));
+        cpu = static_cast<std::int64_t>(
+            std::llround(static_cast<double>(cpu) * std::max(0.0, factor)));
+      }
       if (cpu > 0 || ins > 0) {
         *event = MakeCompute(cpu, ins);
         return true;
@@ -145,7 +171,10 @@ class SynthRank : public RankEventSource {
       }
       if (slot_ >= slots.size()) {
         slot_ = 0;
-        if (++iter_ < iters_) continue;  // the next iteration of a repeated block
+        if (++iter_ < iters_) {  // the next iteration of a repeated block
+          ++occurrence_;
+          continue;
+        }
         started_ = false;
         ++rep_;
         continue;
@@ -188,6 +217,7 @@ class SynthRank : public RankEventSource {
   // slots last); the mask is also the rank's class for the compute models.
   void StartOccurrence(const std::vector<SlotAt>& slots, bool block) {
     num_slots_ = slots.size();
+    ++occurrence_;
     block_ = block;
     iter_ = 0;
     iters_ = 1;
@@ -382,8 +412,9 @@ class SynthRank : public RankEventSource {
   std::int64_t rep_ = 0;
   std::size_t slot_ = 0;
   std::size_t num_slots_ = 0;
-  bool started_ = false;  // StartOccurrence ran for the current occurrence
-  bool block_ = false;    // the current phase is a repeated block
+  std::uint64_t occurrence_ = 0;  // occurrences (and block iterations) started so far
+  bool started_ = false;          // StartOccurrence ran for the current occurrence
+  bool block_ = false;            // the current phase is a repeated block
   std::size_t iter_ = 0, iters_ = 1;
   const SlotAt* cur_ = nullptr;
   std::size_t call_index_ = 0, num_calls_ = 0;
@@ -427,6 +458,11 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       const SlotModel& sm = pm.slots[s];
       SlotAt& at = slots[s];
       at.model = &sm;
+      at.id = (static_cast<std::uint64_t>(ph) << 32) | static_cast<std::uint64_t>(s);
+      if (options_.spread) {
+        at.spread_between = sm.cpu_spread_between;
+        at.spread_within = sm.cpu_spread_within;
+      }
       if (sm.peer) at.peer.emplace(sm.peer->At(nprocs));
       if (sm.recv_peer) at.recv_peer.emplace(sm.recv_peer->At(nprocs));
       if (sm.communicator) {

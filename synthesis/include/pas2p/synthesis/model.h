@@ -125,6 +125,12 @@ struct SlotModel {
   Quantity root_bytes;  // rooted collectives: the root's send and receive bytes
   Quantity root_recv_bytes;
   Quantity cpu_ns;  // compute burst before the call (mean over the ranks making it)
+  // How the traced bursts spread around that mean (standard deviation / mean, median over
+  // the counts): between the ranks' own means, and within a rank from one occurrence to the
+  // next. Synthesis reproduces both (SynthOptions::spread), so stragglers cost at N what
+  // they cost in the traced runs.
+  double cpu_spread_between = 0;
+  double cpu_spread_within = 0;
   Quantity instructions;
   // The same per rank class, where ranks differ in which of the phase's calls they make (a
   // mesh corner, an edge, the interior): `mask` has '1' for each slot of the phase the class

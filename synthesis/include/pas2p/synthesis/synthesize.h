@@ -34,6 +34,11 @@ struct SynthOptions {
   // Only this phase (index into AppModel::phases), `repetitions` times; -1 = the whole run.
   int only_phase = -1;
   std::int64_t repetitions = 1;
+  // Reproduce the traced spread of the compute bursts (SlotModel::cpu_spread_*): each rank's
+  // bursts are the model's value times 1 + between x z_rank + within x z_occurrence, z
+  // deterministic pseudo-normal numbers of (phase, slot, rank, occurrence); false = every
+  // rank computes exactly the model's value.
+  bool spread = true;
 };
 
 class SynthesizedTrace : public TraceSource {
