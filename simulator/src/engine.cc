@@ -6,7 +6,7 @@
 // 4-ary min-heap keyed by (time, insertion sequence) so that ties are resolved the same
 // way on every run. Because a rank only acts when its clock is the global minimum, every
 // message is matched and every network resource reserved in simulated-time order, which
-// makes the FIFO link/bus reservation of network.h exact.
+// makes the link/bus booking of network.h exact.
 //
 // State kept per rank is small and fixed (Proc below); requests live in one pool of
 // slots shared by all ranks; posted receives and unexpected messages are intrusive singly

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <deque>
+#include <iterator>
 #include <limits>
 #include <string>
 
@@ -125,30 +126,110 @@ int TopologyHops::Hops(int a, int b) {
   return 1;
 }
 
+double Network::Pools::UnitFit(std::size_t unit, double s, double d, double now_s) {
+  const Busy last = latest[unit];
+  if (s >= last.end) return s;  // after every booking
+  Earlier& e = earlier[unit];
+  // Drop what ended before the request; intervals are disjoint and sorted, so their ends
+  // are sorted too.
+  while (e.head < e.busy.size() && e.busy[e.head].end <= now_s) ++e.head;
+  if (e.head == e.busy.size()) {
+    e.busy.clear();
+    e.head = 0;
+  } else if (e.head > 16 && e.head * 2 > e.busy.size()) {
+    e.busy.erase(e.busy.begin(), e.busy.begin() + e.head);
+    e.head = 0;
+  }
+  auto it = std::partition_point(e.busy.begin() + e.head, e.busy.end(),
+                                 [s](const Busy& b) { return b.end <= s; });
+  for (; it != e.busy.end(); ++it) {
+    if (s + d <= it->begin) return s;
+    s = std::max(s, it->end);
+  }
+  if (s + d <= last.begin) return s;
+  return std::max(s, last.end);
+}
+
+double Network::Pools::EarliestFit(int node, double s, double d, double now_s, std::size_t* unit) {
+  const std::size_t first = static_cast<std::size_t>(node) * units;
+  double best = std::numeric_limits<double>::infinity();
+  for (std::size_t u = first; u < first + units; ++u) {
+    const double fit = UnitFit(u, s, d, now_s);
+    if (fit < best) {
+      best = fit;
+      *unit = u;
+    }
+  }
+  return best;
+}
+
+void Network::Pools::Book(std::size_t unit, double begin, double end, double now_s) {
+  if (!(end > begin)) return;
+  Busy& last = latest[unit];
+  if (begin >= last.end) {  // after every booking
+    if (begin == last.end) {
+      last.end = end;
+    } else {
+      // The latest booking becomes an earlier one unless it is over.
+      if (last.end > now_s && last.end > last.begin) earlier[unit].busy.push_back(last);
+      last = Busy{begin, end};
+    }
+    return;
+  }
+  // In a gap before the latest booking.
+  std::vector<Busy>& busy = earlier[unit].busy;
+  const auto first = busy.begin() + earlier[unit].head;
+  if (end == last.begin) {
+    last.begin = begin;
+    if (busy.end() != first && busy.back().end == begin) {
+      last.begin = busy.back().begin;
+      busy.pop_back();
+    }
+    return;
+  }
+  auto it =
+      std::partition_point(first, busy.end(), [begin](const Busy& b) { return b.begin < begin; });
+  const bool join_prev = it != first && std::prev(it)->end == begin;
+  const bool join_next = it != busy.end() && it->begin == end;
+  if (join_prev && join_next) {
+    std::prev(it)->end = it->end;
+    busy.erase(it);
+  } else if (join_prev) {
+    std::prev(it)->end = end;
+  } else if (join_next) {
+    it->begin = begin;
+  } else {
+    busy.insert(it, Busy{begin, end});
+  }
+}
+
 Network::Network(const Machine& machine, std::vector<int> node_of_rank, int nodes)
     : machine_(machine),
       node_of_rank_(std::move(node_of_rank)),
       nodes_(nodes),
       hops_(machine.topology, nodes) {
+  auto pools = [](int per_node, int count) {
+    Pools p;
+    p.units = per_node;
+    p.latest.resize(static_cast<std::size_t>(count) * per_node);
+    p.earlier.resize(static_cast<std::size_t>(count) * per_node);
+    return p;
+  };
   if (machine_.half_duplex) {
     // One pool of links per node, each carrying one direction at a time.
     const int links = (machine_.input_links == 0 || machine_.output_links == 0)
                           ? 0
                           : std::max(machine_.input_links, machine_.output_links);
     limited_out_ = links > 0;
-    if (limited_out_) out_ = Pools{links, std::vector<double>(std::size_t(nodes_) * links, 0.0)};
+    if (limited_out_) out_ = pools(links, nodes_);
   } else {
     limited_out_ = machine_.output_links > 0;
     limited_in_ = machine_.input_links > 0;
-    if (limited_out_)
-      out_ = Pools{machine_.output_links,
-                   std::vector<double>(std::size_t(nodes_) * machine_.output_links, 0.0)};
-    if (limited_in_)
-      in_ = Pools{machine_.input_links,
-                  std::vector<double>(std::size_t(nodes_) * machine_.input_links, 0.0)};
+    if (limited_out_) out_ = pools(machine_.output_links, nodes_);
+    if (limited_in_) in_ = pools(machine_.input_links, nodes_);
   }
   limited_bus_ = machine_.buses > 0;
-  for (int i = 0; i < machine_.buses; ++i) buses_.push(0.0);
+  if (limited_bus_) buses_ = pools(machine_.buses, 1);
 }
 
 Transfer Network::ReserveNodes(int a, int b, std::uint64_t bytes, double time_s) {
@@ -164,30 +245,44 @@ Transfer Network::ReserveNodes(int a, int b, std::uint64_t bytes, double time_s)
   if (hops_.enabled()) latency += machine_.topology.hop_latency_s * (hops_.Hops(a, b) - 1);
   const double bw = machine_.inter_bandwidth_Bps;
   const double duration = std::isinf(bw) ? 0.0 : size / bw;
-  double start = time_s + latency;
-  double* out_link = nullptr;
-  double* in_link = nullptr;
+  // The pools this transfer needs, and the unit of each it will book.
+  Pools* need[3];
+  int node[3];
+  int count = 0;
   if (limited_out_) {
-    out_link = out_.Earliest(a);
-    start = std::max(start, *out_link);
-  }
-  if (machine_.half_duplex) {
-    if (limited_out_) {
-      in_link = out_.Earliest(b);
-      start = std::max(start, *in_link);
+    need[count] = &out_;
+    node[count++] = a;
+    if (machine_.half_duplex) {
+      need[count] = &out_;
+      node[count++] = b;
     }
-  } else if (limited_in_) {
-    in_link = in_.Earliest(b);
-    start = std::max(start, *in_link);
   }
-  if (limited_bus_) start = std::max(start, buses_.top());
-  const double end = start + duration;
-  if (out_link != nullptr) *out_link = end;
-  if (in_link != nullptr) *in_link = end;
+  if (!machine_.half_duplex && limited_in_) {
+    need[count] = &in_;
+    node[count++] = b;
+  }
   if (limited_bus_) {
-    buses_.pop();
-    buses_.push(end);
+    need[count] = &buses_;
+    node[count++] = 0;
   }
+  std::size_t unit[3] = {0, 0, 0};
+  double start = time_s + latency;
+  // Move the start to the earliest fit of each pool in turn until all agree (it only
+  // grows, and only to the end of some booking, so this ends).
+  for (int agreed = 0; agreed < count;) {
+    for (int i = 0; i < count; ++i) {
+      const double fit = need[i]->EarliestFit(node[i], start, duration, time_s, &unit[i]);
+      if (fit > start) {
+        start = fit;
+        agreed = 0;
+      } else {
+        ++agreed;
+      }
+      if (agreed == count) break;
+    }
+  }
+  const double end = start + duration;
+  for (int i = 0; i < count; ++i) need[i]->Book(unit[i], start, end, time_s);
   t.start_s = start;
   t.arrival_s = end;
   return t;

@@ -1,17 +1,18 @@
 // The point-to-point network of the machine model (private to the engine):
 // T = L + S/B, with the S/B part holding the sender node's output link, the receiver
 // node's input link (one shared pool per node when half-duplex) and one of the buses.
-// Resources are reserved first come first served: a transfer requested at time t starts
-// at max(t + L, the earliest time one unit of every pool it needs is free) and keeps those
-// units until it ends. Requests must come in non-decreasing time order (the engine
-// processes them in simulated-time order), which makes every pool a FIFO queue.
+// Every link and bus keeps the intervals it is booked for. A transfer requested at time t
+// starts at the earliest s >= t + L at which one unit of every pool it needs is free for
+// the whole [s, s + S/B), and books those units for it: a link idle while a message waits
+// for the receiver's link carries other messages meanwhile, so waiting does not cascade
+// from node to node. Requests must come in non-decreasing time order (the engine processes
+// them in simulated-time order), so bookings that end before a request are dropped.
 // Topologies (paper 002) add hop_latency_s per hop beyond the first along a shortest
 // route between the two nodes.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <queue>
 #include <vector>
 
 #include "pas2p/simulator/machine.h"
@@ -55,18 +56,32 @@ class Network {
   bool SameNode(int a, int b) const { return node_of_rank_[a] == node_of_rank_[b]; }
 
  private:
-  // The links of every node, one flat array: node n's `units` link free times are
-  // free_at[n * units ..]. A transfer takes the link that frees first.
+  // The links (and buses) of every node, `units` per node, node n's at
+  // [n * units, (n + 1) * units). A unit's bookings are sorted, disjoint intervals, merged
+  // when they touch (a link kept busy has one interval, not one per message). The latest
+  // one is in `latest` (16 bytes per unit: a link without gaps in its bookings costs one
+  // cache access per message); earlier ones, gaps left while a message waited for the
+  // receiver's link, are in `earlier`, whose entries before `head` ended before the
+  // current request.
+  struct Busy {
+    double begin = 0.0, end = 0.0;  // empty when equal
+  };
+  struct Earlier {
+    std::vector<Busy> busy;
+    std::uint32_t head = 0;
+  };
   struct Pools {
     int units = 0;
-    std::vector<double> free_at;
-    double* Earliest(int node) {
-      double* row = free_at.data() + static_cast<std::size_t>(node) * units;
-      double* best = row;
-      for (int u = 1; u < units; ++u)
-        if (row[u] < *best) best = row + u;
-      return best;
-    }
+    std::vector<Busy> latest;
+    std::vector<Earlier> earlier;
+    // The earliest s' >= s at which one of the node's units is free for [s', s' + d);
+    // *unit gets that unit. `now_s`: the request time (bookings ending before it are
+    // dropped).
+    double EarliestFit(int node, double s, double d, double now_s, std::size_t* unit);
+    void Book(std::size_t unit, double begin, double end, double now_s);
+
+   private:
+    double UnitFit(std::size_t unit, double s, double d, double now_s);
   };
 
   const Machine& machine_;
@@ -76,7 +91,7 @@ class Network {
   bool limited_out_ = false, limited_in_ = false, limited_bus_ = false;
   Pools out_;  // half-duplex: the node's only pool
   Pools in_;   // unused when half-duplex
-  std::priority_queue<double, std::vector<double>, std::greater<double>> buses_;
+  Pools buses_;
 };
 
 }  // namespace pas2p::sim::internal

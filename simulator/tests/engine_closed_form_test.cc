@@ -233,6 +233,32 @@ TEST(ClosedForm, OutputAndInputLinksLimitInjection) {
   ExpectTime(kL + s, Simulate(in, m).predicted_time_s);
 }
 
+// A link idle while its message waits for the receiver's link carries other messages
+// meanwhile (no head-of-line blocking cascading from node to node). At t = 0 rank 0 sends
+// M1 to rank 2; rank 1 sends M2 to rank 2 (which waits for rank 2's input link until
+// L + S/B) and then M3 to rank 3. M3 uses rank 1's output link before M2 does.
+TEST(ClosedForm, WaitingForTheReceiversLinkLeavesTheSendersLinkFreeMeanwhile) {
+  const std::uint64_t bytes = 32 << 10;  // eager
+  const double s = bytes / kB;
+  MemoryTrace t(4);
+  t.rank(0) = {MakeSend(2, 0, bytes)};
+  t.rank(1) = {MakeIsend(2, 0, bytes, 1), MakeIsend(3, 0, bytes, 2), Waitall({1, 2})};
+  t.rank(2) = {MakeRecv(0, 0, bytes), MakeRecv(1, 0, bytes)};
+  t.rank(3) = {MakeRecv(1, 0, bytes)};
+  Machine m = OnePerNode();
+  m.input_links = m.output_links = 1;
+  const SimResult r = Simulate(t, m);
+  ExpectTime(kL + s, r.ranks[3].end_s);      // M3 did not queue behind M2
+  ExpectTime(kL + 2 * s, r.ranks[2].end_s);  // M2 after M1 on rank 2's input link
+  // A message that does not fit in the gap still goes after it.
+  MemoryTrace big(4);
+  big.rank(0) = {MakeSend(2, 0, bytes)};
+  big.rank(1) = {MakeIsend(2, 0, bytes, 1), MakeIsend(3, 0, 2 * bytes, 2), Waitall({1, 2})};
+  big.rank(2) = {MakeRecv(0, 0, bytes), MakeRecv(1, 0, bytes)};
+  big.rank(3) = {MakeRecv(1, 0, 2 * bytes)};
+  ExpectTime(kL + 2 * s + 2 * s, Simulate(big, m).ranks[3].end_s);
+}
+
 TEST(ClosedForm, TopologyAddsHopLatencyAlongShortestRoutes) {
   const double h = 1e-6;
   const std::uint64_t bytes = 1000;

@@ -15,9 +15,11 @@
 // - Point-to-point: T = L + S/B with the intra-node parameters when both ranks share a
 //   node, else the inter-node ones plus topology hops. The latency is not a resource; the
 //   S/B part holds the sender node's output link, the receiver node's input link (one
-//   shared pool per node when half_duplex) and one of the buses, reserved first come first
-//   served. Eager (bytes <= eager_threshold_bytes, not synchronous): the sender continues
-//   at once and the transfer starts when it is sent. Rendezvous: the transfer starts when
+//   shared pool per node when half_duplex) and one of the buses, booked for the earliest
+//   interval at which all of them are free (a link idle while its message waits for the
+//   receiver's link carries other messages meanwhile). Eager (bytes <=
+//   eager_threshold_bytes, not synchronous): the sender continues at once and the
+//   transfer starts when it is sent. Rendezvous: the transfer starts when
 //   both the send and the matching receive are posted; the send completes on arrival.
 // - Collectives: every member waits for the last one, then FAN_IN + FAN_OUT (paper 000)
 //   from Machine::collectives on the communicator's size.

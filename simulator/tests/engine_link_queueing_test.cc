@@ -1,15 +1,14 @@
-// Acceptance check of an unmet target (label `acceptance`, outside the default run): link
-// queueing must not cascade across nodes.
+// Link queueing must not cascade across nodes (found by the predict sweep, 08:20; was an
+// acceptance check until the network booked intervals instead of "free from" times).
 //
 // A 2-D periodic stencil (each rank: 5 us compute, 4 irecv + 4 isend of 400 B to its
 // N/S/E/W neighbours, waitall) on a machine like datasets/machines/default.toml (48 ranks
 // per node, one input and one output link per node, L = 1.5 us, B = 10 GB/s). Each node
 // sends and receives about 96 inter-node messages per iteration, 40 ns each, so an
-// iteration needs about 5 + 1.5 + 2 x 3.84 us, whatever the grid width. Today a transfer
-// books both links at request time, first come first served and without gaps, so one
-// node's batch delays the next node's, which delays the next: 75 us per iteration at 2304
-// ranks (48 x 48) and 163 us at 2401 (49 x 49). Found by the predict sweep (08:20, see
-// notes/s2/requests-predict.md).
+// iteration needs about 5 + 1.5 + 2 x 3.84 us whatever the grid width. With both links
+// booked at request time, first come first served and without gaps, one node's batch
+// delayed the next node's, which delayed the next: 89 us per iteration at 2304 ranks
+// (48 x 48) and 190 us at 2401 (49 x 49); now about 7 us at both.
 #include <gtest/gtest.h>
 
 #include <cmath>
