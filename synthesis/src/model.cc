@@ -422,6 +422,76 @@ DestOrder DestOrderOf(const std::vector<patterns::CommMap>& maps) {
   return DestOrder::kAscending;
 }
 
+// The grid dimension a single-offset stencil exchanges along, or -1.
+int ExchangeDim(const SlotModel& slot) {
+  if (!slot.peer || slot.peer->family != patterns::Family::kStencil ||
+      slot.peer->offsets.size() != 1) {
+    return -1;
+  }
+  int dim = -1;
+  const auto& off = slot.peer->offsets[0];
+  for (std::size_t i = 0; i < off.size(); ++i) {
+    if (off[i] == 0) continue;
+    if (dim >= 0) return -1;  // diagonal
+    dim = static_cast<int>(i);
+  }
+  return dim;
+}
+
+// Product of 1 / extent over the grid's dimensions other than `dim` at `nprocs`.
+double FaceFactor(const patterns::GeneralEquation& eq, int dim, std::int64_t nprocs) {
+  const auto at = eq.At(nprocs);
+  double f = 1;
+  for (std::size_t i = 0; i < at.extents().size(); ++i) {
+    if (static_cast<int>(i) != dim && at.extents()[i] > 0) {
+      f /= static_cast<double>(at.extents()[i]);
+    }
+  }
+  return f;
+}
+
+// Fits bytes = c x FaceFactor (one coefficient, relative least squares) and keeps it when its
+// leave-one-out error beats the P-model's (and the grid is not a function of P alone: on a
+// sqrt(P) grid both are the same law).
+void FitFaceBytes(SlotModel* slot, const std::vector<regression::Point>& bytes,
+                  const std::vector<regression::Point>& recv_bytes) {
+  const int dim = ExchangeDim(*slot);
+  if (dim < 0 || bytes.size() < 3 || !slot->bytes.present) return;
+  auto fit = [&](const std::vector<regression::Point>& pts, double* coef, double* loo) {
+    std::vector<double> f;
+    for (const auto& p : pts)
+      f.push_back(FaceFactor(*slot->peer, dim, static_cast<std::int64_t>(p.p)));
+    auto solve = [&](std::size_t skip) {
+      double num = 0, den = 0;  // minimise sum ((c f - y) / y)^2
+      for (std::size_t k = 0; k < pts.size(); ++k) {
+        if (k == skip || pts[k].y <= 0) continue;
+        num += f[k] / pts[k].y;
+        den += (f[k] / pts[k].y) * (f[k] / pts[k].y);
+      }
+      return den > 0 ? num / den : 0.0;
+    };
+    *coef = solve(pts.size());
+    double sq = 0;
+    for (std::size_t k = 0; k < pts.size(); ++k) {
+      const double c = solve(k);
+      const double e = pts[k].y > 0 ? (c * f[k] - pts[k].y) / pts[k].y : 0;
+      sq += e * e;
+    }
+    *loo = std::sqrt(sq / static_cast<double>(pts.size()));
+  };
+  double coef = 0, loo = 0;
+  fit(bytes, &coef, &loo);
+  if (!(coef > 0) || !(loo + 1e-9 < slot->bytes.model.loo_error)) return;
+  double rcoef = 0, rloo = 0;
+  if (!recv_bytes.empty()) {
+    fit(recv_bytes, &rcoef, &rloo);
+    if (!(rcoef > 0)) return;
+  }
+  slot->face_dim = dim;
+  slot->face_bytes = coef;
+  slot->face_recv_bytes = rcoef;
+}
+
 // Builds one slot from its per-count data.
 SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& acc,
                     const std::vector<SlotCountData>& data, const std::vector<int>& counts,
@@ -599,8 +669,10 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   if (slot.kind == EventKind::kSendrecv || coll) {
     slot.bytes = FitQuantity(bytes, what + "bytes sent");
     slot.recv_bytes = FitQuantity(recv_bytes, what + "bytes received");
+    if (slot.kind == EventKind::kSendrecv) FitFaceBytes(&slot, bytes, recv_bytes);
   } else if (p2p) {
     slot.bytes = FitQuantity(bytes, what + "bytes per message");
+    FitFaceBytes(&slot, bytes, {});
   }
   if (rooted) {
     slot.root_bytes = FitQuantity(root_bytes, what + "bytes sent by the root");
@@ -655,6 +727,52 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     }
   }
   return slot;
+}
+
+// The slots of one phase live on one process grid. When the traced counts fit several grids
+// (4, 9, 25 are squares and also MPI_Dims_create(P, 3) grids with one extent 1), each slot's
+// own first choice may differ, and a halo exchange would extrapolate on two grids at once. So
+// when the slots disagree, the first grid (in the first slot's preference order) on which
+// every grid-based equation of the phase fits is used for all of them.
+void HarmonizeGrids(PhaseModel* pm) {
+  auto on_grid = [](const std::optional<patterns::GeneralEquation>& eq) {
+    return eq &&
+           (eq->family == patterns::Family::kStencil || eq->family == patterns::Family::kGroupAll ||
+            eq->family == patterns::Family::kTranspose);
+  };
+  struct Side {
+    std::optional<patterns::GeneralEquation>* eq;
+    const std::vector<patterns::CommMap>* maps;
+  };
+  std::vector<Side> sides;
+  for (SlotModel& s : pm->slots) {
+    if (on_grid(s.peer)) sides.push_back({&s.peer, &s.maps});
+    if (on_grid(s.recv_peer)) sides.push_back({&s.recv_peer, &s.recv_maps});
+  }
+  if (sides.size() < 2) return;
+  bool agree = true;
+  for (const Side& side : sides) agree = agree && (*side.eq)->grid == (*sides[0].eq)->grid;
+  if (agree) return;
+  std::vector<std::vector<patterns::GeneralEquation>> options;
+  for (const Side& side : sides) options.push_back(patterns::AllFittingEquations(*side.maps));
+  for (const auto& first : options[0]) {
+    if (!on_grid(first)) continue;
+    std::vector<const patterns::GeneralEquation*> pick;
+    for (const auto& opts : options) {
+      const patterns::GeneralEquation* found = nullptr;
+      for (const auto& o : opts) {
+        if (on_grid(o) && o.grid == first.grid) {
+          found = &o;
+          break;
+        }
+      }
+      if (!found) break;
+      pick.push_back(found);
+    }
+    if (pick.size() != sides.size()) continue;
+    for (std::size_t i = 0; i < sides.size(); ++i) *sides[i].eq = *pick[i];
+    return;
+  }
 }
 
 // Pending requests before each slot of one rank's occurrence; decides "all pending".
@@ -1013,12 +1131,25 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   for (std::size_t s = 0; s < order.size(); ++s) {
     pm.slots.push_back(BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks));
   }
+  HarmonizeGrids(&pm);
   DecideCompletions(&build, counts);
   DecidePresence(&build, counts);
   return build;
 }
 
 }  // namespace
+
+double SlotModel::BytesAt(std::int64_t nprocs, int side) const {
+  if (face_dim >= 0 && peer) return face_bytes * FaceFactor(*peer, face_dim, nprocs);
+  return bytes.At(static_cast<double>(nprocs), side);
+}
+
+double SlotModel::RecvBytesAt(std::int64_t nprocs, int side) const {
+  if (face_dim >= 0 && peer && face_recv_bytes > 0) {
+    return face_recv_bytes * FaceFactor(*peer, face_dim, nprocs);
+  }
+  return recv_bytes.At(static_cast<double>(nprocs), side);
+}
 
 std::string Quantity::Describe(const std::string& what) const {
   if (!divided_by_p) return model.Describe(what);
@@ -1277,7 +1408,14 @@ std::string SlotModel::Describe() const {
       out << "; " << qq.Describe(what);
     }
   };
-  if (IsPointToPoint(kind) && kind != EventKind::kSendrecv) {
+  if (face_dim >= 0) {
+    char buf[224];
+    std::snprintf(buf, sizeof buf,
+                  "; bytes per message ≈ %.6g x the product of 1/extent over the grid's other "
+                  "dimensions (a face of the local block; exchanged along dimension %d)",
+                  face_bytes, face_dim);
+    out << buf;
+  } else if (IsPointToPoint(kind) && kind != EventKind::kSendrecv) {
     q(bytes, "bytes per message");
   } else {
     q(bytes, "bytes sent");
@@ -1376,6 +1514,9 @@ std::string ModelToJson(const AppModel& model) {
       sj["wildcard"] = s.wildcard;
       sj["dest_order"] = std::string(DestOrderName(s.dest_order));
       sj["cpu_spread_between"] = s.cpu_spread_between;
+      sj["face_dim"] = s.face_dim;
+      sj["face_bytes"] = s.face_bytes;
+      sj["face_recv_bytes"] = s.face_recv_bytes;
       sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["all_pending"] = s.all_pending;
       sj["requests"] = s.requests;
@@ -1457,6 +1598,9 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.wildcard = sj.at("wildcard").get<bool>();
         s.dest_order = DestOrderFromName(sj.value("dest_order", "ascending"), origin);
         s.cpu_spread_between = sj.value("cpu_spread_between", 0.0);
+        s.face_dim = sj.value("face_dim", -1);
+        s.face_bytes = sj.value("face_bytes", 0.0);
+        s.face_recv_bytes = sj.value("face_recv_bytes", 0.0);
         s.cpu_spread_within = sj.value("cpu_spread_within", 0.0);
         s.all_pending = sj.at("all_pending").get<bool>();
         s.requests = sj.at("requests").get<std::int32_t>();

@@ -84,7 +84,6 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
     double bytes = 0;
   };
   std::vector<Run> runs;
-  const double p = static_cast<double>(nprocs);
   for (const SlotModel& s : phase.slots) {
     if (s.kind == EventKind::kCompute) continue;
     std::string grid;
@@ -98,7 +97,7 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
       }
     }
     if (s.communicator) grid = s.communicator->Describe();
-    const double bytes = s.bytes.At(p);
+    const double bytes = s.BytesAt(nprocs);
     if (!runs.empty() && runs.back().kind == s.kind && runs.back().grid == grid &&
         std::fabs(runs.back().bytes - bytes) <= 0.5) {
       ++runs.back().calls;

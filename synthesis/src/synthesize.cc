@@ -470,8 +470,8 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         at.comm_is_world = at.comm->NumGroups() == 1 && at.comm->GroupSize() == nprocs;
       }
       const int side = options_.side;
-      at.bytes = Round(sm.bytes.At(p, side));
-      at.recv_bytes = Round(sm.recv_bytes.At(p, side));
+      at.bytes = Round(sm.BytesAt(nprocs, side));
+      at.recv_bytes = Round(sm.RecvBytesAt(nprocs, side));
       at.root_bytes = Round(sm.root_bytes.At(p, side));
       at.root_recv_bytes = Round(sm.root_recv_bytes.At(p, side));
       at.cpu_ns = static_cast<std::int64_t>(Round(sm.cpu_ns.At(p, side)));

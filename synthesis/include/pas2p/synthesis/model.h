@@ -120,6 +120,15 @@ struct SlotModel {
   bool all_pending = true;
   std::int32_t requests = 0;
 
+  // A halo exchange on a grid whose extents are not smooth in P (MPI_Dims_create: 36 ->
+  // 4 x 3 x 3, 49 -> 7 x 7 x 1) sends a face of the local block: bytes = face_bytes x the
+  // product of 1 / extent over the grid dimensions other than the exchange's (face_dim).
+  // Chosen instead of `bytes` / `recv_bytes` when it predicts the left-out counts better.
+  int face_dim = -1;  // -1: bytes and recv_bytes are functions of P
+  double face_bytes = 0, face_recv_bytes = 0;
+  double BytesAt(std::int64_t nprocs, int side = 0) const;
+  double RecvBytesAt(std::int64_t nprocs, int side = 0) const;
+
   Quantity bytes;       // bytes sent (p2p send, collective send side) or received (recv)
   Quantity recv_bytes;  // sendrecv receive half; collectives: bytes received
   Quantity root_bytes;  // rooted collectives: the root's send and receive bytes
