@@ -1,0 +1,5 @@
+# sim_bench: replay speed and memory of the simulator on a synthetic ring + allreduce trace,
+# and the same trace exported for `smpirun -replay` (run by bench/sim_bench.sh).
+add_executable(sim_bench ${CMAKE_CURRENT_SOURCE_DIR}/sim_bench.cc)
+pas2p_target_defaults(sim_bench)
+target_link_libraries(sim_bench PRIVATE pas2p::simulator)
