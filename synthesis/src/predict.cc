@@ -156,6 +156,13 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   std::set<int> in_run;
   for (const auto& [ph, reps] : model.sequence) in_run.insert(ph);
 
+  auto total_of = [](double first, double per, double w) {
+    return w >= 1 ? first + (w - 1) * per : w * first;
+  };
+  struct Times {
+    double t1 = 0, occ = 0, w_low = 0, w_high = 0;
+  };
+  std::vector<Times> times;
   double sum = 0, sum_low = 0, sum_high = 0;
   for (int ph : in_run) {
     const PhaseModel& pm = model.phases[ph];
@@ -164,41 +171,49 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     row.description = DescribePhaseAt(pm, n);
     row.relevant = pm.relevant;
     row.weight = pm.weight.At(p);
-    const double w_low = pm.weight.At(p, -1), w_high = pm.weight.At(p, +1);
+    Times t;
+    t.w_low = pm.weight.At(p, -1);
+    t.w_high = pm.weight.At(p, +1);
     SynthOptions o;
     o.only_phase = ph;
     o.repetitions = 1;
-    const double t1 = SimulateModel(model, n, o, machine, &pred.simulated_events);
-    double occ = t1;
+    t.t1 = SimulateModel(model, n, o, machine, &pred.simulated_events);
+    t.occ = t.t1;
     if (row.weight > 1.5) {
       o.repetitions = 2;
       const double t2 = SimulateModel(model, n, o, machine, &pred.simulated_events);
-      if (t2 - t1 > 0) occ = t2 - t1;
+      if (t2 - t.t1 > 0) t.occ = t2 - t.t1;
     }
-    auto total_of = [](double first, double per, double w) {
-      return w >= 1 ? first + (w - 1) * per : w * first;
-    };
-    row.first_occurrence_s = t1;
-    row.time_per_occurrence_s = occ;
-    row.total_s = total_of(t1, occ, row.weight);
-    double low = total_of(t1, occ, w_low), high = total_of(t1, occ, w_high);
-    // The interval ends are simulated when the run is small enough to afford two more
-    // simulations per phase; beyond that only the weight interval is reported.
-    const bool affordable = static_cast<std::uint64_t>(n) * 64 <= options.full_replay_events;
-    if (options.intervals && affordable && PhaseHasWidth(pm, p)) {
+    row.first_occurrence_s = t.t1;
+    row.time_per_occurrence_s = t.occ;
+    row.total_s = total_of(t.t1, t.occ, row.weight);
+    sum += row.total_s;
+    times.push_back(t);
+    pred.phases.push_back(row);
+  }
+  // The interval ends are simulated when the run is small enough to afford two more
+  // simulations per phase, and only for phases that hold at least 1% of the time (the
+  // others' ends come from their weight interval alone).
+  const bool affordable = static_cast<std::uint64_t>(n) * 64 <= options.full_replay_events;
+  for (std::size_t i = 0; i < pred.phases.size(); ++i) {
+    const PhasePrediction& row = pred.phases[i];
+    const Times& t = times[i];
+    const PhaseModel& pm = model.phases[row.phase];
+    double low = total_of(t.t1, t.occ, t.w_low), high = total_of(t.t1, t.occ, t.w_high);
+    if (options.intervals && affordable && row.total_s >= 0.01 * sum && PhaseHasWidth(pm, p)) {
+      SynthOptions o;
+      o.only_phase = row.phase;
       o.repetitions = 1;
       o.side = -1;
       const double tl = SimulateModel(model, n, o, machine, &pred.simulated_events);
       o.side = +1;
       const double th = SimulateModel(model, n, o, machine, &pred.simulated_events);
-      const double rl = t1 > 0 ? tl / t1 : 1, rh = t1 > 0 ? th / t1 : 1;
-      low = total_of(tl, occ * rl, w_low);
-      high = total_of(th, occ * rh, w_high);
+      const double rl = t.t1 > 0 ? tl / t.t1 : 1, rh = t.t1 > 0 ? th / t.t1 : 1;
+      low = total_of(tl, t.occ * rl, t.w_low);
+      high = total_of(th, t.occ * rh, t.w_high);
     }
-    sum += row.total_s;
     sum_low += std::min(low, row.total_s);
     sum_high += std::max(high, row.total_s);
-    pred.phases.push_back(row);
   }
   const double rest =
       model.unmodelled_share < 1 ? model.unmodelled_share / (1 - model.unmodelled_share) : 0;
