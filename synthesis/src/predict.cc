@@ -179,7 +179,22 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     o.repetitions = 1;
     t.t1 = SimulateModel(model, n, o, machine, &pred.simulated_events);
     t.occ = t.t1;
-    if (row.weight > 1.5) {
+    times.push_back(t);
+    pred.phases.push_back(row);
+  }
+  // The steady-state cost of one more occurrence (2 occurrences - 1) for repeated phases
+  // that hold at least 1% of the time estimated from one occurrence; the others are charged
+  // their first occurrence's time per occurrence.
+  double estimate = 0;
+  for (std::size_t i = 0; i < pred.phases.size(); ++i) {
+    estimate += times[i].t1 * std::max(1.0, pred.phases[i].weight);
+  }
+  for (std::size_t i = 0; i < pred.phases.size(); ++i) {
+    PhasePrediction& row = pred.phases[i];
+    Times& t = times[i];
+    if (row.weight > 1.5 && t.t1 * row.weight >= 0.01 * estimate) {
+      SynthOptions o;
+      o.only_phase = row.phase;
       o.repetitions = 2;
       const double t2 = SimulateModel(model, n, o, machine, &pred.simulated_events);
       if (t2 - t.t1 > 0) t.occ = t2 - t.t1;
@@ -188,8 +203,6 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     row.time_per_occurrence_s = t.occ;
     row.total_s = total_of(t.t1, t.occ, row.weight);
     sum += row.total_s;
-    times.push_back(t);
-    pred.phases.push_back(row);
   }
   // The interval ends are simulated when the run is small enough to afford two more
   // simulations per phase, and only for phases that hold at least 1% of the time (the
