@@ -5,12 +5,14 @@
 #include <cmath>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
 #include "pas2p/core/error.h"
+#include "pas2p/patterns/grid_frame.h"
 #include "pas2p/phases/correspondence.h"
 #include "pas2p/regression/fit.h"
 
@@ -107,11 +109,16 @@ struct Token {
   auto operator<=>(const Token&) const = default;
 };
 
+// Where a call goes, the same at every count (see DirectionOf); empty when unknown.
+using Direction = std::vector<std::int64_t>;
+
 // One slot while the supersequence is being built.
 struct SlotAcc {
   Token token;
   // Per count index: displacements (peer - rank) of the ranks placed in this slot.
   std::map<int, std::set<std::int64_t>> displacements;
+  // Directions of the calls placed in this slot, over every count.
+  std::set<Direction> directions;
 };
 
 // Per count: which ranks make this slot's call, and what they did.
@@ -168,41 +175,68 @@ struct ClassRef {
   std::vector<int> ranks;
 };
 
+// The direction of one call of `rank` at count index `count_index` (empty: unknown).
+using DirectionFn =
+    std::function<Direction(int count_index, int rank, const phases::PhaseEvent& e)>;
+
 // Aligns every class into one supersequence; returns, per class, the slot id of each of its
 // tokens; `order` receives the slot ids in supersequence order. A class may be aligned
 // rotated: a loop body seen from a different starting call on some ranks (a rank whose first
 // call of the loop is its second receive) is the same body.
+//
+// Among equal tokens the alignment prefers the slot whose calls go the same way: the same
+// direction (`direction`: an offset on the phase's process grid, the dimensions a
+// sub-communicator spans), which holds at every count, so a corner rank of the smallest count
+// whose only calls are to the south and east lands in the south and east slots even though
+// no rank of that count makes the other calls; calls without a direction fall back on the
+// displacement (peer - rank) of the slot's ranks at the same count. Directions only choose
+// among alignments that match the most tokens.
 std::vector<std::vector<int>> AlignClasses(
     const std::vector<ClassRef>& classes,
     const std::vector<std::vector<const phases::RankPhase*>>& rank_phases,
-    std::vector<SlotAcc>* slots, std::vector<int>* order) {
+    const DirectionFn& direction, std::vector<SlotAcc>* slots, std::vector<int>* order) {
   std::vector<std::vector<int>> assignment(classes.size());
   for (std::size_t c = 0; c < classes.size(); ++c) {
     const ClassRef& cls = classes[c];
     const std::size_t m = cls.tokens.size();
     const std::size_t n = order->size();
-    // Per token of the class: displacements of its ranks.
+    // Per token of the class: displacements and directions of its ranks.
     std::vector<std::vector<std::int64_t>> disp0(m);
+    std::vector<std::vector<Direction>> dir0(m);
     for (int r : cls.ranks) {
       const phases::RankPhase* rp = rank_phases[cls.count_index][r];
-      for (std::size_t i = 0; i < m; ++i) disp0[i].push_back(Displacement(rp->events[i], r));
+      for (std::size_t i = 0; i < m; ++i) {
+        disp0[i].push_back(Displacement(rp->events[i], r));
+        Direction d = direction(cls.count_index, r, rp->events[i]);
+        if (!d.empty()) dir0[i].push_back(std::move(d));
+      }
     }
     std::size_t rot = 0;
     auto tok = [&](std::size_t i) -> const Token& { return cls.tokens[(i + rot) % m]; };
     auto disp = [&](std::size_t i) -> const std::vector<std::int64_t>& {
       return disp0[(i + rot) % m];
     };
+    auto dirs = [&](std::size_t i) -> const std::vector<Direction>& { return dir0[(i + rot) % m]; };
+    // Matching tokens first (a direction never buys leaving a call unmatched), then the
+    // agreement of directions (up to 1000 per token).
+    constexpr std::int64_t kMatch = std::int64_t{1} << 20;
     auto match_score = [&](std::size_t i, std::size_t j) -> std::int64_t {
       const SlotAcc& s = (*slots)[(*order)[j]];
       if (!(s.token == tok(i))) return -1;
       std::int64_t bonus = 0;
+      if (!dirs(i).empty() && !s.directions.empty()) {
+        std::size_t hits = 0;
+        for (const Direction& d : dirs(i)) hits += s.directions.count(d);
+        bonus = static_cast<std::int64_t>(1000 * hits / dirs(i).size());
+        return kMatch + bonus;
+      }
       auto it = s.displacements.find(cls.count_index);
       if (it != s.displacements.end() && !it->second.empty()) {
         std::size_t hits = 0;
         for (std::int64_t d : disp(i)) hits += it->second.count(d);
         bonus = static_cast<std::int64_t>(1000 * hits / std::max<std::size_t>(1, disp(i).size()));
       }
-      return 1000 + bonus;
+      return kMatch + bonus;
     };
     // dp[i][j]: best score aligning the first i tokens with the first j slots.
     std::vector<std::vector<std::int64_t>> dp(m + 1, std::vector<std::int64_t>(n + 1, 0));
@@ -252,7 +286,7 @@ std::vector<std::vector<int>> AlignClasses(
       }
       // A token with no slot: a new slot, placed after the slots aligned before it.
       const int id = static_cast<int>(slots->size());
-      slots->push_back(SlotAcc{tok(i - 1), {}});
+      slots->push_back(SlotAcc{tok(i - 1), {}, {}});
       slot_of[i - 1] = id;
       merged_rev.push_back(id);
       --i;
@@ -265,6 +299,7 @@ std::vector<std::vector<int>> AlignClasses(
       for (std::int64_t d : disp(k)) {
         if (d != std::numeric_limits<std::int64_t>::min()) set.insert(d);
       }
+      for (const Direction& d : dirs(k)) (*slots)[slot_of[k]].directions.insert(d);
     }
     assignment[c] = std::move(by_original);
   }
@@ -1064,9 +1099,88 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
     if (a.tokens.size() != b.tokens.size()) return a.tokens.size() > b.tokens.size();
     return a.ranks.size() > b.ranks.size();
   });
+  // The directions calls go in: offsets on the process grid that the phase's point-to-point
+  // pairs lie on (found from all of them, before any slot exists), and for collectives on a
+  // sub-communicator the grid dimensions it spans (a row, a column) - or, without a grid, how
+  // its members are spaced (consecutive ranks, a fixed stride, neither).
+  std::vector<patterns::CommMap> pair_maps(counts.size());
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    pair_maps[ci].nprocs = counts[ci];
+    pair_maps[ci].dests.assign(counts[ci], {});
+    for (int r = 0; r < counts[ci]; ++r) {
+      const phases::RankPhase* rp = rank_phases[ci][r];
+      if (!rp) continue;
+      auto& dests = pair_maps[ci].dests[r];
+      for (const phases::PhaseEvent& e : rp->events) {
+        if (!IsPointToPoint(e.kind)) continue;
+        if (e.peer >= 0 && e.peer < counts[ci]) dests.push_back(e.peer);
+        if (e.kind == EventKind::kSendrecv && e.recv_peer >= 0 && e.recv_peer < counts[ci]) {
+          dests.push_back(e.recv_peer);
+        }
+      }
+      std::sort(dests.begin(), dests.end());
+      dests.erase(std::unique(dests.begin(), dests.end()), dests.end());
+    }
+  }
+  std::vector<CommLookup> lookups;
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) lookups.emplace_back(*sigs[ci]);
+  auto direction_on = [&](const patterns::GridFrame* frame) -> DirectionFn {
+    return [&, frame](int ci, int rank, const phases::PhaseEvent& e) -> Direction {
+      const std::int64_t n = counts[static_cast<std::size_t>(ci)];
+      if (IsPointToPoint(e.kind)) {
+        if (!frame || e.peer < 0 || e.peer >= n) return {};
+        Direction d = frame->Offset(rank, e.peer, n);
+        if (d.empty()) return d;
+        d.insert(d.begin(), 0);
+        return d;
+      }
+      if (!IsCollective(e.kind)) return {};
+      const std::vector<std::int32_t>* members =
+          lookups[static_cast<std::size_t>(ci)].SubMembers(e.comm);
+      if (!members || members->size() < 2) return {};
+      if (frame) {
+        const std::int64_t mask = frame->VaryingDims(*members, n);
+        return mask < 0 ? Direction{} : Direction{1, mask};
+      }
+      const std::int64_t stride = (*members)[1] - (*members)[0];
+      bool even = stride > 0;
+      for (std::size_t k = 2; k < members->size() && even; ++k) {
+        even = (*members)[k] - (*members)[k - 1] == stride;
+      }
+      return Direction{2, even ? (stride == 1 ? 1 : 2) : 3};
+    };
+  };
+  // Several grids can explain the pairs about as well at the traced counts (a 3-D halo at 4,
+  // 9, 25 ranks is also a square one; a periodic frame folds +1 and -1 on an extent of 2); on
+  // the wrong one the same call goes different ways at different counts. The alignment on
+  // each tells them apart: the grid whose slots each keep the fewest directions (then the
+  // fewest slots), the one with the fewest offsets on ties; one whose every slot keeps one
+  // direction ends the search.
+  const std::vector<patterns::GridFrame> frames = patterns::FindGridFrames(pair_maps);
+  constexpr std::size_t kMaxFrames = 24;
   std::vector<SlotAcc> accs;
   std::vector<int> order;
-  auto assignment = AlignClasses(classes, rank_phases, &accs, &order);
+  std::vector<std::vector<int>> assignment;
+  std::pair<std::size_t, std::size_t> best_cost{SIZE_MAX, SIZE_MAX};
+  const std::size_t tries = std::max<std::size_t>(1, std::min(frames.size(), kMaxFrames));
+  for (std::size_t f = 0; f < tries; ++f) {
+    std::vector<SlotAcc> a;
+    std::vector<int> o;
+    auto asg = AlignClasses(classes, rank_phases,
+                            direction_on(frames.empty() ? nullptr : &frames[f]), &a, &o);
+    std::size_t conflicts = 0;
+    for (const SlotAcc& acc : a) {
+      if (acc.directions.size() > 1) conflicts += acc.directions.size() - 1;
+    }
+    const std::pair<std::size_t, std::size_t> cost{conflicts, a.size()};
+    if (cost < best_cost) {
+      best_cost = cost;
+      accs = std::move(a);
+      order = std::move(o);
+      assignment = std::move(asg);
+    }
+    if (conflicts == 0) break;
+  }
   auto place = [&]() {
     std::vector<int> position(accs.size(), -1);
     for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);

@@ -65,6 +65,41 @@ TEST(ValidateGrowingTest, ButterflyStagesGrowWithLog2P) {
                                 << v.real_simulated_time_s;
 }
 
+// Non-periodic MPI_Dims_create(P, 2) grids from 4 ranks: edge ranks skip missing neighbours,
+// and at 4 (2 x 2) every rank is a corner, so no rank of that count makes every call. Each
+// call must still land in the slot of its direction (north, south, ...) at every count.
+class MeshValidateTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MeshValidateTest, EdgeRanksAlignByDirectionFromFourRanks) {
+  const Case c = GetParam();
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 9, 16, 25}) sigs.push_back(testing::Analyze(c.make(n, {})));
+  const AppModel model = BuildModel(sigs);
+  // Every point-to-point slot talks in one direction: a stencil with one offset.
+  int p2p = 0;
+  for (const auto& phase : model.phases) {
+    for (const auto& slot : phase.slots) {
+      if (!IsPointToPoint(slot.kind) || !slot.peer) continue;
+      ++p2p;
+      EXPECT_EQ(slot.peer->family, patterns::Family::kStencil) << slot.Describe();
+      EXPECT_EQ(slot.peer->offsets.size(), 1u) << slot.Describe();
+    }
+  }
+  EXPECT_GE(p2p, 4) << DescribeModel(model);
+  for (int target : {36, 49}) {
+    testing::MemoryTrace real(c.make(target, {}));
+    const Validation v = ValidateAgainst(sigs, real, TestMachine());
+    EXPECT_EQ(v.count, target);
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << c.name << " at " << target;
+    EXPECT_LT(v.bytes_error, 0.02) << c.name << " at " << target;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(NonPeriodic, MeshValidateTest,
+                         ::testing::Values(Case{"halo", testing::MeshHalo},
+                                           Case{"sweeps", testing::MeshSweeps}),
+                         [](const auto& param_info) { return std::string(param_info.param.name); });
+
 // A loop that pre-posts the next iteration's receive: the synthesized run must stay matched.
 TEST(ValidateGrowingTest, PrePostedReceiveStaysMatched) {
   std::vector<phases::Signature> sigs;

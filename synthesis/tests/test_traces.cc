@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "pas2p/patterns/grid.h"
 #include "pas2p/phases/analyze.h"
 
 namespace pas2p::synthesis::testing {
@@ -219,6 +220,113 @@ TraceData PrePostedStencil(int nprocs, const AppParams& p) {
         early = next++;
         ev.push_back(MakeIrecv(north, 11, bytes, early));  // the next iteration's
       }
+    }
+  }
+  End(&d);
+  return d;
+}
+
+}  // namespace pas2p::synthesis::testing
+
+namespace pas2p::synthesis::testing {
+
+namespace {
+
+// A rank's place on the MPI_Dims_create(P, 2) grid {rows, cols}, row-major, and its
+// neighbours (-1 on the edge).
+struct MeshPlace {
+  int rows = 1, cols = 1, row = 0, col = 0;
+  int north = -1, south = -1, west = -1, east = -1;
+};
+
+MeshPlace PlaceOnMesh(int nprocs, int r) {
+  const auto dims = patterns::DimsCreate(nprocs, 2);
+  MeshPlace m;
+  m.rows = static_cast<int>(dims[0]);
+  m.cols = static_cast<int>(dims[1]);
+  m.row = r / m.cols;
+  m.col = r % m.cols;
+  if (m.row > 0) m.north = r - m.cols;
+  if (m.row < m.rows - 1) m.south = r + m.cols;
+  if (m.col > 0) m.west = r - 1;
+  if (m.col < m.cols - 1) m.east = r + 1;
+  return m;
+}
+
+Event SplitEvent(CommId id, std::vector<std::int32_t> members) {
+  Event split;
+  split.kind = EventKind::kCommCreate;
+  split.comm = kCommWorld;
+  split.new_comm = id;
+  split.value = static_cast<std::int64_t>(CommOrigin::kSplit);
+  split.members = std::move(members);
+  return split;
+}
+
+}  // namespace
+
+TraceData MeshHalo(int nprocs, const AppParams& p) {
+  TraceData d = Begin("mesh_halo", nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const MeshPlace m = PlaceOnMesh(nprocs, r);
+    // North/south carry the block's width, west/east its height.
+    const auto ns_bytes = static_cast<std::uint64_t>(8 * p.domain / m.cols);
+    const auto we_bytes = static_cast<std::uint64_t>(8 * p.domain / m.rows);
+    auto& ev = d.ranks[r];
+    const CommId row_comm = 1000 + m.row, col_comm = 2000 + m.col;
+    std::vector<std::int32_t> row_members, col_members;
+    for (int c = 0; c < m.cols; ++c) row_members.push_back(m.row * m.cols + c);
+    for (int q = 0; q < m.rows; ++q) col_members.push_back(q * m.cols + m.col);
+    ev.push_back(SplitEvent(row_comm, row_members));
+    ev.push_back(SplitEvent(col_comm, col_members));
+    const int peers[4] = {m.north, m.south, m.west, m.east};
+    const std::uint64_t bytes[4] = {ns_bytes, ns_bytes, we_bytes, we_bytes};
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      std::vector<RequestId> reqs;
+      for (int k = 0; k < 4; ++k) {
+        if (peers[k] < 0) continue;
+        reqs.push_back(next++);
+        ev.push_back(MakeIrecv(peers[k], 7, bytes[k], reqs.back()));
+      }
+      for (int k = 0; k < 4; ++k) {
+        if (peers[k] < 0) continue;
+        reqs.push_back(next++);
+        ev.push_back(MakeIsend(peers[k], 7, bytes[k], reqs.back()));
+      }
+      ev.push_back(MakeWaitall(reqs));
+      ev.push_back(MakeCompute(cpu / 4));
+      ev.push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
+      ev.push_back(MakeCompute(cpu / 4));
+      ev.push_back(MakeCollective(EventKind::kAllreduce, 8, 8, kNoRank, row_comm));
+      ev.push_back(MakeCollective(EventKind::kAllreduce, 8, 8, kNoRank, col_comm));
+    }
+  }
+  End(&d);
+  return d;
+}
+
+TraceData MeshSweeps(int nprocs, const AppParams& p) {
+  TraceData d = Begin("mesh_sweeps", nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const MeshPlace m = PlaceOnMesh(nprocs, r);
+    const auto ns_bytes = static_cast<std::uint64_t>(8 * p.domain / m.cols);
+    const auto we_bytes = static_cast<std::uint64_t>(8 * p.domain / m.rows);
+    auto& ev = d.ranks[r];
+    for (int it = 0; it < p.iterations; ++it) {
+      if (m.north >= 0) ev.push_back(MakeRecv(m.north, 1, ns_bytes));
+      if (m.west >= 0) ev.push_back(MakeRecv(m.west, 1, we_bytes));
+      ev.push_back(MakeCompute(cpu));
+      if (m.south >= 0) ev.push_back(MakeSend(m.south, 1, ns_bytes));
+      if (m.east >= 0) ev.push_back(MakeSend(m.east, 1, we_bytes));
+      if (m.south >= 0) ev.push_back(MakeRecv(m.south, 2, ns_bytes));
+      if (m.east >= 0) ev.push_back(MakeRecv(m.east, 2, we_bytes));
+      ev.push_back(MakeCompute(cpu));
+      if (m.north >= 0) ev.push_back(MakeSend(m.north, 2, ns_bytes));
+      if (m.west >= 0) ev.push_back(MakeSend(m.west, 2, we_bytes));
     }
   }
   End(&d);

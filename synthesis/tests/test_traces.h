@@ -42,6 +42,16 @@ TraceData Butterfly(int nprocs, const AppParams& p = {});
 // starts or ends with a receive that another iteration completes.
 TraceData PrePostedStencil(int nprocs, const AppParams& p = {});
 
+// CG-like halo on a NON-periodic MPI_Dims_create(P, 2) grid (any P): irecv from the north,
+// south, west and east neighbours that exist, isend to them in the same order, waitall; then
+// an allreduce on the world and one on the row and one on the column communicator
+// (MPI_Comm_split). Edge ranks make fewer calls, and at 4 ranks (2 x 2) no rank has all four.
+TraceData MeshHalo(int nprocs, const AppParams& p = {});
+// LU-like forward and backward sweeps on a NON-periodic MPI_Dims_create(P, 2) grid: recv from
+// north then west, send to south then east (tag 1); recv from south then east, send to north
+// then west (tag 2). Blocking calls; edge ranks skip the missing neighbours.
+TraceData MeshSweeps(int nprocs, const AppParams& p = {});
+
 phases::Signature Analyze(const TraceData& data);
 
 }  // namespace pas2p::synthesis::testing
