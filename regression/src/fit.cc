@@ -503,6 +503,21 @@ std::vector<std::array<int, 2>> Options::DefaultExponents() {
   return out;
 }
 
+namespace {
+
+// True when the curve stays above zero from `p_max` on (checked at p_max x 2^k up to ~10^15
+// x p_max: every term is monotone in P far out, so a sign change shows up on this grid).
+bool PositiveBeyond(const Curve& curve, double p_max) {
+  double p = p_max;
+  for (int k = 0; k <= 50; ++k, p *= 2) {
+    const double v = curve.Evaluate(p);
+    if (!(v > 0)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 bool Options::IsValid(std::string* error) const {
   auto fail = [&](const std::string& message) {
     if (error != nullptr) *error = message;
@@ -627,6 +642,8 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
   };
   std::vector<int> all(n);
   std::iota(all.begin(), all.end(), 0);
+  const bool positive = options.positive && std::all_of(sorted.begin(), sorted.end(),
+                                                        [](const Point& q) { return q.y > 0; });
   std::vector<CandidateScore> candidates;
   double best_score = kInf;
   auto score_forms = [&](bool free_laws) {
@@ -637,6 +654,7 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
       if (!FitOn(form, data, all, options, nullptr, &curve)) continue;
       const double fit_error = FitError(curve, data);
       if (!std::isfinite(fit_error)) continue;
+      if (positive && !PositiveBeyond(curve, sorted.back().p)) continue;
       candidates.push_back({std::move(curve), kInf, fit_error, kInf, true});
     }
     std::vector<int> order(candidates.size() - begin);

@@ -456,3 +456,36 @@ TEST(FitCurve, RefitsAGivenFormWithAWarmStart) {
 
 }  // namespace
 }  // namespace pas2p::regression
+
+namespace pas2p::regression {
+namespace {
+
+// A falling series that one normal form fits exactly but that form crosses zero beyond the
+// traced counts (stencil2d_f's halo compute burst at 4, 9, 16 ranks: 4.718e6 - 2.042e6 P^(1/4)
+// ns gives -0.68 ms at 49 ranks). Options::positive keeps such candidates out for quantities
+// that cannot be negative (CPU time), so the extrapolation stays positive and falling.
+TEST(PositiveQuantity, NoCandidateCrossesZeroBeyondTheTrainingCounts) {
+  std::vector<Point> points;
+  for (double p : {4.0, 9.0, 16.0}) points.push_back({p, 4.718e6 - 2.042e6 * std::pow(p, 0.25)});
+  const FittedModel free_fit = Fit(points, {}, "CPU ns");
+  EXPECT_LT(free_fit.Evaluate(49), 0) << "the unconstrained fit is expected to cross zero";
+  Options options;
+  options.positive = true;
+  const FittedModel kept = Fit(points, options, "CPU ns");
+  for (double p : {16.0, 49.0, 1024.0, 1048576.0}) {
+    EXPECT_GT(kept.Evaluate(p), 0) << "at P = " << p << ": " << kept.Describe("CPU ns", p);
+  }
+  EXPECT_LT(kept.Evaluate(49), kept.Evaluate(16)) << "still falling with P";
+  // Identical input and options give the identical model.
+  EXPECT_EQ(Fit(points, options, "CPU ns").curve.coefficients, kept.curve.coefficients);
+}
+
+TEST(PositiveQuantity, DataThatIsNotPositiveIsFittedAsBefore) {
+  const std::vector<Point> points = {{4, 3}, {9, 1}, {16, -1}, {25, -3}};
+  Options options;
+  options.positive = true;
+  EXPECT_EQ(Fit(points, options, "y").curve.coefficients, Fit(points, {}, "y").curve.coefficients);
+}
+
+}  // namespace
+}  // namespace pas2p::regression

@@ -360,6 +360,9 @@ Quantity FitQuantity(const std::vector<regression::Point>& points, const std::st
     options.max_log_exponent = 1;
     options.power_exponent_bound = 1;
     options.use_exponentials = false;
+    // A CPU time or instruction count is positive: no candidate that crosses zero beyond the
+    // traced counts (c0 - c1 P^(1/4) fitted to a falling series predicts 0 s at 49 ranks).
+    options.positive = true;
   }
   q.model = regression::Fit(points, options, what);
   // The total over P ranks may scale more simply (a fixed domain split P ways).

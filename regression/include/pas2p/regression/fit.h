@@ -49,6 +49,11 @@ struct Options {
   bool use_normal_forms = true;
   bool use_power_laws = true;    // a·P^b and a·P^b + c (Ceres)
   bool use_exponentials = true;  // a·exp(b·P) and a·exp(b·P) + c (Ceres)
+  // The quantity is positive at every count (a CPU time, a size): candidates that reach zero
+  // or below anywhere from the largest training count on (c0 − c1·P^i with c1, i > 0 fitted
+  // to a decreasing series crosses zero at a finite P) are not tried, so extrapolation never
+  // predicts a non-positive value from positive data.
+  bool positive = false;
   // Never more parameters than this (on top of the n − 1 rule). 3 is the most any candidate has.
   int max_parameters = 3;
 
