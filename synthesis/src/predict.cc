@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "pas2p/core/error.h"
+#include "pas2p/phases/analyze.h"
+#include "pas2p/phases/correspondence.h"
 #include "pas2p/simulator/engine.h"
 #include "pas2p/synthesis/synthesize.h"
 
@@ -484,9 +486,80 @@ double RelError(double predicted, double real) {
 
 namespace {
 
+// Per phase of the model: the predicted compute and time at the real run's count, and the
+// real run's compute in the phase that corresponds to it (functional similarity over the
+// training signatures and the real one).
+void ComparePhases(const AppModel& model, const std::vector<phases::Signature>& training,
+                   const phases::Signature& real, const Prediction& pred, Validation* v) {
+  const std::int64_t n = v->count;
+  std::map<int, double> predicted_time;
+  for (const auto& row : pred.phases) predicted_time[row.phase] = row.total_s;
+  // Model phase -> the real signature's phase id.
+  std::map<int, int> real_id;
+  try {
+    std::vector<phases::Signature> all = training;
+    all.push_back(real);
+    const phases::Correspondence corr = phases::CorrespondPhases(all);
+    std::size_t first = all.size();
+    for (std::size_t i = 0; i + 1 < all.size(); ++i) {
+      if (!model.counts.empty() && all[i].nprocs == model.counts.front()) first = i;
+    }
+    for (const PhaseModel& pm : model.phases) {
+      if (first == all.size() || pm.ids.empty()) break;
+      for (const auto& g : corr.groups) {
+        if (g.phase_ids[first] == pm.ids.front() && g.phase_ids.back() >= 0) {
+          real_id[pm.index] = g.phase_ids.back();
+          break;
+        }
+      }
+    }
+  } catch (const UserError& e) {
+    v->phases_note = std::string("the real run's phases were not matched: ") + e.what();
+  }
+  const double total_wall = real.traced_time_s;
+  for (const auto& [ph, reps] : model.sequence) {
+    if (std::any_of(v->phases.begin(), v->phases.end(),
+                    [ph = ph](const PhaseCheck& c) { return c.phase == ph; })) {
+      continue;
+    }
+    const PhaseModel& pm = model.phases[static_cast<std::size_t>(ph)];
+    PhaseCheck c;
+    c.phase = ph;
+    c.description = DescribePhaseAt(pm, n);
+    c.weight = pm.weight.At(static_cast<double>(n));
+    SynthOptions o;
+    o.only_phase = ph;
+    o.repetitions = 1;
+    SynthesizedTrace one(model, n, o);
+    std::int64_t cpu = 0;
+    for (int r = 0; r < n; ++r) {
+      auto source = one.OpenRank(r);
+      Event e;
+      while (source->Next(&e)) {
+        if (e.kind == EventKind::kCompute) cpu += e.cpu_ns;
+      }
+    }
+    c.predicted_compute_s = static_cast<double>(cpu) * 1e-9 * c.weight;
+    c.predicted_time_s = predicted_time.count(ph) ? predicted_time[ph] : 0;
+    if (auto it = real_id.find(ph); it != real_id.end()) {
+      if (const phases::Phase* rp = real.FindPhase(it->second)) {
+        double sum = 0;
+        for (const auto& rk : rp->ranks) sum += rk.compute.cpu_ns.mean * rk.weight;
+        c.real_weight = rp->weight;
+        c.real_compute_s = sum * 1e-9;
+        c.compute_error = RelError(c.predicted_compute_s, c.real_compute_s);
+        c.real_traced_share = total_wall > 0 ? rp->total_time_s / total_wall : 0;
+      }
+    }
+    v->phases.push_back(std::move(c));
+  }
+}
+
 // Predicts `real`'s count from `model` and compares.
 Validation CompareWithReal(const AppModel& model, const TraceSource& real,
-                           const sim::Machine& machine, const PredictOptions& options) {
+                           const sim::Machine& machine, const PredictOptions& options,
+                           const std::vector<phases::Signature>& training,
+                           const phases::Signature& real_signature) {
   const auto held_out = static_cast<std::int64_t>(real.nprocs());
   Validation v;
   v.count = held_out;
@@ -519,6 +592,7 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   v.predicted_compute_s = static_cast<double>(synth_cpu) * 1e-9;
   v.compute_error = RelError(v.predicted_compute_s, v.real_compute_s);
   v.time_error = RelError(v.predicted_time_s, v.real_simulated_time_s);
+  ComparePhases(model, training, real_signature, pred, &v);
   return v;
 }
 
@@ -541,13 +615,15 @@ Validation Validate(const std::vector<phases::Signature>& signatures, const Trac
   std::sort(training.begin(), training.end(),
             [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
   const int held_out = training.back().nprocs;
+  const phases::Signature real_signature = training.back();
   training.pop_back();
   if (real.nprocs() != held_out) {
     throw UserError("the real trace " + real.description() + " has " +
                     std::to_string(real.nprocs()) + " processes, the largest count is " +
                     std::to_string(held_out));
   }
-  return CompareWithReal(BuildModel(std::move(training)), real, machine, options);
+  const AppModel model = BuildModel(training);
+  return CompareWithReal(model, real, machine, options, training, real_signature);
 }
 
 Validation ValidateAgainst(const std::vector<phases::Signature>& training, const TraceSource& real,
@@ -571,7 +647,9 @@ Validation ValidateAgainst(const std::vector<phases::Signature>& training, const
                     "at a larger count, or plain `pas2p validate` (which leaves the largest "
                     "count out)");
   }
-  Validation v = CompareWithReal(BuildModel(training), real, machine, options);
+  const phases::Signature real_signature = phases::AnalyzeTrace(real);
+  Validation v =
+      CompareWithReal(BuildModel(training), real, machine, options, training, real_signature);
   v.held_out_trace = origin;
   return v;
 }
@@ -598,6 +676,30 @@ std::string FormatValidation(const Validation& v, const std::string& application
                 "  time_error     %7.2f%%  (predicted %.6g s, simulated real trace %.6g s)\n",
                 100 * v.time_error, v.predicted_time_s, v.real_simulated_time_s);
   out << line;
+  if (!v.phases.empty()) {
+    out << "per phase (CPU summed over ranks and occurrences; predicted time = the phase's part "
+           "of the prediction; traced share = of the real run's wall time):\n";
+    std::snprintf(line, sizeof line, "  %-5s %9s %9s %12s %12s %8s %12s %8s  %s\n", "phase",
+                  "weight", "real", "CPU pred", "CPU real", "error", "time pred", "traced",
+                  "what it does");
+    out << line;
+    for (const PhaseCheck& c : v.phases) {
+      char real_w[32] = "-", real_cpu[32] = "-", err[32] = "-", share[32] = "-";
+      if (c.real_weight >= 0) std::snprintf(real_w, sizeof real_w, "%.6g", c.real_weight);
+      if (c.real_compute_s >= 0)
+        std::snprintf(real_cpu, sizeof real_cpu, "%.6g s", c.real_compute_s);
+      if (c.compute_error >= 0) std::snprintf(err, sizeof err, "%.1f%%", 100 * c.compute_error);
+      if (c.real_traced_share >= 0)
+        std::snprintf(share, sizeof share, "%.1f%%", 100 * c.real_traced_share);
+      char pred_cpu[32];
+      std::snprintf(pred_cpu, sizeof pred_cpu, "%.6g s", c.predicted_compute_s);
+      std::snprintf(line, sizeof line, "  %-5d %9.6g %9s %12s %12s %8s %12s %8s  %s\n", c.phase,
+                    c.weight, real_w, pred_cpu, real_cpu, err, Seconds(c.predicted_time_s).c_str(),
+                    share, c.description.c_str());
+      out << line;
+    }
+  }
+  if (!v.phases_note.empty()) out << "  note: " << v.phases_note << "\n";
   return out.str();
 }
 
@@ -617,6 +719,21 @@ std::string ValidationToJson(const Validation& v, const std::string& application
          {"real_bytes", v.real_bytes},
          {"predicted_compute_s", v.predicted_compute_s},
          {"real_compute_s", v.real_compute_s}};
+  json phases = json::array();
+  auto or_null = [](double x) { return x >= 0 ? json(x) : json(nullptr); };
+  for (const PhaseCheck& c : v.phases) {
+    phases.push_back(json{{"phase", c.phase},
+                          {"description", c.description},
+                          {"weight", c.weight},
+                          {"real_weight", or_null(c.real_weight)},
+                          {"predicted_compute_s", c.predicted_compute_s},
+                          {"real_compute_s", or_null(c.real_compute_s)},
+                          {"compute_error", or_null(c.compute_error)},
+                          {"predicted_time_s", c.predicted_time_s},
+                          {"real_traced_share", or_null(c.real_traced_share)}});
+  }
+  j["phases"] = phases;
+  j["phases_note"] = v.phases_note;
   return j.dump(2) + "\n";
 }
 

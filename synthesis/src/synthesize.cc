@@ -23,6 +23,9 @@ struct SynthesizedTrace::SlotAt {
   std::int64_t instructions = kNotMeasured;
   std::uint64_t id = 0;  // (phase, slot) as one number, for the spread's random stream
   double spread_between = 0, spread_within = 0;
+  // 1 / the mean of max(0, 1 + spread x z) (a spread over ~0.3 clips the factor at 0, which
+  // raises its mean: 1.9 for a spread of 3.4), so the spread keeps the model's mean compute.
+  double between_norm = 1, within_norm = 1;
   struct ClassValues {
     std::vector<std::uint64_t> bits;  // the mask as SynthRank's bit words
     std::int64_t cpu_ns = 0;
@@ -61,6 +64,25 @@ double Normalish(std::uint64_t key) {
     sum += static_cast<double>(key >> 11) * 0x1.0p-53;
   }
   return (sum - 2.0) * std::sqrt(3.0);  // variance of the sum of 4 uniforms is 1/3
+}
+
+// 1 / E[max(0, 1 + spread x z)] for z = Normalish's variable ((U1 + .. + U4 - 2) sqrt 3, the
+// Irwin-Hall density of 4 uniforms), by the midpoint rule: deterministic, and exact enough.
+double ClippedFactorNorm(double spread) {
+  if (spread <= 0) return 1;
+  constexpr int kSteps = 4000;
+  double mean = 0;
+  for (int i = 0; i < kSteps; ++i) {
+    const double x = 4.0 * (i + 0.5) / kSteps;  // the sum of the 4 uniforms
+    double density = 0;
+    for (int k = 0; k <= static_cast<int>(x); ++k) {
+      static constexpr double kChoose[] = {1, 4, 6, 4, 1};
+      density += (k % 2 ? -1 : 1) * kChoose[k] * (x - k) * (x - k) * (x - k);
+    }
+    density /= 6;
+    mean += std::max(0.0, 1 + spread * (x - 2.0) * std::sqrt(3.0)) * density * (4.0 / kSteps);
+  }
+  return mean > 0 ? 1 / mean : 1;
 }
 
 struct PendingRequest {
@@ -139,10 +161,12 @@ class SynthRank : public RankEventSource {
       PrepareCalls();
       if (cpu > 0 && (cur_->spread_between > 0 || cur_->spread_within > 0)) {
         const std::uint64_t key = SplitMix(cur_->id ^ SplitMix(static_cast<std::uint64_t>(rank_)));
-        const double factor = 1 + cur_->spread_between * Normalish(key) +
-                              cur_->spread_within * Normalish(key ^ SplitMix(occurrence_));
-        cpu = static_cast<std::int64_t>(
-            std::llround(static_cast<double>(cpu) * std::max(0.0, factor)));
+        const double between =
+            std::max(0.0, 1 + cur_->spread_between * Normalish(key)) * cur_->between_norm;
+        const double within =
+            std::max(0.0, 1 + cur_->spread_within * Normalish(key ^ SplitMix(occurrence_))) *
+            cur_->within_norm;
+        cpu = static_cast<std::int64_t>(std::llround(static_cast<double>(cpu) * between * within));
       }
       if (cpu > 0 || ins > 0) {
         *event = MakeCompute(cpu, ins);
@@ -462,6 +486,8 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       if (options_.spread) {
         at.spread_between = sm.cpu_spread_between;
         at.spread_within = sm.cpu_spread_within;
+        at.between_norm = ClippedFactorNorm(at.spread_between);
+        at.within_norm = ClippedFactorNorm(at.spread_within);
       }
       if (sm.peer) at.peer.emplace(sm.peer->At(nprocs));
       if (sm.recv_peer) at.recv_peer.emplace(sm.recv_peer->At(nprocs));

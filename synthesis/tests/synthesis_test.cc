@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "pas2p/synthesis/model.h"
+#include "pas2p/synthesis/predict.h"
 #include "pas2p/synthesis/synthesize.h"
 #include "test_traces.h"
 
@@ -126,6 +127,75 @@ TEST(SynthesisTest, ModelJsonRoundTripGivesTheSameTrace) {
     }
     EXPECT_FALSE(sb->Next(&eb));
   }
+}
+
+// Total CPU of a trace over every rank (ns).
+double TotalCpuNs(const TraceSource& trace) {
+  double sum = 0;
+  for (int r = 0; r < trace.nprocs(); ++r) {
+    auto source = trace.OpenRank(r);
+    Event e;
+    while (source->Next(&e)) {
+      if (e.kind == EventKind::kCompute) sum += static_cast<double>(e.cpu_ns);
+    }
+  }
+  return sum;
+}
+
+// The traced spread of bursts is reproduced with factors max(0, 1 + spread x z); a spread
+// over ~0.3 clips them at 0, which used to raise the mean compute (a spread of 2 gave 1.4x
+// the model's CPU time). The factors are now normalised so the spread keeps the mean.
+TEST(SynthesisTest, LargeBurstSpreadKeepsTheModelsMeanCompute) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
+  AppModel model = BuildModel(sigs);
+  for (auto& ph : model.phases) {
+    for (auto& s : ph.slots) {
+      s.cpu_spread_between = 0.2;
+      s.cpu_spread_within = 2.0;
+    }
+  }
+  SynthOptions flat;
+  flat.spread = false;
+  const double plain = TotalCpuNs(SynthesizedTrace(model, 256, flat));
+  const SynthesizedTrace spread(model, 256);
+  const double noisy = TotalCpuNs(spread);
+  ASSERT_GT(plain, 0);
+  EXPECT_NEAR(noisy / plain, 1.0, 0.05) << "plain " << plain << " ns, with spread " << noisy;
+  EXPECT_EQ(TotalCpuNs(SynthesizedTrace(model, 256)), noisy) << "deterministic";
+}
+
+// validate breaks the comparison down per phase: the predicted CPU time of each phase beside
+// the real run's CPU time in the phase that corresponds to it, and the phase's part of the
+// predicted time; the per-phase CPU adds up to the run's.
+TEST(SynthesisTest, ValidationReportsComputeAndTimePerPhase) {
+  sim::Machine machine;
+  machine.name = "test";
+  machine.nodes = 0;
+  machine.cpus_per_node = 4;
+  machine.inter_latency_s = 2e-6;
+  machine.inter_bandwidth_Bps = 5e9;
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
+  testing::MemoryTrace real(testing::TorusStencil(36));
+  const Validation v = Validate(sigs, real, machine);
+  ASSERT_FALSE(v.phases.empty());
+  EXPECT_TRUE(v.phases_note.empty()) << v.phases_note;
+  double cpu = 0, time = 0;
+  for (const PhaseCheck& c : v.phases) {
+    EXPECT_GE(c.real_compute_s, 0) << "phase " << c.phase << " has no real counterpart";
+    EXPECT_DOUBLE_EQ(c.real_weight, c.weight) << "phase " << c.phase;
+    EXPECT_LT(c.compute_error, 0.02) << "phase " << c.phase << ": predicted "
+                                     << c.predicted_compute_s << " s, real " << c.real_compute_s;
+    cpu += c.predicted_compute_s;
+    time += c.predicted_time_s;
+  }
+  EXPECT_NEAR(cpu, v.predicted_compute_s, 0.01 * v.predicted_compute_s);
+  EXPECT_GT(time, 0);
+  const std::string json = ValidationToJson(v, "torus");
+  EXPECT_NE(json.find("\"phases\""), std::string::npos);
+  EXPECT_NE(FormatValidation(v, "torus").find("per phase"), std::string::npos);
+  EXPECT_EQ(ValidationToJson(Validate(sigs, real, machine), "torus"), json) << "deterministic";
 }
 
 }  // namespace

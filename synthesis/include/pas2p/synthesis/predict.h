@@ -98,6 +98,21 @@ std::string SweepToJson(const Sweep& sweep);
 
 // Validation: train on every signature but the one of the largest count, predict that count
 // and compare with its real trace.
+// One phase of a validation: where the prediction's compute and time go, beside the real
+// run's compute in the same phase (the real trace's signature, matched by functional
+// similarity). CPU seconds are summed over the ranks and occurrences of the phase.
+struct PhaseCheck {
+  int phase = 0;  // index into AppModel::phases
+  std::string description;
+  double weight = 0;               // predicted occurrences
+  double real_weight = -1;         // occurrences in the real run (-1: no matching phase)
+  double predicted_compute_s = 0;  // CPU, all ranks and occurrences
+  double real_compute_s = -1;      // -1: no matching phase in the real run
+  double compute_error = -1;       // |predicted - real| / real, -1 when not compared
+  double predicted_time_s = 0;     // the phase's share of the predicted time (Predict's total)
+  double real_traced_share = -1;   // the phase's share of the real run's traced wall time
+};
+
 struct Validation {
   std::int64_t count = 0;      // the held-out count
   std::string held_out_trace;  // ValidateAgainst: the trace compared with (empty otherwise)
@@ -111,6 +126,8 @@ struct Validation {
   double real_simulated_time_s = 0;
   std::uint64_t real_bytes = 0, predicted_bytes = 0;
   double real_compute_s = 0, predicted_compute_s = 0;
+  std::vector<PhaseCheck> phases;  // per modelled phase, in model order
+  std::string phases_note;         // why the real run's phases could not be matched, if so
 };
 
 // `real` is the trace at the largest count; `signatures` include its signature (it is left
