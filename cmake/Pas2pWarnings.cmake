@@ -37,5 +37,12 @@ function(pas2p_add_test)
   if(NOT T_LABELS)
     set(T_LABELS unit)
   endif()
-  gtest_discover_tests(${T_NAME} PROPERTIES LABELS "${T_LABELS}" DISCOVERY_TIMEOUT 60)
+  set(props LABELS "${T_LABELS}")
+  if(PAS2P_SANITIZE)
+    # Open MPI keeps what MPI_Init allocates until exit; suppress those leaks only (full
+    # unwinding, so that a leak is attributed to the library that made it).
+    list(APPEND props ENVIRONMENT
+         "LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/cmake/lsan-mpi.supp:fast_unwind_on_malloc=0:print_suppressions=0")
+  endif()
+  gtest_discover_tests(${T_NAME} PROPERTIES ${props} DISCOVERY_TIMEOUT 60)
 endfunction()
