@@ -97,6 +97,9 @@ std::string NameStencil(const GeneralEquation& eq) {
   }
   if (all_periodic) return "torus";
   if (any_periodic) return "partially periodic mesh";
+  // One neighbour on an open grid (the north receive of a halo exchange): a shift, not a
+  // wavefront, which needs offsets along several dimensions.
+  if (eq.offsets.size() == 1) return "mesh shift";
   if (all_nonneg || all_nonpos) return "wavefront";
   return "mesh";
 }
