@@ -527,9 +527,10 @@ void ComparePhases(const AppModel& model, const std::vector<phases::Signature>& 
     c.phase = ph;
     c.description = DescribePhaseAt(pm, n);
     c.weight = pm.weight.At(static_cast<double>(n));
+    // Up to 64 occurrences (the bursts' spread averages out), scaled to the weight.
     SynthOptions o;
     o.only_phase = ph;
-    o.repetitions = 1;
+    o.repetitions = std::clamp<std::int64_t>(std::llround(c.weight), 1, 64);
     SynthesizedTrace one(model, n, o);
     std::int64_t cpu = 0;
     for (int r = 0; r < n; ++r) {
@@ -539,7 +540,8 @@ void ComparePhases(const AppModel& model, const std::vector<phases::Signature>& 
         if (e.kind == EventKind::kCompute) cpu += e.cpu_ns;
       }
     }
-    c.predicted_compute_s = static_cast<double>(cpu) * 1e-9 * c.weight;
+    c.predicted_compute_s =
+        static_cast<double>(cpu) * 1e-9 * c.weight / static_cast<double>(o.repetitions);
     c.predicted_time_s = predicted_time.count(ph) ? predicted_time[ph] : 0;
     if (auto it = real_id.find(ph); it != real_id.end()) {
       if (const phases::Phase* rp = real.FindPhase(it->second)) {
