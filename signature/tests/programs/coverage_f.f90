@@ -6,7 +6,9 @@ program coverage_f
   use mpi
   implicit none
   integer :: rank, nprocs, i, it, count, ierr, left, right, one, total, row_value
-  integer :: sbuf(4), rbuf(4), probed(8)
+  ! ASYNCHRONOUS: non-blocking calls write these after the call that names them returns;
+  ! without it an optimising compiler may keep stale copies across MPI_Wait (Release builds).
+  integer, asynchronous :: sbuf(4), rbuf(4), probed(8)
   integer :: ring(2), sync_pair(2), st(MPI_STATUS_SIZE), stats(MPI_STATUS_SIZE, 2)
   integer :: world_group, even_group, even, cart, row, message, matched, freed
   integer :: dims(2), evens(2)
