@@ -22,24 +22,11 @@ struct PredictCliOptions {
   bool allow_idle = false;
 };
 
-synthesis::AppModel LoadModelFromArgs(const std::vector<std::string>& args) {
-  if (args.size() == 1 && std::filesystem::is_regular_file(args[0])) {
-    std::FILE* f = std::fopen(args[0].c_str(), "rb");
-    char head[512] = {0};
-    const std::size_t n = f ? std::fread(head, 1, sizeof head - 1, f) : 0;
-    if (f) std::fclose(f);
-    if (std::string(head, n).find("pas2p-model") != std::string::npos) {
-      return synthesis::LoadModel(args[0]);
-    }
-  }
-  return synthesis::BuildModel(synthesis::LoadSignatures(synthesis::ExpandTraceArgs(args)));
-}
-
 void RunPredict(const PredictCliOptions& o) {
   if (o.target == 0 && o.sweep.empty()) throw UserError("give --target N or --sweep A:B");
   std::string machine_path;
   const sim::Machine machine = synthesis::LoadMachineOrDefault(o.machine, &machine_path);
-  const synthesis::AppModel model = LoadModelFromArgs(o.inputs);
+  const synthesis::AppModel model = synthesis::ModelFromArgs(o.inputs);
   synthesis::PredictOptions po;
   po.allow_idle = o.allow_idle;
   if (!o.sweep.empty()) {

@@ -19,22 +19,9 @@ struct SynthesizeOptions {
   double flops_per_second = 1e9;
 };
 
-synthesis::AppModel ModelFromArgs(const std::vector<std::string>& args) {
-  if (args.size() == 1 && std::filesystem::is_regular_file(args[0])) {
-    std::FILE* f = std::fopen(args[0].c_str(), "rb");
-    char head[512] = {0};
-    const std::size_t n = f ? std::fread(head, 1, sizeof head - 1, f) : 0;
-    if (f) std::fclose(f);
-    if (std::string(head, n).find("pas2p-model") != std::string::npos) {
-      return synthesis::LoadModel(args[0]);
-    }
-  }
-  return synthesis::BuildModel(synthesis::LoadSignatures(synthesis::ExpandTraceArgs(args)));
-}
-
 void RunSynthesize(const SynthesizeOptions& o) {
   if (o.target < 1) throw UserError("--target must be a positive process count");
-  const synthesis::AppModel model = ModelFromArgs(o.inputs);
+  const synthesis::AppModel model = synthesis::ModelFromArgs(o.inputs);
   synthesis::SynthesizedTrace trace(model, o.target);
   const std::string written =
       synthesis::WriteSynthesized(trace, o.out, o.format, o.flops_per_second);

@@ -1294,6 +1294,22 @@ bool AppModel::HasInstructions() const {
   return false;
 }
 
+namespace {
+
+// The counts the model can run at: the intersection of every equation's and communicator
+// rule's valid counts.
+void AddValidCounts(AppModel* model) {
+  for (const auto& p : model->phases) {
+    for (const auto& s : p.slots) {
+      if (s.peer) model->valid.Add(s.peer->valid);
+      if (s.recv_peer) model->valid.Add(s.recv_peer->valid);
+      if (s.communicator) model->valid.Add(s.communicator->valid);
+    }
+  }
+}
+
+}  // namespace
+
 AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOptions& options) {
   std::sort(signatures.begin(), signatures.end(),
             [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
@@ -1456,13 +1472,7 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
       append(f->second.first, reps * f->second.second);
     }
   }
-  for (const auto& p : model.phases) {
-    for (const auto& s : p.slots) {
-      if (s.peer) model.valid.Add(s.peer->valid);
-      if (s.recv_peer) model.valid.Add(s.recv_peer->valid);
-      if (s.communicator) model.valid.Add(s.communicator->valid);
-    }
-  }
+  AddValidCounts(&model);
   return model;
 }
 
@@ -1755,13 +1765,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
   } catch (const std::exception& e) {
     throw UserError(origin + ": malformed pas2p model: " + e.what());
   }
-  for (const auto& p : model.phases) {
-    for (const auto& s : p.slots) {
-      if (s.peer) model.valid.Add(s.peer->valid);
-      if (s.recv_peer) model.valid.Add(s.recv_peer->valid);
-      if (s.communicator) model.valid.Add(s.communicator->valid);
-    }
-  }
+  AddValidCounts(&model);
   return model;
 }
 

@@ -13,6 +13,7 @@
 #include "pas2p/phases/analyze.h"
 #include "pas2p/phases/signature.h"
 #include "pas2p/simulator/machine.h"
+#include "pas2p/synthesis/model.h"
 
 namespace pas2p::synthesis {
 
@@ -29,6 +30,11 @@ std::vector<TraceInput> ExpandTraceArgs(const std::vector<std::string>& args);
 std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inputs,
                                               const phases::AnalyzeOptions& options = {},
                                               std::vector<std::string>* progress = nullptr);
+
+// The model the prediction commands work from: one saved model file (`pas2p model --out`,
+// recognised by its "pas2p-model" format tag), or else the model built from the traces and
+// signatures the arguments name (ExpandTraceArgs, LoadSignatures, BuildModel).
+AppModel ModelFromArgs(const std::vector<std::string>& args);
 
 // The directory of shipped data (datasets/): $PAS2P_DATA_DIR if set, else found relative to
 // the running executable (<prefix>/share/pas2p, or the source tree the build came from).
