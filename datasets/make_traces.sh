@@ -41,8 +41,8 @@ trace() {  # trace APP COUNTS ARGS...
 }
 
 trace stencil2d    4,9,16,25,36    --iters 50
-trace stencil2d_f  4,9,16          --iters 50
-trace halo3d       4,9,16,25,36    --iters 30
+trace stencil2d_f  4,9,16,25,36    --iters 50
+trace halo3d       4,8,9,16,25,27,36 --iters 30
 trace butterfly    4,8,16,32,64    --iters 30
 trace transpose    4,9,16,25,36    --iters 16
 trace wavefront    4,9,16,25,36    --iters 8
