@@ -530,6 +530,27 @@ void FitFaceBytes(SlotModel* slot, const std::vector<regression::Point>& bytes,
   slot->face_recv_bytes = rcoef;
 }
 
+// The points a fitted quantity was fitted to, per rank (undoing the x P form).
+std::vector<regression::Point> TrainingPoints(const Quantity& q) {
+  std::vector<regression::Point> pts = q.model.training;
+  if (q.divided_by_p) {
+    for (auto& p : pts) p.y /= p.p;
+  }
+  return pts;
+}
+
+// FitFaceBytes again after the slot's equation changed (HarmonizeGrids).
+void RefitFaceBytes(SlotModel* slot) {
+  slot->face_dim = -1;
+  slot->face_bytes = slot->face_recv_bytes = 0;
+  if (!slot->bytes.present) return;
+  const bool sendrecv = slot->kind == EventKind::kSendrecv;
+  if (!sendrecv && !IsPointToPoint(slot->kind)) return;
+  FitFaceBytes(slot, TrainingPoints(slot->bytes),
+               sendrecv && slot->recv_bytes.present ? TrainingPoints(slot->recv_bytes)
+                                                    : std::vector<regression::Point>{});
+}
+
 // Builds one slot from its per-count data.
 SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& acc,
                     const std::vector<SlotCountData>& data, const std::vector<int>& counts,
@@ -809,6 +830,9 @@ void HarmonizeGrids(PhaseModel* pm) {
     }
     if (pick.size() != sides.size()) continue;
     for (std::size_t i = 0; i < sides.size(); ++i) *sides[i].eq = *pick[i];
+    // A face is measured against the grid's dimensions: the equation changed, so does the
+    // dimension a slot exchanges along (a 2-D fit's "dimension 1" is the 3-D grid's 2).
+    for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
     return;
   }
 }

@@ -1,0 +1,119 @@
+// The validation table of issue 5 over the bundled traces, as a guard: for every mini-app in
+// datasets/traces, `pas2p validate` (train on all counts but the largest, predict it) and the
+// held-out check (train on every bundled count, predict datasets/heldout/<app>/<app>.<N>) on
+// the default machine. Each row asserts the targets that row meets today, so a change that
+// loses one fails here; rows that do not meet a target yet say so in `kNotYet` (and the
+// closing note of the issue gives the figures). bench/validate_table.sh prints the table.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <ostream>
+#include <set>
+#include <string>
+
+#include "pas2p/core/trace.h"
+#include "pas2p/synthesis/inputs.h"
+#include "pas2p/synthesis/predict.h"
+
+namespace pas2p::synthesis {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Row {
+  std::string app;
+  bool held_out = false;
+};
+
+void PrintTo(const Row& row, std::ostream* os) {
+  *os << row.app << (row.held_out ? " held-out" : " leave-largest-out");
+}
+
+std::string RowName(const ::testing::TestParamInfo<Row>& info) {
+  return info.param.app + (info.param.held_out ? "_heldout" : "_largest");
+}
+
+// Targets not met yet, as "<app>/<check>/<target>" (check: largest or heldout; target:
+// peers, bytes). Everything else must meet peers 100% and bytes within 2%.
+const std::set<std::string> kNotYet = {
+    "transpose/heldout/bytes",  // alltoallv volume at 49: 3.1% (not divisible by the grid)
+    "wavefront/largest/peers",  // phase order is flat (forward x64, backward x64)
+    "wavefront/heldout/peers",
+    "masterworker/largest/runs",  // self-scheduled peers are not modelled
+    "masterworker/heldout/runs",
+};
+
+bool NotYet(const Row& row, const std::string& target) {
+  return kNotYet.count(row.app + "/" + (row.held_out ? "heldout" : "largest") + "/" + target) > 0;
+}
+
+fs::path Datasets() { return fs::path(PAS2P_SOURCE_DIR) / "datasets"; }
+
+std::vector<Row> Rows() {
+  std::vector<Row> rows;
+  std::vector<std::string> apps;
+  if (fs::is_directory(Datasets() / "traces")) {
+    for (const auto& e : fs::directory_iterator(Datasets() / "traces")) {
+      if (e.is_directory()) apps.push_back(e.path().filename().string());
+    }
+  }
+  std::sort(apps.begin(), apps.end());
+  for (const auto& app : apps) {
+    rows.push_back({app, false});
+    if (fs::is_directory(Datasets() / "heldout" / app)) rows.push_back({app, true});
+  }
+  return rows;
+}
+
+class BundledValidation : public ::testing::TestWithParam<Row> {};
+
+TEST_P(BundledValidation, MeetsTheTargetsItMet) {
+  const Row& row = GetParam();
+  const auto inputs = ExpandTraceArgs({(Datasets() / "traces" / row.app).string()});
+  const auto sigs = LoadSignatures(inputs);
+  std::string used;
+  const sim::Machine machine = LoadMachineOrDefault("", &used);
+  Validation v;
+  auto run = [&] {
+    if (row.held_out) {
+      std::vector<fs::path> held;
+      for (const auto& e : fs::directory_iterator(Datasets() / "heldout" / row.app)) {
+        held.push_back(e.path());
+      }
+      ASSERT_EQ(held.size(), 1u) << "one held-out run per app";
+      auto real = OpenTrace(held.front());
+      v = ValidateAgainst(sigs, *real, machine);
+    } else {
+      std::size_t largest = 0;
+      for (std::size_t i = 1; i < sigs.size(); ++i) {
+        if (sigs[i].nprocs > sigs[largest].nprocs) largest = i;
+      }
+      auto real = OpenTrace(inputs[largest].path);
+      v = Validate(sigs, *real, machine);
+    }
+  };
+  if (NotYet(row, "runs")) {
+    EXPECT_ANY_THROW(run()) << "now runs: take it out of kNotYet";
+    return;
+  }
+  ASSERT_NO_FATAL_FAILURE(run());
+  EXPECT_GT(v.real_bytes, 0u);
+  if (!NotYet(row, "peers")) {
+    EXPECT_EQ(v.pattern_match, 1.0) << "share of messages with the right peer";
+  } else {
+    EXPECT_LT(v.pattern_match, 1.0) << "now 100%: take it out of kNotYet";
+  }
+  if (!NotYet(row, "bytes")) {
+    EXPECT_LE(v.bytes_error, 0.02)
+        << "bytes: predicted " << v.predicted_bytes << ", real " << v.real_bytes;
+  }
+  // Time and compute are reported, not asserted: see bench/validate_table.sh.
+  EXPECT_GT(v.predicted_time_s, 0);
+  EXPECT_GT(v.real_simulated_time_s, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Bundle, BundledValidation, ::testing::ValuesIn(Rows()), RowName);
+
+}  // namespace
+}  // namespace pas2p::synthesis
