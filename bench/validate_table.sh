@@ -18,8 +18,8 @@ pas2p="$build/bin/pas2p"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 echo "load: $(uptime | sed 's/.*load average: //')"
-printf '%-13s %-18s %6s %10s %9s %9s %9s  %s\n' app check count pattern bytes compute time ok
-printf '%-13s %-18s %6s %10s %9s %9s %9s\n' "" "" "" "(100%)" "(<=2%)" "" "(<=5%)"
+printf '%-13s %-18s %6s %10s %9s %9s %9s %9s  %s\n' app check count pattern bytes compute time interval ok
+printf '%-13s %-18s %6s %10s %9s %9s %9s %9s\n' "" "" "" "(100%)" "(<=2%)" "" "(<=5%)" "(real in)"
 pass=0 total=0
 row() {  # app check args...
   local app="$1" check="$2"
@@ -31,9 +31,10 @@ import json, sys
 app, check, path = sys.argv[1:4]
 v = json.load(open(path))
 ok = v["pattern_match"] == 1.0 and v["bytes_error"] <= 0.02 and v["time_error"] <= 0.05
-print("%-13s %-18s %6d %9.2f%% %8.2f%% %8.2f%% %8.2f%%  %s" % (
+print("%-13s %-18s %6d %9.2f%% %8.2f%% %8.2f%% %8.2f%% %9s  %s" % (
     app, check, v["count"], 100 * v["pattern_match"], 100 * v["bytes_error"],
-    100 * v["compute_error"], 100 * v["time_error"], "yes" if ok else "no"))
+    100 * v["compute_error"], 100 * v["time_error"], "yes" if v["in_interval"] else "no",
+    "yes" if ok else "no"))
 sys.exit(0 if ok else 3)
 PY
     [ $? -eq 0 ] && pass=$((pass + 1))

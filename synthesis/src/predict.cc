@@ -571,6 +571,10 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   const Prediction pred = Predict(model, held_out, machine, o);
   v.predicted_time_s = pred.predicted_time_s;
   v.real_simulated_time_s = SimulateTime(real, machine, nullptr);
+  v.interval_low_s = pred.interval_low_s;
+  v.interval_high_s = pred.interval_high_s;
+  v.in_interval =
+      v.real_simulated_time_s >= v.interval_low_s && v.real_simulated_time_s <= v.interval_high_s;
 
   SynthesizedTrace synth(model, held_out);
   std::uint64_t matched = 0;
@@ -678,6 +682,13 @@ std::string FormatValidation(const Validation& v, const std::string& application
                 "  time_error     %7.2f%%  (predicted %.6g s, simulated real trace %.6g s)\n",
                 100 * v.time_error, v.predicted_time_s, v.real_simulated_time_s);
   out << line;
+  std::snprintf(line, sizeof line,
+                "  interval       [%.6g s, %.6g s]: the simulated real trace is %s it\n",
+                v.interval_low_s, v.interval_high_s,
+                v.in_interval                                ? "inside"
+                : v.real_simulated_time_s < v.interval_low_s ? "below"
+                                                             : "above");
+  out << line;
   if (!v.phases.empty()) {
     out << "per phase (CPU summed over ranks and occurrences; predicted time = the phase's part "
            "of the prediction; traced share = of the real run's wall time):\n";
@@ -717,6 +728,8 @@ std::string ValidationToJson(const Validation& v, const std::string& application
          {"time_error", v.time_error},
          {"predicted_time_s", v.predicted_time_s},
          {"real_simulated_time_s", v.real_simulated_time_s},
+         {"interval_s", json::array({v.interval_low_s, v.interval_high_s})},
+         {"in_interval", v.in_interval},
          {"predicted_bytes", v.predicted_bytes},
          {"real_bytes", v.real_bytes},
          {"predicted_compute_s", v.predicted_compute_s},

@@ -124,6 +124,10 @@ struct Validation {
   double time_error = 0;       // predicted time vs simulated real trace
   double predicted_time_s = 0;
   double real_simulated_time_s = 0;
+  // The prediction's interval (Prediction::interval_low_s/high_s) and whether the simulated
+  // real trace lies in it: how honest the interval is.
+  double interval_low_s = 0, interval_high_s = 0;
+  bool in_interval = false;
   std::uint64_t real_bytes = 0, predicted_bytes = 0;
   double real_compute_s = 0, predicted_compute_s = 0;
   std::vector<PhaseCheck> phases;  // per modelled phase, in model order
