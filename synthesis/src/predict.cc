@@ -98,7 +98,20 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
         grid.clear();  // not a valid count of this equation: no grid to show
       }
     }
-    if (s.communicator) grid = s.communicator->Describe();
+    if (s.communicator) {
+      // The rule in words without its valid-count clause (the prediction states those once),
+      // with the groups it makes at this count.
+      grid = s.communicator->Describe();
+      if (auto cut = grid.find("; valid counts"); cut != std::string::npos) grid.resize(cut);
+      try {
+        const auto at = s.communicator->At(nprocs);
+        const std::int64_t groups = at.NumGroups();
+        grid = std::to_string(groups) + (groups == 1 ? " group of " : " groups of ") +
+               std::to_string(at.GroupSize()) + " ranks (" + grid + ")";
+      } catch (const UserError&) {
+        // not a valid count of this rule: the rule alone
+      }
+    }
     const double bytes = s.BytesAt(nprocs);
     if (!runs.empty() && runs.back().kind == s.kind && runs.back().grid == grid &&
         std::fabs(runs.back().bytes - bytes) <= 0.5) {
@@ -112,9 +125,10 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
     const Run& r = runs[i];
     out << (i ? "; " : "") << r.calls << " " << EventKindName(r.kind);
     if (!r.grid.empty()) {
-      out << (r.grid.find(' ') != std::string::npos && std::isdigit(r.grid[0])
-                  ? " on a " + r.grid + " grid"
-                  : " on " + r.grid);
+      // A partners' grid ("7 x 7") or a communicator ("7 groups of 7 ranks (rows of ...)").
+      const bool extents = r.grid.find(" x ") != std::string::npos &&
+                           r.grid.find_first_not_of("0123456789 x") == std::string::npos;
+      out << (extents ? " on a " + r.grid + " grid" : " on " + r.grid);
     }
     if ((IsPointToPoint(r.kind) || IsCollective(r.kind)) && r.bytes > 0) {
       char buf[64];
@@ -266,10 +280,11 @@ std::string FormatPrediction(const Prediction& p, const std::string& machine_nam
                 "per occurrence", "total", "share", "what it does");
   out << line;
   for (const auto& r : p.phases) {
-    std::snprintf(line, sizeof line, "%-5d %10.6g %14s %14s %6.1f%%  %s%s\n", r.phase, r.weight,
+    // The description is appended, not formatted: it can be longer than any fixed buffer.
+    std::snprintf(line, sizeof line, "%-5d %10.6g %14s %14s %6.1f%%  ", r.phase, r.weight,
                   Seconds(r.time_per_occurrence_s).c_str(), Seconds(r.total_s).c_str(),
-                  100 * r.share, r.relevant ? "" : "(not relevant) ", r.description.c_str());
-    out << line;
+                  100 * r.share);
+    out << line << (r.relevant ? "" : "(not relevant) ") << r.description << "\n";
   }
   if (p.remainder_s > 0) {
     std::snprintf(line, sizeof line, "%-5s %10s %14s %14s %6.1f%%  %s\n", "rest", "", "",
@@ -706,10 +721,10 @@ std::string FormatValidation(const Validation& v, const std::string& application
         std::snprintf(share, sizeof share, "%.1f%%", 100 * c.real_traced_share);
       char pred_cpu[32];
       std::snprintf(pred_cpu, sizeof pred_cpu, "%.6g s", c.predicted_compute_s);
-      std::snprintf(line, sizeof line, "  %-5d %9.6g %9s %12s %12s %8s %12s %8s  %s\n", c.phase,
+      std::snprintf(line, sizeof line, "  %-5d %9.6g %9s %12s %12s %8s %12s %8s  ", c.phase,
                     c.weight, real_w, pred_cpu, real_cpu, err, Seconds(c.predicted_time_s).c_str(),
-                    share, c.description.c_str());
-      out << line;
+                    share);
+      out << line << c.description << "\n";
     }
   }
   if (!v.phases_note.empty()) out << "  note: " << v.phases_note << "\n";

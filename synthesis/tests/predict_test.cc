@@ -166,6 +166,25 @@ TEST(PredictTest, PetMatchesTheFullReplayAndHasABreakdown) {
   }
 }
 
+TEST(PredictTest, LongPhaseDescriptionsArePrintedWholeOnePerLine) {
+  Prediction p;
+  p.target = p.run_count = 49;
+  for (int i = 0; i < 3; ++i) {
+    PhasePrediction row;
+    row.phase = i;
+    row.description = std::string(900, static_cast<char>('a' + i)) + " end";
+    row.relevant = true;
+    p.phases.push_back(row);
+  }
+  const std::string text = FormatPrediction(p, "test");
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NE(text.find(std::string(900, static_cast<char>('a' + i)) + " end\n"),
+              std::string::npos)
+        << "phase " << i << " cut or missing:\n"
+        << text;
+  }
+}
+
 TEST(PredictTest, InvalidTargetIsAnErrorUnlessIdleRanksAreAllowed) {
   const AppModel m = TorusModel();
   try {
