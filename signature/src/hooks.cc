@@ -551,6 +551,93 @@ void OnReduceScatterBlock(CallScope& scope, int, const void*, void*, int recvcou
 }
 
 // ---------------------------------------------------------------------------------------
+// Non-blocking collectives: recorded as the blocking collective when they start (see
+// mpi_functions.txt).
+
+void OnIbarrier(CallScope& scope, int rc, MPI_Comm comm, MPI_Request*) {
+  OnBarrier(scope, rc, comm);
+}
+
+void OnIbcast(CallScope& scope, int rc, void* buffer, int count, MPI_Datatype datatype, int root,
+              MPI_Comm comm, MPI_Request*) {
+  OnBcast(scope, rc, buffer, count, datatype, root, comm);
+}
+
+void OnIgather(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+               void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+               MPI_Request*) {
+  OnGather(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+void OnIgatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype,
+                int root, MPI_Comm comm, MPI_Request*) {
+  OnGatherv(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
+            comm);
+}
+
+void OnIscatter(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request*) {
+  OnScatter(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+}
+
+void OnIscatterv(CallScope& scope, int rc, const void* sendbuf, const int* sendcounts,
+                 const int* displs, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request*) {
+  OnScatterv(scope, rc, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
+             comm);
+}
+
+void OnIallgather(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPI_Comm comm, MPI_Request*) {
+  OnAllgather(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+void OnIallgatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                   MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request*) {
+  OnAllgatherv(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+               comm);
+}
+
+void OnIalltoall(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm, MPI_Request*) {
+  OnAlltoall(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+void OnIalltoallv(CallScope& scope, int rc, const void* sendbuf, const int* sendcounts,
+                  const int* sdispls, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                  const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request*) {
+  OnAlltoallv(scope, rc, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+              recvtype, comm);
+}
+
+void OnIreduce(CallScope& scope, int rc, const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request*) {
+  OnReduce(scope, rc, sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+void OnIallreduce(CallScope& scope, EventKind kind, int rc, const void* sendbuf, void* recvbuf,
+                  int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request*) {
+  OnAllreduce(scope, kind, rc, sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+void OnIreduceScatter(CallScope& scope, int rc, const void* sendbuf, void* recvbuf,
+                      const int* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                      MPI_Request*) {
+  OnReduceScatter(scope, rc, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+}
+
+void OnIreduceScatterBlock(CallScope& scope, int rc, const void* sendbuf, void* recvbuf,
+                           int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                           MPI_Request*) {
+  OnReduceScatterBlock(scope, rc, sendbuf, recvbuf, recvcount, datatype, op, comm);
+}
+
+// ---------------------------------------------------------------------------------------
 // Communicators. Every member of the parent makes the same creation calls on it in the
 // same order (MPI requires it), so (parent id, ordinal, members) names the new
 // communicator alike on all its members.

@@ -127,6 +127,46 @@ void OnReduceScatter(CallScope& scope, int rc, const void* sendbuf, void* recvbu
 void OnReduceScatterBlock(CallScope& scope, int rc, const void* sendbuf, void* recvbuf,
                           int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 
+// Non-blocking collectives: the blocking collective's record, made when the call starts it
+// (the request is not a point-to-point request: completions list nothing for it).
+void OnIbarrier(CallScope& scope, int rc, MPI_Comm comm, MPI_Request* request);
+void OnIbcast(CallScope& scope, int rc, void* buffer, int count, MPI_Datatype datatype, int root,
+              MPI_Comm comm, MPI_Request* request);
+void OnIgather(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+               void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+               MPI_Request* request);
+void OnIgatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype,
+                int root, MPI_Comm comm, MPI_Request* request);
+void OnIscatter(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
+                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request* request);
+void OnIscatterv(CallScope& scope, int rc, const void* sendbuf, const int* sendcounts,
+                 const int* displs, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request);
+void OnIallgather(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                  MPI_Comm comm, MPI_Request* request);
+void OnIallgatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                   MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs,
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+void OnIalltoall(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                 MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                 MPI_Comm comm, MPI_Request* request);
+void OnIalltoallv(CallScope& scope, int rc, const void* sendbuf, const int* sendcounts,
+                  const int* sdispls, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                  const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+void OnIreduce(CallScope& scope, int rc, const void* sendbuf, void* recvbuf, int count,
+               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request);
+void OnIallreduce(CallScope& scope, EventKind kind, int rc, const void* sendbuf, void* recvbuf,
+                  int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request);
+void OnIreduceScatter(CallScope& scope, int rc, const void* sendbuf, void* recvbuf,
+                      const int* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                      MPI_Request* request);
+void OnIreduceScatterBlock(CallScope& scope, int rc, const void* sendbuf, void* recvbuf,
+                           int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                           MPI_Request* request);
+
 // Communicators.
 void OnCommDup(CallScope& scope, int rc, MPI_Comm comm, MPI_Comm* newcomm);
 void OnCommSplit(CallScope& scope, int rc, MPI_Comm comm, int color, int key, MPI_Comm* newcomm);

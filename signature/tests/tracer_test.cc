@@ -564,6 +564,53 @@ TEST(TracerCoverage, PersistentRequestsProbesAndCommunicators) {
   EXPECT_NE(row_ids[0], row_ids[2]);
 }
 
+// Non-blocking collectives (programs/nbcoll_c.c): each recorded as its blocking collective,
+// with its bytes, root and communicator, where it starts; the completions that finish them
+// list only point-to-point requests.
+TEST(TracerCoverage, NonBlockingCollectivesAreRecordedAsTheirCollective) {
+  const TraceData t = TraceProgram("nbcoll", 4, Program("nbcoll_c"));
+  ASSERT_EQ(t.ranks.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    Cursor c(t.ranks[r], r);
+    c.Next(EventKind::kInit);
+    c.Next(EventKind::kBarrier);
+    EXPECT_TRUE(c.Next(EventKind::kWait).requests.empty());
+    const Event& allreduce = c.Next(EventKind::kAllreduce);
+    EXPECT_EQ(allreduce.send_bytes, 32u);
+    EXPECT_EQ(allreduce.recv_bytes, 32u);
+    EXPECT_EQ(allreduce.comm, kCommWorld);
+    const Event& irecv = c.Next(EventKind::kIrecv);
+    EXPECT_EQ(irecv.peer, (r + 3) % 4);
+    const Event& isend = c.Next(EventKind::kIsend);
+    ExpectP2P(isend, (r + 1) % 4, 7, 8);
+    const Event& waitall = c.Next(EventKind::kWaitall);
+    EXPECT_EQ(waitall.requests, (std::vector<RequestId>{irecv.request, isend.request}));
+    EXPECT_EQ(waitall.completed.size(), 2u);
+    const Event& bcast = c.Next(EventKind::kBcast);
+    EXPECT_EQ(bcast.peer, 1);
+    EXPECT_EQ(r == 1 ? bcast.send_bytes : bcast.recv_bytes, 16u);
+    c.Next(EventKind::kWait);
+    const Event& alltoall = c.Next(EventKind::kAlltoall);
+    EXPECT_EQ(alltoall.send_bytes, 4u * 16u);
+    c.Next(EventKind::kWait);
+    const Event& allgatherv = c.Next(EventKind::kAllgatherv);
+    EXPECT_EQ(allgatherv.send_bytes, 8u * (1 + r % 2));
+    EXPECT_EQ(allgatherv.recv_bytes, 8u * (1 + 2 + 1 + 2));
+    c.Next(EventKind::kWait);
+    const Event& reduce = c.Next(EventKind::kReduce);
+    EXPECT_EQ(reduce.peer, 0);
+    EXPECT_EQ(reduce.send_bytes, 24u);
+    c.Next(EventKind::kWait);
+    EXPECT_EQ(c.Next(EventKind::kScan).send_bytes, 8u);
+    EXPECT_TRUE(c.Next(EventKind::kTest).requests.empty());
+    EXPECT_TRUE(c.Next(EventKind::kWait).requests.empty());
+    c.Next(EventKind::kAllreduce);
+    c.Next(EventKind::kFinalize);
+    EXPECT_TRUE(c.Done());
+  }
+}
+
 // The Fortran entry points of the same calls (mpi_send_init_, mpi_startall_, mpi_probe_,
 // mpi_comm_create_group_, ...) record exactly what the C ones do.
 TEST(TracerCoverage, FortranTracedExactlyLikeC) {
