@@ -27,6 +27,9 @@ void RunPredict(const PredictCliOptions& o) {
   std::string machine_path;
   const sim::Machine machine = synthesis::LoadMachineOrDefault(o.machine, &machine_path);
   const synthesis::AppModel model = synthesis::ModelFromArgs(o.inputs);
+  // What limits every prediction of this model (phases not followed across counts, calls
+  // that are not modelled), on stderr so that --json output stays clean.
+  for (const auto& w : model.warnings) std::fprintf(stderr, "pas2p: warning: %s\n", w.c_str());
   synthesis::PredictOptions po;
   po.allow_idle = o.allow_idle;
   if (!o.sweep.empty()) {

@@ -82,10 +82,13 @@ class Function:
         self.hook_consts = m.group(3).strip() if m.group(3) else ""
         self.pre = None
         self.f08 = True
+        self.count = False
         for flag in [f.strip() for f in flags.split(",")]:
             if flag in ("", "-"):
                 continue
-            if flag.startswith("pre="):
+            if flag == "count":
+                self.count = True
+            elif flag.startswith("pre="):
                 self.pre = flag[4:]
             elif flag == "nof08":
                 self.f08 = False
@@ -136,9 +139,22 @@ def scope_decl(fn):
 
 def gen_c(funcs):
     out = [HEADER]
+    counted = [fn for fn in funcs if fn.count]
+    out.append("namespace pas2p::tracer {\n")
+    out.append("// The functions that are counted, not traced (flag `count`), in counter order.\n")
+    names = "".join(f'    "MPI_{fn.name}",\n' for fn in counted)
+    out.append(f"extern const char* const kUntracedNames[] = {{\n{names}    nullptr}};\n")
+    out.append(f"extern const int kUntracedCount = {len(counted)};\n")
+    out.append("}  // namespace pas2p::tracer\n\n")
     for fn in funcs:
         decl = ", ".join(p.c_decl() for p in fn.params) or "void"
         args = ", ".join(p.name for p in fn.params)
+        if fn.count:
+            index = counted.index(fn)
+            out.append(f'PAS2P_EXPORT int MPI_{fn.name}({decl}) {{\n')
+            out.append(f"  ::pas2p::tracer::CountUntraced({index});\n")
+            out.append(f"  return PMPI_{fn.name}({args});\n}}\n\n")
+            continue
         out.append(f'PAS2P_EXPORT int MPI_{fn.name}({decl}) {{\n')
         out.append(scope_decl(fn))
         out.append(f"  if (!scope.active()) return PMPI_{fn.name}({args});\n")
@@ -169,6 +185,7 @@ def fortran_param_decl(p):
 def gen_fortran(funcs):
     out = [HEADER.replace('#include "runtime.h"', '#include "fortran.h"\n#include "runtime.h"')]
     out.append("namespace {\n\n")
+    funcs = [fn for fn in funcs if not fn.count]  # counted functions: C entry points only
     for fn in funcs:
         fparams = [p for p in fn.params if not p.conly]
         fdecl = ", ".join([fortran_param_decl(p) for p in fparams] + ["MPI_Fint* ierr"])

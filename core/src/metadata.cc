@@ -33,6 +33,7 @@ std::string MetadataToJson(const TraceMetadata& m) {
   j["status"] = m.status;
   j["status_reason"] = m.status_reason;
   j["started"] = m.started;
+  if (!m.untraced_calls.empty()) j["untraced_calls"] = m.untraced_calls;
   return j.dump(2) + "\n";
 }
 
@@ -66,6 +67,7 @@ TraceMetadata MetadataFromJson(const std::string& text, const std::string& origi
     m.status = j.value("status", std::string("complete"));
     m.status_reason = j.value("status_reason", std::string());
     m.started = j.value("started", std::string());
+    m.untraced_calls = j.value("untraced_calls", std::map<std::string, std::uint64_t>());
   } catch (const nlohmann::json::exception& e) {
     throw TraceError(origin + ": missing or malformed field: " + e.what());
   }

@@ -431,6 +431,17 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   sig.cut = summary.cut || !source.metadata().IsComplete();
   sig.counters = source.metadata().counters;
   sig.warnings = summary.warnings;
+  if (!source.metadata().untraced_calls.empty()) {
+    // Calls the tracer counted but did not record (one-sided, MPI-IO, neighbourhood
+    // collectives): their time is inside the compute bursts, so the phases hold it as compute.
+    std::string calls;
+    for (const auto& [name, count] : source.metadata().untraced_calls) {
+      calls += (calls.empty() ? "" : ", ") + name + " x" + std::to_string(count);
+    }
+    sig.warnings.push_back(std::string(kUntracedCallsWarning) + " (" + calls +
+                           ", over all ranks): their time is counted as compute, so a "
+                           "prediction scales it like compute");
+  }
   if (!source.metadata().IsComplete() && !summary.cut) {
     sig.warnings.push_back("the trace metadata says the run is " + source.metadata().status +
                            (source.metadata().status_reason.empty()

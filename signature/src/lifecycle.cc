@@ -326,8 +326,18 @@ void PreFinalize(CallScope& scope) {
   int first_failed_min = rt.nprocs;
   PMPI_Allreduce(&failed_local, &failed_total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   PMPI_Allreduce(&first_failed, &first_failed_min, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  std::vector<unsigned long long> untraced(static_cast<std::size_t>(kUntracedCount), 0);
+  std::vector<unsigned long long> untraced_total(untraced.size(), 0);
+  for (int i = 0; i < kUntracedCount && i < kMaxUntraced; ++i) untraced[i] = UntracedCounts()[i];
+  if (!untraced.empty()) {
+    PMPI_Reduce(untraced.data(), untraced_total.data(), kUntracedCount, MPI_UNSIGNED_LONG_LONG,
+                MPI_SUM, 0, MPI_COMM_WORLD);
+  }
   if (rt.rank == 0) {
     TraceMetadata md = rt.metadata;
+    for (std::size_t i = 0; i < untraced_total.size(); ++i) {
+      if (untraced_total[i] > 0) md.untraced_calls[kUntracedNames[i]] = untraced_total[i];
+    }
     if (failed_total == 0) {
       md.status = "complete";
     } else {

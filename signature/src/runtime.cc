@@ -27,6 +27,18 @@ thread_local bool t_in_call PAS2P_FAST_TLS = false;  // inside a wrapper (nested
 
 void MarkOwnerThread() noexcept { t_owner = true; }
 
+namespace {
+std::uint64_t g_untraced[kMaxUntraced] = {};
+}  // namespace
+
+void CountUntraced(int index) noexcept {
+  // Only the thread that traces counts (as it alone records events); relaxed counting on
+  // other threads would race.
+  if (t_owner && index >= 0 && index < kMaxUntraced) ++g_untraced[index];
+}
+
+const std::uint64_t* UntracedCounts() noexcept { return g_untraced; }
+
 Runtime& GetRuntime() noexcept {
   // Never destroyed: signal handlers and exit-time flushing may run after static
   // destructors.

@@ -152,6 +152,17 @@ struct Runtime {
 
 Runtime& GetRuntime() noexcept;
 
+// MPI functions the tracer counts but does not trace (flag `count` in mpi_functions.txt:
+// one-sided, MPI-IO, neighbourhood collectives). Their time stays in the compute around them;
+// the counts, summed over the ranks, go into trace.json ("untraced_calls") so that the
+// analysis can say what the model leaves out. Names and count are generated.
+extern const char* const kUntracedNames[];
+extern const int kUntracedCount;
+inline constexpr int kMaxUntraced = 256;
+void CountUntraced(int index) noexcept;
+// This rank's counts, kUntracedCount of them.
+const std::uint64_t* UntracedCounts() noexcept;
+
 // Reading the thread's CPU clock is a system call (~0.45 us of CPU on this VM), the wall
 // clock is not (~0.02 us). A descheduled thread is away for a time slice (ms), so an interval
 // shorter than this did not lose the CPU: its CPU time is its wall time and the system call

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -609,6 +610,31 @@ TEST(TracerCoverage, NonBlockingCollectivesAreRecordedAsTheirCollective) {
     c.Next(EventKind::kFinalize);
     EXPECT_TRUE(c.Done());
   }
+}
+
+// One-sided and MPI-IO calls (programs/untraced_c.c) are counted, not traced: the events are
+// those of the traced calls only, and trace.json says how many untraced calls each function
+// made, summed over the ranks.
+TEST(TracerCoverage, UntracedCallsAreCountedInTheMetadata) {
+  const std::string file = FreshDir("untraced-file") + ".dat";
+  const TraceData t = TraceProgram("untraced", 4, Program("untraced_c"), {file});
+  ASSERT_EQ(t.ranks.size(), 4u);
+  const std::map<std::string, std::uint64_t> expected = {{"MPI_File_close", 4},
+                                                         {"MPI_File_open", 4},
+                                                         {"MPI_File_write_at_all", 4},
+                                                         {"MPI_Put", 4},
+                                                         {"MPI_Win_fence", 8}};
+  EXPECT_EQ(t.metadata.untraced_calls, expected);
+  for (int r = 0; r < 4; ++r) {
+    Cursor c(t.ranks[r], r);
+    c.Next(EventKind::kInit);
+    c.Next(EventKind::kAllreduce);
+    c.Next(EventKind::kFinalize);
+    EXPECT_TRUE(c.Done());
+  }
+  // Round trip of the field through trace.json.
+  EXPECT_EQ(MetadataFromJson(MetadataToJson(t.metadata), "trace.json").untraced_calls, expected);
+  std::remove(file.c_str());
 }
 
 // The Fortran entry points of the same calls (mpi_send_init_, mpi_startall_, mpi_probe_,

@@ -13,6 +13,7 @@
 
 #include "pas2p/core/error.h"
 #include "pas2p/patterns/grid_frame.h"
+#include "pas2p/phases/analyze.h"
 #include "pas2p/phases/correspondence.h"
 #include "pas2p/regression/fit.h"
 
@@ -1370,6 +1371,13 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
   model.counts = counts;
   const phases::Correspondence corr = phases::CorrespondPhases(signatures);
   model.warnings = corr.warnings;
+  for (const auto& s : signatures) {
+    for (const auto& w : s.warnings) {
+      if (w.starts_with(phases::kUntracedCallsWarning)) {
+        model.warnings.push_back("at " + std::to_string(s.nprocs) + " processes, " + w);
+      }
+    }
+  }
   std::vector<const phases::Signature*> sigs;
   for (const auto& s : signatures) sigs.push_back(&s);
 

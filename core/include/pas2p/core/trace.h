@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -47,6 +48,10 @@ struct TraceMetadata {
   std::string status = "complete";      // "complete", "incomplete", "running"
   std::string status_reason;            // for "incomplete": what happened
   std::string started;                  // ISO-8601 UTC of MPI_Init on rank 0 (informational)
+  // MPI calls the tracer counted but does not trace (one-sided, MPI-IO, neighbourhood
+  // collectives), summed over the ranks: their time is inside the compute bursts. JSON key
+  // "untraced_calls", absent when empty.
+  std::map<std::string, std::uint64_t> untraced_calls;
 
   bool HasInstructions() const;
   bool HasCycles() const;
@@ -103,7 +108,7 @@ class RankStreamWriter {
   std::vector<std::uint8_t> staging_;  // the block's raw payload, before compression
   std::vector<std::uint8_t> compressed_;
   std::uint32_t block_events_ = 0;
-  std::int64_t last_wall_ns_ = 0;  // delta base inside the current block
+  std::int64_t last_wall_ns_ = 0;   // delta base inside the current block
   std::uint64_t last_request_ = 0;  // request-id delta base inside the current block
   std::uint64_t events_ = 0;
   std::uint64_t file_bytes_ = 0;

@@ -25,6 +25,7 @@
 
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pas2p/core/trace.h"
@@ -68,6 +69,12 @@ struct AnalyzeOptions {
 
   bool IsValid(std::string* error) const;
 };
+
+// The start of the warning a signature carries when the run made MPI calls the tracer counted
+// but did not record (one-sided, MPI-IO, neighbourhood collectives; trace.json
+// "untraced_calls"): the model passes it on, since it limits every prediction.
+inline constexpr std::string_view kUntracedCallsWarning =
+    "the run made MPI calls pas2p does not model";
 
 // Analyses a trace. Throws TraceError when the ranks disagree, UserError on bad options.
 // Problems that do not stop the analysis (a cut trace, no repetition) are in
