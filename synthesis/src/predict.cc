@@ -121,6 +121,19 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
     runs.push_back(Run{s.kind, 1, grid, bytes});
   }
   std::ostringstream out;
+  if (phase.block) {
+    // A repeated block: the calls below, once per partner (rank 0's count at this size).
+    std::int64_t stages = 0;
+    for (const SlotModel& s : phase.slots) {
+      try {
+        if (s.peer) stages = std::max(stages, s.peer->At(nprocs).NumDests(0));
+        if (s.recv_peer) stages = std::max(stages, s.recv_peer->At(nprocs).NumDests(0));
+      } catch (const UserError&) {
+        // not a valid count of this equation: no stage count to show
+      }
+    }
+    if (stages > 1) out << stages << " stages of: ";
+  }
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const Run& r = runs[i];
     out << (i ? "; " : "") << r.calls << " " << EventKindName(r.kind);
