@@ -17,6 +17,7 @@ namespace pas2p::phases {
 
 using internal::Instance;
 using internal::Leaf;
+using internal::OccurrenceSample;
 using internal::RankCompressor;
 
 bool AnalyzeOptions::IsValid(std::string* error) const {
@@ -262,6 +263,67 @@ PhaseEvent ToPhaseEvent(const Leaf& l) {
   e.polls = l.polls;
   e.compute = l.compute;
   return e;
+}
+
+// The occurrence-shared part of the bursts (ComputeStats::occurrence_cpu_ns): a call is the
+// same call on every rank when it has the same kind, tag and ordinal among the rank's calls
+// of that kind and tag in the phase (a mesh corner's first isend is an interior rank's first
+// isend); occurrence k is each rank's k-th occurrence of the phase. `phase.ranks` are the
+// ranks of `ranks` that have the phase, in order, with one event per leaf.
+void AddOccurrenceStats(const RankInstances& ranks, Phase* phase) {
+  struct Occurrences {
+    std::vector<double> sum;
+    std::vector<int> count;
+  };
+  auto keys_of = [](const Instance& inst) {
+    std::vector<std::uint64_t> keys;
+    keys.reserve(inst.leaves.size());
+    std::unordered_map<std::uint64_t, std::uint64_t> ordinal;
+    for (const Leaf& l : inst.leaves) {
+      const std::uint64_t call = (static_cast<std::uint64_t>(l.kind) << 32) ^
+                                 static_cast<std::uint32_t>(l.tag);
+      keys.push_back(internal::Mix(call ^ internal::Mix(ordinal[call]++)));
+    }
+    return keys;
+  };
+  std::unordered_map<std::uint64_t, Occurrences> by_call;
+  for (const auto& inst : ranks) {
+    if (!inst) continue;
+    const std::vector<std::uint64_t> keys = keys_of(*inst);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+      const OccurrenceSample& o = inst->leaves[i].occurrences;
+      if (o.kept < 2) continue;
+      Occurrences& acc = by_call[keys[i]];
+      if (acc.sum.size() < o.kept) {
+        acc.sum.resize(o.kept, 0.0);
+        acc.count.resize(o.kept, 0);
+      }
+      for (std::size_t k = 0; k < o.kept; ++k) {
+        acc.sum[k] += o.at(k);
+        ++acc.count[k];
+      }
+    }
+  }
+  std::size_t j = 0;
+  for (const auto& inst : ranks) {
+    if (!inst) continue;
+    RankPhase& rp = phase->ranks[j++];
+    const std::vector<std::uint64_t> keys = keys_of(*inst);
+    for (std::size_t i = 0; i < keys.size() && i < rp.events.size(); ++i) {
+      const OccurrenceSample& o = inst->leaves[i].occurrences;
+      if (o.kept < 2) continue;
+      const Occurrences& acc = by_call.at(keys[i]);
+      ComputeStats& c = rp.events[i].compute;
+      double ranks_sum = 0;
+      for (std::size_t k = 0; k < o.kept; ++k) {
+        const double mean = acc.sum[k] / acc.count[k];
+        c.occurrence_cpu_ns.Add(mean);
+        c.residual_cpu_ns.Add(static_cast<double>(o.at(k)) - mean);
+        ranks_sum += acc.count[k];
+      }
+      c.occurrence_ranks = static_cast<std::int32_t>(std::lround(ranks_sum / o.kept));
+    }
+  }
 }
 
 // Exit times (rank-local wall clock) of the collectives a rank called on communicators that
@@ -563,6 +625,7 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       first = false;
       p.ranks.push_back(std::move(rp));
     }
+    AddOccurrenceStats(g.ranks, &p);
     p.structure = Hex(structure);
     // The phase's share of the run on the global clock (TimeOnGlobalClock); the slowest and
     // fastest rank's own times per occurrence are kept too.

@@ -37,7 +37,48 @@ std::uint64_t Mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+void OccurrenceSample::Add(double cpu_ns) {
+  if (kept == static_cast<std::uint64_t>(seen) && kept < kOccurrenceSamples) {
+    if (kept == 0) {
+      first = static_cast<float>(cpu_ns);
+    } else {
+      more.push_back(static_cast<float>(cpu_ns));
+    }
+    ++kept;
+  }
+  ++seen;
+}
+
+void OccurrenceSample::Append(const OccurrenceSample& later) {
+  if (kept == static_cast<std::uint64_t>(seen)) {
+    for (std::uint32_t k = 0; k < later.kept && kept < kOccurrenceSamples; ++k) {
+      if (kept == 0) {
+        first = later.at(k);
+      } else {
+        more.push_back(later.at(k));
+      }
+      ++kept;
+    }
+  }
+  seen += later.seen;
+}
+
+OccurrenceSample OccurrenceSample::Every(std::int64_t modulus, std::int64_t residue) const {
+  if (modulus <= 1) return *this;
+  OccurrenceSample out;
+  if (seen % modulus != 0) {  // kept == 0: unknown
+    out.seen = seen / modulus + (residue < seen % modulus ? 1 : 0);
+    return out;
+  }
+  for (std::int64_t k = residue; k < static_cast<std::int64_t>(kept); k += modulus) {
+    out.Add(at(static_cast<std::size_t>(k)));
+  }
+  out.seen = seen / modulus;
+  return out;
+}
+
 void Leaf::Merge(const Leaf& later) {
+  occurrences.Append(later.occurrences);
   bytes.Merge(later.bytes);
   recv_bytes.Merge(later.recv_bytes);
   polls.Merge(later.polls);
@@ -173,6 +214,7 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
   l.compute.cpu_ns.Add(pending_cpu_);
   if (pending_has_ins_) l.compute.instructions.Add(pending_ins_);
   if (pending_has_cyc_) l.compute.cycles.Add(pending_cyc_);
+  l.occurrences.Add(pending_cpu_);
   l.last_cpu_ns = pending_cpu_;
   l.last_bytes = static_cast<double>(moved);
   l.time_ns = duration + pending_time_;
@@ -476,15 +518,20 @@ bool RankCompressor::Unrollable(const Node& loop) const {
 // The calls of `loop`, one iteration after the other. Each copy of a call carries the
 // statistics of all its occurrences (per-occurrence means stay right) and `share` of its
 // time, so that the copies add up to the time of the loop.
-void RankCompressor::Unroll(const Node& loop, double share, std::vector<Leaf>* out) const {
-  const double part = share / static_cast<double>(std::max<std::int64_t>(1, loop.count));
+// Each copy's occurrence sample keeps only its own iteration's bursts (iteration i of every
+// execution of the loop: occurrence index % count == i, nested loops multiplying).
+void RankCompressor::Unroll(const Node& loop, double share, std::vector<Leaf>* out,
+                            std::int64_t modulus, std::int64_t residue) const {
+  const std::int64_t count = std::max<std::int64_t>(1, loop.count);
+  const double part = share / static_cast<double>(count);
   for (std::int64_t i = 0; i < loop.count; ++i) {
     for (const Node& item : loop.body) {
       if (item.loop) {
-        Unroll(item, part, out);
+        Unroll(item, part, out, modulus * count, residue * count + i);
       } else {
         out->push_back(item.leaf);
         out->back().time_ns *= part;
+        out->back().occurrences = item.leaf.occurrences.Every(modulus * count, residue * count + i);
       }
     }
   }

@@ -22,6 +22,28 @@ struct GroupPart;
 // Appends `later` to `into`, joining a part of the same group as into's last one.
 void AppendParts(std::vector<GroupPart>* into, const std::vector<GroupPart>& later);
 
+// The CPU bursts before one call in its first occurrences, in time order: `kept` values
+// (at most kOccurrenceSamples) of the `seen` occurrences merged so far. The values are always
+// those of occurrences 0 .. kept - 1, so the same index is the same occurrence on every rank
+// whose calls merged the same way. The first value is stored inline: most calls are never
+// merged (plain calls outside loops) and cost no allocation.
+struct OccurrenceSample {
+  std::int64_t seen = 0;
+  std::uint32_t kept = 0;
+  float first = 0;
+  std::vector<float> more;  // occurrences 1 .. kept - 1
+
+  void Add(double cpu_ns);
+  float at(std::size_t k) const { return k == 0 ? first : more[k - 1]; }
+  // The occurrences of `later` follow this one's: appended while every occurrence so far is
+  // kept (after a gap the indices would no longer be occurrences).
+  void Append(const OccurrenceSample& later);
+  // One copy of an unrolled call: its occurrences are those with index % modulus == residue
+  // (a loop of `modulus` iterations per execution, in time order). Nothing is kept when the
+  // merged occurrences are not whole executions.
+  OccurrenceSample Every(std::int64_t modulus, std::int64_t residue) const;
+};
+
 // One MPI call (a symbol) with statistics over the occurrences merged into it.
 struct Leaf {
   std::uint64_t hash = 0;  // structure only: kind, displacements, comm, root, requests
@@ -37,7 +59,8 @@ struct Leaf {
   std::int32_t tag = 0;
   Stats bytes, recv_bytes, polls;
   ComputeStats compute;
-  double last_cpu_ns = 0;  // the latest occurrence, for drift-tolerant matching
+  OccurrenceSample occurrences;  // CPU burst per occurrence, for the shared spread
+  double last_cpu_ns = 0;        // the latest occurrence, for drift-tolerant matching
   double last_bytes = 0;
   double time_ns = 0;      // wall time attributed to the call and the compute before it, summed
   double last_end_ns = 0;  // rank-local wall time at which the latest occurrence ended
@@ -124,7 +147,10 @@ class RankCompressor {
   void FlattenBody(const std::vector<Node>& body, double weight);
   void Emit(const std::vector<Leaf>& run, double weight);
   bool Unrollable(const Node& loop) const;
-  void Unroll(const Node& loop, double share, std::vector<Leaf>* out) const;
+  // `modulus` / `residue`: which occurrences of the loop's calls the copies made now stand
+  // for (the enclosing unrolled loops' iterations; 1 / 0 at the top).
+  void Unroll(const Node& loop, double share, std::vector<Leaf>* out, std::int64_t modulus = 1,
+              std::int64_t residue = 0) const;
   void AppendPlain(const Leaf& leaf);
   void FlushPlain();
   void PushInstance(Instance instance);

@@ -78,9 +78,16 @@ Stats StatsFrom(const Json& j) {
 }
 
 Json ComputeJson(const ComputeStats& c) {
-  return Json{{"cpu_ns", StatsJson(c.cpu_ns)},
-              {"instructions", StatsJson(c.instructions)},
-              {"cycles", StatsJson(c.cycles)}};
+  Json j{{"cpu_ns", StatsJson(c.cpu_ns)},
+         {"instructions", StatsJson(c.instructions)},
+         {"cycles", StatsJson(c.cycles)}};
+  // The occurrence-shared part only where it was measured (older readers ignore it).
+  if (c.occurrence_cpu_ns.n > 0) {
+    j["occurrence_cpu_ns"] = StatsJson(c.occurrence_cpu_ns);
+    j["residual_cpu_ns"] = StatsJson(c.residual_cpu_ns);
+    j["occurrence_ranks"] = c.occurrence_ranks;
+  }
+  return j;
 }
 
 ComputeStats ComputeFrom(const Json& j) {
@@ -88,6 +95,11 @@ ComputeStats ComputeFrom(const Json& j) {
   c.cpu_ns = StatsFrom(j.at("cpu_ns"));
   c.instructions = StatsFrom(j.at("instructions"));
   c.cycles = StatsFrom(j.at("cycles"));
+  if (j.contains("occurrence_cpu_ns")) {
+    c.occurrence_cpu_ns = StatsFrom(j.at("occurrence_cpu_ns"));
+    c.residual_cpu_ns = StatsFrom(j.at("residual_cpu_ns"));
+    c.occurrence_ranks = j.at("occurrence_ranks").get<std::int32_t>();
+  }
   return c;
 }
 

@@ -129,8 +129,9 @@ TraceData MakeStencil(const StencilSpec& s) {
   }
   for (int it = 0; it < s.iterations; ++it) {
     std::vector<std::int64_t> cpu(static_cast<std::size_t>(n));
+    const double shared = s.shared_noise > 0 ? 1 + s.shared_noise * g.Noise() : 1;
     for (int r = 0; r < n; ++r) {
-      const double base = static_cast<double>(s.cpu_ns) * (1 + s.drift * it);
+      const double base = static_cast<double>(s.cpu_ns) * (1 + s.drift * it) * shared;
       cpu[r] = static_cast<std::int64_t>(base * (1 + s.noise * g.Noise()));
     }
     Halo(g, nb, s.bytes, cpu, 10);

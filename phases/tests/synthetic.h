@@ -52,6 +52,7 @@ struct StencilSpec {
   double noise = 0.05;           // relative compute noise
   double drift = 0;              // relative compute change per iteration
   int allreduce_every = 0;       // an allreduce after every N iterations (0: none)
+  double shared_noise = 0;       // relative compute noise shared by all ranks in an iteration
 };
 // Start-up (bcast of parameters), `iterations` x {4 irecv, 4 isend, compute, waitall},
 // shutdown (reduce to rank 0).

@@ -552,6 +552,31 @@ void RefitFaceBytes(SlotModel* slot) {
                                                     : std::vector<regression::Point>{});
 }
 
+// The share of the within-rank variance of a slot's bursts at one count that every rank
+// shares in an occurrence, from the events' occurrence statistics (phases::ComputeStats); -1
+// when they were not measured. The occurrence means over R ranks vary with the shared part
+// s plus 1/R of the ranks' own part e; the residuals (burst - occurrence mean) with
+// (1 - 1/R) of e. So var(e) = residual x R / (R - 1), var(s) = occurrence - var(e) / R.
+// Measured on the first occurrences only, the share (not the variance) is what is kept: it
+// applies to the spread over all occurrences.
+double SharedShare(const std::vector<const phases::ComputeStats*>& events) {
+  double occ_m2 = 0, occ_n = 0, res_m2 = 0, res_n = 0, ranks = 0, measured = 0;
+  for (const phases::ComputeStats* c : events) {
+    if (c->occurrence_ranks < 2) continue;  // one rank: shared and own cannot be told apart
+    ++measured;
+    occ_m2 += c->occurrence_cpu_ns.m2;
+    occ_n += static_cast<double>(c->occurrence_cpu_ns.n - 1);
+    res_m2 += c->residual_cpu_ns.m2;
+    res_n += static_cast<double>(c->residual_cpu_ns.n - 1);
+    ranks += c->occurrence_ranks;
+  }
+  if (!(occ_n > 0) || !(res_n > 0)) return -1;
+  const double r = ranks / measured;
+  const double own = res_m2 / res_n * r / (r - 1);
+  const double shared = std::max(0.0, occ_m2 / occ_n - own / r);
+  return shared + own > 0 ? shared / (shared + own) : 0;
+}
+
 // Builds one slot from its per-count data.
 SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& acc,
                     const std::vector<SlotCountData>& data, const std::vector<int>& counts,
@@ -571,7 +596,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   std::map<std::int32_t, int> requests_seen;
   std::map<std::int32_t, int> tags_seen;
   std::vector<patterns::CommMap> traced_order;  // partners in the order the rank called them
-  std::vector<double> spread_between, spread_within;
+  std::vector<double> spread_between, spread_within, spread_shared;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const int n = counts[ci];
     const CommLookup comms(*sigs[ci]);
@@ -584,6 +609,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     int nb = 0, nroot = 0, nins = 0, nall = 0;
     // For the spread of the bursts: each rank's burst statistics and its class (mask).
     std::vector<std::pair<const std::string*, const phases::Stats*>> cpu_stats;
+    std::vector<const phases::ComputeStats*> occurrence_stats;  // with the shared part
     for (int r = 0; r < n; ++r) {
       const phases::PhaseEvent* first = data[ci].event_of_rank[r];
       if (!first) continue;
@@ -595,6 +621,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       for (const phases::PhaseEvent* e : all_events) {
         ++nall;
         if (e->compute.cpu_ns.n > 0) cpu_stats.emplace_back(&masks[ci][r], &e->compute.cpu_ns);
+        if (e->compute.occurrence_cpu_ns.n > 1) occurrence_stats.push_back(&e->compute);
         c += e->compute.cpu_ns.n > 0 ? e->compute.cpu_ns.mean : 0;
         if (e->compute.instructions.n > 0) {
           ins += e->compute.instructions.mean;
@@ -697,6 +724,8 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       within = occurrences > 0 ? std::sqrt(within / occurrences) / mean : 0;
       spread_between.push_back(between);
       spread_within.push_back(within);
+      const double shared = SharedShare(occurrence_stats);
+      if (shared >= 0) spread_shared.push_back(within * std::sqrt(shared));
     }
     if (nins == nall) instr.push_back({p, ins / nins});
   }
@@ -715,7 +744,12 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
   };
   slot.cpu_spread_between = median(spread_between);
-  slot.cpu_spread_within = median(spread_within);
+  // The shared part of the within-rank spread, from the counts that measured it; what is
+  // left is each rank's own.
+  const double within = median(spread_within);
+  slot.cpu_spread_shared = std::min(within, median(spread_shared));
+  slot.cpu_spread_within =
+      std::sqrt(std::max(0.0, within * within - slot.cpu_spread_shared * slot.cpu_spread_shared));
   int most = 0;
   for (const auto& [tag, times] : tags_seen) {
     if (times > most) {
@@ -1677,6 +1711,7 @@ std::string ModelToJson(const AppModel& model) {
       sj["face_bytes"] = s.face_bytes;
       sj["face_recv_bytes"] = s.face_recv_bytes;
       sj["cpu_spread_within"] = s.cpu_spread_within;
+      sj["cpu_spread_shared"] = s.cpu_spread_shared;
       sj["all_pending"] = s.all_pending;
       sj["requests"] = s.requests;
       sj["equation"] = s.peer ? s.peer->Describe() : "";
@@ -1761,6 +1796,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.face_bytes = sj.value("face_bytes", 0.0);
         s.face_recv_bytes = sj.value("face_recv_bytes", 0.0);
         s.cpu_spread_within = sj.value("cpu_spread_within", 0.0);
+        s.cpu_spread_shared = sj.value("cpu_spread_shared", 0.0);
         s.all_pending = sj.at("all_pending").get<bool>();
         s.requests = sj.at("requests").get<std::int32_t>();
         for (const auto& m : sj.at("maps")) s.maps.push_back(MapFromJson(m));

@@ -22,10 +22,11 @@ struct SynthesizedTrace::SlotAt {
   std::int64_t cpu_ns = 0;
   std::int64_t instructions = kNotMeasured;
   std::uint64_t id = 0;  // (phase, slot) as one number, for the spread's random stream
-  double spread_between = 0, spread_within = 0;
+  double spread_between = 0, spread_within = 0, spread_shared = 0;
   // 1 / the mean of max(0, 1 + spread x z) (a spread over ~0.3 clips the factor at 0, which
-  // raises its mean: 1.9 for a spread of 3.4), so the spread keeps the model's mean compute.
-  double between_norm = 1, within_norm = 1;
+  // raises its mean: 1.9 for a spread of 3.4), so the spread keeps the model's mean compute
+  // (the three factors are independent: the mean of their product is the product of means).
+  double between_norm = 1, within_norm = 1, shared_norm = 1;
   struct ClassValues {
     std::vector<std::uint64_t> bits;  // the mask as SynthRank's bit words
     std::int64_t cpu_ns = 0;
@@ -159,14 +160,20 @@ class SynthRank : public RankEventSource {
         }
       }
       PrepareCalls();
-      if (cpu > 0 && (cur_->spread_between > 0 || cur_->spread_within > 0)) {
+      if (cpu > 0 &&
+          (cur_->spread_between > 0 || cur_->spread_within > 0 || cur_->spread_shared > 0)) {
         const std::uint64_t key = SplitMix(cur_->id ^ SplitMix(static_cast<std::uint64_t>(rank_)));
         const double between =
             std::max(0.0, 1 + cur_->spread_between * Normalish(key)) * cur_->between_norm;
         const double within =
             std::max(0.0, 1 + cur_->spread_within * Normalish(key ^ SplitMix(occurrence_))) *
             cur_->within_norm;
-        cpu = static_cast<std::int64_t>(std::llround(static_cast<double>(cpu) * between * within));
+        // The shared factor: the same on every rank in the same occurrence of the phase.
+        const double shared =
+            std::max(0.0, 1 + cur_->spread_shared * SharedNormalish(cur_->id)) *
+            cur_->shared_norm;
+        cpu = static_cast<std::int64_t>(
+            std::llround(static_cast<double>(cpu) * between * within * shared));
       }
       if (cpu > 0 || ins > 0) {
         *event = MakeCompute(cpu, ins);
@@ -208,6 +215,21 @@ class SynthRank : public RankEventSource {
       cur_ = &slots[k];
       return true;
     }
+  }
+
+  // The shared variable of slot `id` in the current occurrence: a function only of which
+  // occurrence of the run it is (the position in the run's sequence, the repetition, the
+  // block iteration), not of the rank (occurrence_ counts per rank: a block runs as many
+  // iterations as the rank has partners), so it is the same on every rank. Drawn once per
+  // occurrence, the ranks do not average it out: consecutive repetitions take z and -z
+  // (antithetic pairs), so that a run of a few dozen occurrences keeps the mean compute
+  // rather than drifting by spread / sqrt(occurrences).
+  double SharedNormalish(std::uint64_t id) const {
+    std::uint64_t key = SplitMix(id ^ 0x5348415245440000ULL);
+    key = SplitMix(key ^ static_cast<std::uint64_t>(seq_));
+    key = SplitMix(key ^ static_cast<std::uint64_t>(rep_ / 2));
+    key = SplitMix(key ^ static_cast<std::uint64_t>(iter_));
+    return rep_ % 2 == 0 ? Normalish(key) : -Normalish(key);
   }
 
   bool Made(std::size_t k) const { return (made_[k / 64] >> (k % 64)) & 1U; }
@@ -488,6 +510,8 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         at.spread_within = sm.cpu_spread_within;
         at.between_norm = ClippedFactorNorm(at.spread_between);
         at.within_norm = ClippedFactorNorm(at.spread_within);
+        at.spread_shared = sm.cpu_spread_shared;
+        at.shared_norm = ClippedFactorNorm(at.spread_shared);
       }
       if (sm.peer) at.peer.emplace(sm.peer->At(nprocs));
       if (sm.recv_peer) at.recv_peer.emplace(sm.recv_peer->At(nprocs));

@@ -32,8 +32,15 @@
 // Stats are {"mean", "stddev", "min", "max", "n", "m2"} (m2: sum of squared deviations). Statistics
 // over occurrences; peers are world ranks (kNoRank = -3 where not applicable, kAnySource = -1 for a
 // wildcard irecv).
+// An event's "compute" may also hold, optionally (absent: unknown, as in older files), the part
+// of the CPU burst that the ranks share in one occurrence: "occurrence_cpu_ns" (Stats, over this
+// rank's sampled occurrences k, of the occurrence mean: the mean burst before the same call over
+// the "occurrence_ranks" ranks that make it in their k-th occurrence of the phase) and
+// "residual_cpu_ns" (Stats over the same k of this rank's burst minus the occurrence mean). The
+// sample is the first kOccurrenceSamples occurrences (see ComputeStats).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -58,11 +65,25 @@ struct Stats {
   bool operator==(const Stats&) const = default;
 };
 
+// Occurrences per call and rank whose bursts are kept to separate the shared spread (the
+// first ones, in time order).
+inline constexpr std::size_t kOccurrenceSamples = 64;
+
 // Compute before a call (one burst, or the sum of one occurrence's bursts).
 struct ComputeStats {
   Stats cpu_ns;
   Stats instructions;  // n == 0 when the trace has no counters
   Stats cycles;
+  // Events only, n == 0 when unknown. Over this rank's first occurrences k (at most
+  // kOccurrenceSamples): the occurrence mean m_k, the mean CPU burst before the same call
+  // (same kind and tag, same ordinal among such calls) over the `occurrence_ranks` ranks that
+  // make it in their k-th occurrence of the phase; and the residual (this rank's burst - m_k).
+  // m_k varies with what every rank shares in an occurrence (a cold first iteration, noise
+  // that hits all nodes at once); the residual with what is the rank's own (its offset from
+  // the others is the residual's mean, its own variation the residual's spread).
+  Stats occurrence_cpu_ns;
+  Stats residual_cpu_ns;
+  std::int32_t occurrence_ranks = 0;  // ranks averaged per occurrence (rounded mean)
   bool operator==(const ComputeStats&) const = default;
 };
 

@@ -38,7 +38,8 @@
 //                           "layouts": [{"nprocs", "groups": [[...]]}],
 //                           "root_points": [[comm size, root index], ...],
 //                           "bytes", "recv_bytes", "root_bytes", "root_recv_bytes",
-//                           "cpu_ns", "instructions": Quantity or null,
+//                           "cpu_ns", "instructions": Quantity or null, "cpu_spread_between",
+//                           "cpu_spread_within", "cpu_spread_shared" (optional, absent = 0),
 //                           "class_compute": [{"mask", "cpu_ns", "instructions"}]}]}]}
 // The equations and communicator rules are stored as their training maps and layouts (and
 // their description in words); loading refits them, which is deterministic, so a saved model
@@ -135,11 +136,17 @@ struct SlotModel {
   Quantity root_recv_bytes;
   Quantity cpu_ns;  // compute burst before the call (mean over the ranks making it)
   // How the traced bursts spread around that mean (standard deviation / mean, median over
-  // the counts): between the ranks' own means, and within a rank from one occurrence to the
-  // next. Synthesis reproduces both (SynthOptions::spread), so stragglers cost at N what
-  // they cost in the traced runs.
+  // the counts): between the ranks' own means; within a rank from one occurrence to the next,
+  // split into the part every rank shares in the same occurrence (`cpu_spread_shared`: a cold
+  // first iteration, noise that slows all nodes at once; it costs no waiting, as no rank
+  // waits for another) and the part that is each rank's own (`cpu_spread_within` =
+  // sqrt(total within^2 - shared^2): a rank slow alone makes its partners wait). Synthesis
+  // reproduces all three (SynthOptions::spread), the shared factor drawn once per occurrence
+  // for all ranks, so stragglers cost at N what they cost in the traced runs. Signatures
+  // without the occurrence statistics (older files) give shared = 0 (all of it per rank).
   double cpu_spread_between = 0;
   double cpu_spread_within = 0;
+  double cpu_spread_shared = 0;
   Quantity instructions;
   // The same per rank class, where ranks differ in which of the phase's calls they make (a
   // mesh corner, an edge, the interior): `mask` has '1' for each slot of the phase the class

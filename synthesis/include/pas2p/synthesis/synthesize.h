@@ -35,9 +35,11 @@ struct SynthOptions {
   int only_phase = -1;
   std::int64_t repetitions = 1;
   // Reproduce the traced spread of the compute bursts (SlotModel::cpu_spread_*): each rank's
-  // bursts are the model's value times 1 + between x z_rank + within x z_occurrence, z
-  // deterministic pseudo-normal numbers of (phase, slot, rank, occurrence); false = every
-  // rank computes exactly the model's value.
+  // bursts are the model's value times (1 + between x z_rank) (1 + within x z_rank,occurrence)
+  // (1 + shared x z_occurrence), each factor clipped at 0 and scaled to keep the mean, z
+  // deterministic pseudo-normal numbers of (phase, slot) and the rank and/or occurrence: the
+  // shared factor is the same on every rank in the same occurrence of the phase; false =
+  // every rank computes exactly the model's value.
   bool spread = true;
 };
 
