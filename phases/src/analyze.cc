@@ -280,8 +280,8 @@ void AddOccurrenceStats(const RankInstances& ranks, Phase* phase) {
     keys.reserve(inst.leaves.size());
     std::unordered_map<std::uint64_t, std::uint64_t> ordinal;
     for (const Leaf& l : inst.leaves) {
-      const std::uint64_t call = (static_cast<std::uint64_t>(l.kind) << 32) ^
-                                 static_cast<std::uint32_t>(l.tag);
+      const std::uint64_t call =
+          (static_cast<std::uint64_t>(l.kind) << 32) ^ static_cast<std::uint32_t>(l.tag);
       keys.push_back(internal::Mix(call ^ internal::Mix(ordinal[call]++)));
     }
     return keys;

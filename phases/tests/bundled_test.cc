@@ -160,9 +160,9 @@ TEST(BundledOccurrence, Stencil2dHaloBurstSpreadIsMostlyShared) {
   if (!fs::exists(path / kMetadataFileName)) GTEST_SKIP() << "no " << path;
   auto trace = OpenTrace(path);
   const Signature s = AnalyzeTrace(*trace);
-  const Phase& main = *std::max_element(
-      s.phases.begin(), s.phases.end(),
-      [](const Phase& a, const Phase& b) { return a.share < b.share; });
+  const Phase& main =
+      *std::max_element(s.phases.begin(), s.phases.end(),
+                        [](const Phase& a, const Phase& b) { return a.share < b.share; });
   double occ = 0, res = 0, within = 0;
   int ranks = 0;
   for (const RankPhase& rp : main.ranks) {

@@ -24,9 +24,9 @@ Signature Analyze(TraceData data) {
 
 // The event with the largest mean CPU burst before it on `rank` in the heaviest phase.
 const PhaseEvent& MainBurst(const Signature& sig, int rank) {
-  const Phase& main = *std::max_element(
-      sig.phases.begin(), sig.phases.end(),
-      [](const Phase& a, const Phase& b) { return a.share < b.share; });
+  const Phase& main =
+      *std::max_element(sig.phases.begin(), sig.phases.end(),
+                        [](const Phase& a, const Phase& b) { return a.share < b.share; });
   const RankPhase& rp = main.ranks.at(static_cast<std::size_t>(rank));
   return *std::max_element(rp.events.begin(), rp.events.end(),
                            [](const PhaseEvent& a, const PhaseEvent& b) {

@@ -170,8 +170,7 @@ class SynthRank : public RankEventSource {
             cur_->within_norm;
         // The shared factor: the same on every rank in the same occurrence of the phase.
         const double shared =
-            std::max(0.0, 1 + cur_->spread_shared * SharedNormalish(cur_->id)) *
-            cur_->shared_norm;
+            std::max(0.0, 1 + cur_->spread_shared * SharedNormalish(cur_->id)) * cur_->shared_norm;
         cpu = static_cast<std::int64_t>(
             std::llround(static_cast<double>(cpu) * between * within * shared));
       }
