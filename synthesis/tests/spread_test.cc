@@ -78,7 +78,8 @@ TEST(SpreadTest, ModelSeparatesTheSharedPartOfTheWithinRankSpread) {
 TEST(SpreadTest, IndependentNoiseIsNotShared) {
   std::vector<phases::Signature> sigs = Stencils();
   SetSpread(&sigs, 0.5, 0.0);
-  const SlotModel& s = MainBurst(BuildModel(sigs));
+  const AppModel m = BuildModel(sigs);
+  const SlotModel& s = MainBurst(m);
   EXPECT_NEAR(s.cpu_spread_shared, 0, 1e-6);
   EXPECT_NEAR(s.cpu_spread_within, 0.5, 1e-6);
 }
@@ -86,7 +87,8 @@ TEST(SpreadTest, IndependentNoiseIsNotShared) {
 TEST(SpreadTest, SignaturesWithoutOccurrenceStatisticsKeepEverySpreadPerRank) {
   std::vector<phases::Signature> sigs = Stencils();
   SetSpread(&sigs, 0.5, -1);
-  const SlotModel& s = MainBurst(BuildModel(sigs));
+  const AppModel m = BuildModel(sigs);
+  const SlotModel& s = MainBurst(m);
   EXPECT_EQ(s.cpu_spread_shared, 0);
   EXPECT_NEAR(s.cpu_spread_within, 0.5, 1e-6);
 }
