@@ -135,8 +135,10 @@ struct SlotModel {
   Quantity root_bytes;  // rooted collectives: the root's send and receive bytes
   Quantity root_recv_bytes;
   Quantity cpu_ns;  // compute burst before the call (mean over the ranks making it)
-  // How the traced bursts spread around that mean (standard deviation / mean, median over
-  // the counts): between the ranks' own means; within a rank from one occurrence to the next,
+  // How the traced bursts spread around that mean (standard deviation / mean): between the
+  // ranks' own means (median over the counts); within a rank from one occurrence to the next
+  // (at the largest traced count: a rank's own noise grows with the ranks that share its
+  // node and network, and the largest count is the run closest to the target),
   // split into the part every rank shares in the same occurrence (`cpu_spread_shared`: a cold
   // first iteration, noise that slows all nodes at once; it costs no waiting, as no rank
   // waits for another) and the part that is each rank's own (`cpu_spread_within` =
