@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -109,10 +110,13 @@ bool SameLengths(const std::vector<std::vector<Instance>>& seqs) {
 
 // Per rank: instances of equal structure and similar compute are one phase of that rank,
 // wherever they occur (a loop split by one noisy iteration, or the same loop run again
-// later), kept in the order of first occurrence.
-void MergeEqualInstances(std::vector<Instance>* seq, const AnalyzeOptions& o) {
+// later), kept in the order of first occurrence. `merged_into[i]`: the index, in the result,
+// of the instance that instance i joined.
+void MergeEqualInstances(std::vector<Instance>* seq, const AnalyzeOptions& o,
+                         std::vector<std::size_t>* merged_into) {
   std::vector<Instance> out;
   std::unordered_multimap<std::uint64_t, std::size_t> by_hash;
+  merged_into->clear();
   for (Instance& inst : *seq) {
     bool merged = false;
     auto [lo, hi] = by_hash.equal_range(inst.hash);
@@ -125,9 +129,11 @@ void MergeEqualInstances(std::vector<Instance>* seq, const AnalyzeOptions& o) {
         continue;
       }
       MergeInstance(&prev, inst);
+      merged_into->push_back(it->second);
       merged = true;
     }
     if (!merged) {
+      merged_into->push_back(out.size());
       by_hash.emplace(inst.hash, out.size());
       out.push_back(std::move(inst));
     }
@@ -142,11 +148,13 @@ std::int64_t Overlap(const Instance& a, const Instance& b) {
 // Aligns the ranks' phases into global phases: by position when every rank has the same
 // number of them; otherwise against the rank whose number of phases is the most common,
 // each phase of another rank going to the reference phase it overlaps most in logical time
-// (ties: the closest weight).
+// (ties: the closest weight). `reference`: that rank (0 when aligned by position); its
+// phase k is aligned phase k.
 std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
-                                 std::vector<std::string>* warnings) {
+                                 std::vector<std::string>* warnings, std::size_t* reference) {
   const std::size_t n = seqs.size();
   std::vector<RankInstances> out;
+  *reference = 0;
   if (SameLengths(seqs)) {
     const std::size_t len = seqs.front().size();
     out.resize(len, RankInstances(n));
@@ -164,6 +172,7 @@ std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
   const std::size_t common = ReferenceLength(lengths, repeats);
   std::size_t ref = 0;
   while (seqs[ref].size() != common) ++ref;
+  *reference = ref;
   std::vector<int> odd;
   for (std::size_t r = 0; r < n; ++r) {
     if (seqs[r].size() != common) odd.push_back(static_cast<int>(r));
@@ -515,10 +524,12 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   double traced_ns = 0;
   std::vector<std::vector<Instance>> seqs(static_cast<std::size_t>(n));
   std::vector<std::vector<double>> group_end_ns(static_cast<std::size_t>(n));
+  std::vector<Sequence> orders(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
     compressors[r].Finish();
     traced_ns = std::max(traced_ns, compressors[r].total_time_ns());
     seqs[r] = std::move(compressors[r].instances());
+    orders[r] = std::move(compressors[r].order());
     group_end_ns[r] = compressors[r].group_end_ns();
   }
   compressors.clear();
@@ -533,17 +544,24 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
                      inst.weight, inst.CpuPerOccurrence(), static_cast<long long>(inst.first_step),
                      static_cast<long long>(inst.last_step));
       }
-      std::fprintf(stderr, "\n");
+      std::fprintf(stderr, "\n  order: %s\n", FormatSequence(orders[static_cast<std::size_t>(r)]).c_str());
     }
   }
 
-  for (auto& seq : seqs) MergeEqualInstances(&seq, options);
-  std::vector<RankInstances> aligned = Align(std::move(seqs), &sig.warnings);
+  std::vector<std::vector<std::size_t>> merged_into(seqs.size());
+  for (std::size_t r = 0; r < seqs.size(); ++r) {
+    MergeEqualInstances(&seqs[r], options, &merged_into[r]);
+  }
+  std::size_t reference = 0;
+  std::vector<RankInstances> aligned = Align(std::move(seqs), &sig.warnings, &reference);
+  // The global phase of each aligned phase (-1: none).
+  std::vector<int> global_of_step(aligned.size(), -1);
 
   // Global phases: equal structure on every rank and similar compute merge.
   std::vector<GlobalPhase> globals;
   std::unordered_multimap<std::uint64_t, std::size_t> by_key;
-  for (RankInstances& step : aligned) {
+  for (std::size_t k = 0; k < aligned.size(); ++k) {
+    RankInstances& step = aligned[k];
     std::uint64_t key = internal::Mix(0x474C4F42);
     double weight = 0;
     bool any = false;
@@ -581,12 +599,30 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       globals.push_back(GlobalPhase{key, weight, std::move(step)});
       by_key.emplace(key, id);
     }
-    const auto rep = static_cast<std::int64_t>(std::llround(weight));
-    if (!sig.sequence.empty() && sig.sequence.back().first == static_cast<int>(id)) {
-      sig.sequence.back().second += rep;
-    } else {
-      sig.sequence.emplace_back(static_cast<int>(id), rep);
-    }
+    global_of_step[k] = static_cast<int>(id);
+  }
+  // The run's order: the reference rank's, its instances renamed to global phases.
+  {
+    const std::vector<std::size_t>& into = merged_into[reference];
+    std::function<void(Sequence*)> rename = [&](Sequence* items) {
+      for (SequenceItem& item : *items) {
+        if (item.is_loop()) {
+          rename(&item.body);
+          continue;
+        }
+        const auto i = static_cast<std::size_t>(item.phase);
+        const std::size_t k = i < into.size() ? into[i] : aligned.size();
+        const int id = k < global_of_step.size() ? global_of_step[k] : -1;
+        if (id < 0) {
+          item = SequenceItem::Loop(0, {});  // dropped by SimplifySequence
+        } else {
+          item.phase = id;
+        }
+      }
+    };
+    rename(&orders[reference]);
+    sig.sequence = SimplifySequence(std::move(orders[reference]));
+    orders.clear();
   }
 
   double sum_total_s = 0;
@@ -893,6 +929,9 @@ std::string FormatSignatureTable(const Signature& sig) {
                   bursts > 0 ? cpu / bursts * 1e-3 : 0.0);
     out << line << p.description << "\n";
   }
+  std::string run = FormatSequence(sig.sequence);
+  if (run.size() > 600) run = run.substr(0, 600) + " ...";
+  out << "run (phase ids in order, (...) xN a loop): " << run << "\n";
   for (const std::string& w : sig.warnings) out << "warning: " << w << "\n";
   return out.str();
 }

@@ -454,9 +454,12 @@ void RankCompressor::Reduce() {
 
 // Whether seq_[from, end) could be the first items of one more iteration of `loop` (a
 // prefix of its body in order, or a sub-multiset of it when the body matches unordered).
+// A whole iteration counts too: it joins the loop by the reduction that follows, so the loop
+// is not complete yet (trying the closure then would fold the loop around it one iteration
+// short: [S x8, R x8] followed by S x8, R x2 is not the outer loop's second iteration).
 bool RankCompressor::ContinuesLoop(const Node& loop, std::size_t from) const {
   const std::size_t count = seq_.size() - from;
-  if (count >= loop.body.size()) return false;
+  if (count > loop.body.size()) return false;
   bool ordered = true;
   for (std::size_t i = 0; i < count && ordered; ++i) {
     ordered = seq_[from + i].hash == loop.body[i].hash;
@@ -550,7 +553,8 @@ void RankCompressor::AddTopLevel(const Node& node) {
   }
   FlushPlain();
   loop_group_ = OpenGroup(NodeEnd(node));
-  FlattenBody(node.body, static_cast<double>(node.total));
+  order_.push_back(SequenceItem::Loop(node.total, {}));
+  FlattenBody(node.body, static_cast<double>(node.total), &order_.back().body);
 }
 
 std::int64_t RankCompressor::OpenGroup(double end_ns) {
@@ -558,7 +562,8 @@ std::int64_t RankCompressor::OpenGroup(double end_ns) {
   return static_cast<std::int64_t>(group_end_ns_.size()) - 1;
 }
 
-void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight) {
+// `order`: the body of the loop item being built; a nested loop becomes a loop item in it.
+void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight, Sequence* order) {
   std::vector<Leaf> run;
   for (const Node& item : body) {
     if (!item.loop) {
@@ -569,14 +574,15 @@ void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight) {
       Unroll(item, 1.0, &run);
       continue;
     }
-    Emit(run, weight);
+    Emit(run, weight, order);
     run.clear();
-    FlattenBody(item.body, static_cast<double>(item.total));
+    order->push_back(SequenceItem::Loop(item.total, {}));
+    FlattenBody(item.body, static_cast<double>(item.total), &order->back().body);
   }
-  Emit(run, weight);
+  Emit(run, weight, order);
 }
 
-void RankCompressor::Emit(const std::vector<Leaf>& run, double weight) {
+void RankCompressor::Emit(const std::vector<Leaf>& run, double weight, Sequence* order) {
   if (run.empty()) return;
   Instance inst;
   inst.weight = weight;
@@ -594,7 +600,8 @@ void RankCompressor::Emit(const std::vector<Leaf>& run, double weight) {
     inst.first_wall_ns = std::min(inst.first_wall_ns, l.first_wall_ns);
   }
   inst.parts.back().time_ns = inst.time_ns;
-  PushInstance(std::move(inst));
+  const std::size_t index = PushInstance(std::move(inst));
+  order->push_back(SequenceItem::Run(static_cast<int>(index), std::llround(weight)));
 }
 
 void RankCompressor::AppendPlain(const Leaf& leaf) {
@@ -625,11 +632,12 @@ void RankCompressor::AppendPlain(const Leaf& leaf) {
 void RankCompressor::FlushPlain() {
   if (!plain_open_) return;
   plain_open_ = false;
-  PushInstance(std::move(plain_));
+  const std::size_t index = PushInstance(std::move(plain_));
+  order_.push_back(SequenceItem::Run(static_cast<int>(index), 1));
   plain_ = Instance{};
 }
 
-void RankCompressor::PushInstance(Instance inst) {
+std::size_t RankCompressor::PushInstance(Instance inst) {
   if (!instances_.empty()) {
     Instance& prev = instances_.back();
     if (prev.hash == inst.hash && prev.leaves.size() == inst.leaves.size() &&
@@ -645,11 +653,12 @@ void RankCompressor::PushInstance(Instance inst) {
         prev.time_ns += inst.time_ns;
         prev.last_step = std::max(prev.last_step, inst.last_step);
         AppendParts(&prev.parts, inst.parts);
-        return;
+        return instances_.size() - 1;
       }
     }
   }
   instances_.push_back(std::move(inst));
+  return instances_.size() - 1;
 }
 
 }  // namespace pas2p::phases::internal

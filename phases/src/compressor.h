@@ -126,6 +126,11 @@ class RankCompressor {
   const std::vector<double>& group_end_ns() const { return group_end_ns_; }
   // Rank-local wall time at which the rank's timed span ends (finalize: its start).
   double end_ns() const { return span_end_ns_; }
+  // The rank's run in order, with its nested loops: runs name indices into instances()
+  // (SequenceItem::phase = instance index), a loop's body runs `total` times (see
+  // SequenceItem). Each emission of an instance is a run of total = its weight there, so
+  // the totals of an instance's runs add up to its weight.
+  Sequence& order() { return order_; }
 
  private:
   void Push(Node node);
@@ -144,8 +149,8 @@ class RankCompressor {
   std::uint64_t WindowHash(std::size_t i, std::size_t j) const;
   std::uint64_t WindowMHash(std::size_t i, std::size_t j) const;
   void AddTopLevel(const Node& node);
-  void FlattenBody(const std::vector<Node>& body, double weight);
-  void Emit(const std::vector<Leaf>& run, double weight);
+  void FlattenBody(const std::vector<Node>& body, double weight, Sequence* order);
+  void Emit(const std::vector<Leaf>& run, double weight, Sequence* order);
   bool Unrollable(const Node& loop) const;
   // `modulus` / `residue`: which occurrences of the loop's calls the copies made now stand
   // for (the enclosing unrolled loops' iterations; 1 / 0 at the top).
@@ -153,7 +158,8 @@ class RankCompressor {
               std::int64_t residue = 0) const;
   void AppendPlain(const Leaf& leaf);
   void FlushPlain();
-  void PushInstance(Instance instance);
+  // Returns the index of the instance that holds it (it may join the previous one).
+  std::size_t PushInstance(Instance instance);
   std::int64_t OpenGroup(double end_ns);
 
   int rank_;
@@ -176,6 +182,7 @@ class RankCompressor {
   Instance plain_;
   bool plain_open_ = false;
   std::vector<Instance> instances_;
+  Sequence order_;
   std::vector<double> group_end_ns_;
   std::int64_t loop_group_ = 0;
   // The last closure attempt that found nothing (Reduce): where, and the prefix hash then.

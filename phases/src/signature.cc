@@ -1,7 +1,10 @@
 #include "pas2p/phases/signature.h"
 
 #include <cmath>
+#include <cstdio>
 #include <fstream>
+#include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -105,10 +108,244 @@ ComputeStats ComputeFrom(const Json& j) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------
+// The run's phase order.
+
+namespace {
+
+__extension__ typedef __int128 Int128;
+
+bool Even(std::int64_t total, std::int64_t executions) {
+  return executions <= 1 || total % executions == 0;
+}
+
+// Whether a and b (the items of bodies that run `ea` and `eb` times) make the same calls in
+// every execution, each with an even count.
+bool SamePerExecution(const Sequence& a, std::int64_t ea, const Sequence& b, std::int64_t eb) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const SequenceItem& x = a[i];
+    const SequenceItem& y = b[i];
+    if (x.phase != y.phase || !Even(x.total, ea) || !Even(y.total, eb)) return false;
+    if (x.total / std::max<std::int64_t>(1, ea) != y.total / std::max<std::int64_t>(1, eb)) {
+      return false;
+    }
+    if (x.is_loop() && !SamePerExecution(x.body, x.total, y.body, y.total)) return false;
+  }
+  return true;
+}
+
+// The items of a body that ran `from` times (every count even), for a body that runs `to`
+// times with the same counts per execution.
+void Rescale(Sequence* items, std::int64_t from, std::int64_t to) {
+  for (SequenceItem& item : *items) {
+    const std::int64_t old_total = item.total;
+    item.total = old_total / std::max<std::int64_t>(1, from) * to;
+    if (item.is_loop()) Rescale(&item.body, old_total, item.total);
+  }
+}
+
+void AppendItem(Sequence* out, SequenceItem item, std::int64_t executions) {
+  if (!out->empty()) {
+    SequenceItem& back = out->back();
+    const bool even = Even(back.total, executions) && Even(item.total, executions);
+    if (even && !back.is_loop() && back.phase == item.phase) {
+      back.total += item.total;
+      return;
+    }
+    if (even && back.is_loop() && item.is_loop() &&
+        SamePerExecution(back.body, back.total, item.body, item.total)) {
+      const std::int64_t joined = back.total + item.total;
+      Rescale(&back.body, back.total, joined);
+      back.total = joined;
+      return;
+    }
+  }
+  out->push_back(std::move(item));
+}
+
+void AddTotals(const Sequence& items, std::map<int, std::int64_t>* totals) {
+  for (const SequenceItem& item : items) {
+    if (item.is_loop()) {
+      AddTotals(item.body, totals);
+    } else {
+      (*totals)[item.phase] += item.total;
+    }
+  }
+}
+
+void AddPhases(const Sequence& items, std::vector<int>* order, std::set<int>* seen) {
+  for (const SequenceItem& item : items) {
+    if (item.is_loop()) {
+      AddPhases(item.body, order, seen);
+    } else if (seen->insert(item.phase).second) {
+      order->push_back(item.phase);
+    }
+  }
+}
+
+void Expand(const Sequence& items, std::int64_t executions, std::int64_t k, std::size_t limit,
+            std::vector<int>* out) {
+  for (const SequenceItem& item : items) {
+    const std::int64_t count = SequenceCountAt(item.total, executions, k);
+    if (!item.is_loop()) {
+      for (std::int64_t i = 0; i < count && out->size() < limit; ++i) out->push_back(item.phase);
+      continue;
+    }
+    const std::int64_t base = SequenceFirstAt(item.total, executions, k);
+    for (std::int64_t i = 0; i < count && out->size() < limit; ++i) {
+      Expand(item.body, item.total, base + i, limit, out);
+    }
+    if (out->size() >= limit) return;
+  }
+}
+
+std::string CountText(std::int64_t total, std::int64_t executions) {
+  if (Even(total, executions)) return std::to_string(total / std::max<std::int64_t>(1, executions));
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g",
+                static_cast<double>(total) / static_cast<double>(executions));
+  return buf;
+}
+
+std::string Format(const Sequence& items, std::int64_t executions) {
+  std::string out;
+  for (const SequenceItem& item : items) {
+    if (!out.empty()) out += ", ";
+    const std::string count = CountText(item.total, executions);
+    out += item.is_loop() ? "(" + Format(item.body, item.total) + ")" : std::to_string(item.phase);
+    if (item.is_loop() || count != "1") out += " x" + count;
+  }
+  return out;
+}
+
+Json SequenceJson(const Sequence& items, std::int64_t executions) {
+  Json out = Json::array();
+  for (const SequenceItem& item : items) {
+    const bool even = Even(item.total, executions);
+    const std::int64_t count = item.total / std::max<std::int64_t>(1, executions);
+    if (!item.is_loop()) {
+      Json run = Json::array({item.phase, count});
+      if (!even) run.push_back(item.total);
+      out.push_back(std::move(run));
+      continue;
+    }
+    Json loop;
+    loop["loop"] = count;
+    if (!even) loop["total"] = item.total;
+    loop["body"] = SequenceJson(item.body, item.total);
+    out.push_back(std::move(loop));
+  }
+  return out;
+}
+
+Sequence SequenceFrom(const Json& j, std::int64_t executions, const std::string& origin) {
+  if (!j.is_array()) throw TraceError(origin + ": \"sequence\" (or a loop's \"body\") is not a list");
+  Sequence out;
+  for (const Json& e : j) {
+    SequenceItem item;
+    std::int64_t count = 0;
+    if (e.is_array()) {
+      if (e.size() < 2 || e.size() > 3) {
+        throw TraceError(origin + ": a sequence run must be [phase id, repetitions(, total)], got " +
+                         e.dump());
+      }
+      item.phase = e.at(0).get<int>();
+      count = e.at(1).get<std::int64_t>();
+      item.total = e.size() == 3 ? e.at(2).get<std::int64_t>() : count * executions;
+      if (item.phase < 0) {
+        throw TraceError(origin + ": a sequence run names phase " + std::to_string(item.phase));
+      }
+    } else if (e.is_object()) {
+      count = e.at("loop").get<std::int64_t>();
+      item.total = e.contains("total") ? e.at("total").get<std::int64_t>() : count * executions;
+      item.body = SequenceFrom(e.at("body"), item.total, origin);
+    } else {
+      throw TraceError(origin + ": a sequence item must be a run [id, repetitions] or a loop "
+                       "{\"loop\", \"body\"}, got " + e.dump());
+    }
+    if (count < 0 || item.total < 0 || item.total / std::max<std::int64_t>(1, executions) != count) {
+      throw TraceError(origin + ": sequence item " + e.dump() + " has a negative count or a total "
+                       "that does not match its count (" + std::to_string(executions) +
+                       " executions of the enclosing body)");
+    }
+    out.push_back(std::move(item));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::int64_t SequenceFirstAt(std::int64_t total, std::int64_t executions, std::int64_t k) {
+  if (executions <= 1) return k <= 0 ? 0 : total;
+  return static_cast<std::int64_t>(static_cast<Int128>(k) * total / executions);
+}
+
+std::int64_t SequenceCountAt(std::int64_t total, std::int64_t executions, std::int64_t k) {
+  return SequenceFirstAt(total, executions, k + 1) - SequenceFirstAt(total, executions, k);
+}
+
+Sequence SimplifySequence(Sequence items, std::int64_t executions) {
+  Sequence out;
+  for (SequenceItem& item : items) {
+    if (item.total <= 0) continue;
+    if (!item.is_loop()) {
+      AppendItem(&out, std::move(item), executions);
+      continue;
+    }
+    item.body = SimplifySequence(std::move(item.body), item.total);
+    if (item.body.empty()) continue;
+    if (item.total == executions) {
+      // One iteration per execution: its body is the enclosing body's.
+      for (SequenceItem& b : item.body) AppendItem(&out, std::move(b), executions);
+      continue;
+    }
+    if (item.body.size() == 1 && Even(item.total, executions) &&
+        Even(item.body.front().total, item.total)) {
+      // A loop around one evenly repeated item is that item repeated.
+      AppendItem(&out, std::move(item.body.front()), executions);
+      continue;
+    }
+    AppendItem(&out, std::move(item), executions);
+  }
+  return out;
+}
+
+std::vector<std::pair<int, std::int64_t>> SequencePhaseTotals(const Sequence& items) {
+  std::map<int, std::int64_t> totals;
+  AddTotals(items, &totals);
+  return {totals.begin(), totals.end()};
+}
+
+std::vector<int> SequencePhases(const Sequence& items) {
+  std::vector<int> order;
+  std::set<int> seen;
+  AddPhases(items, &order, &seen);
+  return order;
+}
+
+std::vector<int> ExpandSequence(const Sequence& items, std::size_t limit) {
+  std::vector<int> out;
+  Expand(items, 1, 0, limit, &out);
+  return out;
+}
+
+std::string FormatSequence(const Sequence& items) { return Format(items, 1); }
+
+std::string SequenceToJsonText(const Sequence& items) { return SequenceJson(items, 1).dump(); }
+
+Sequence SequenceFromJsonText(const std::string& text, const std::string& origin) {
+  try {
+    return SequenceFrom(Json::parse(text), 1, origin);
+  } catch (const Json::exception& e) {
+    throw TraceError(origin + ": malformed sequence: " + e.what());
+  }
+}
+
 std::string SignatureToJson(const Signature& sig) {
   Json j;
   j["format"] = "pas2p-signature";
-  j["version"] = 1;
+  j["version"] = 2;
   j["application"] = sig.application;
   j["nprocs"] = sig.nprocs;
   j["trace"] = sig.trace;
@@ -126,9 +363,7 @@ std::string SignatureToJson(const Signature& sig) {
     comms.push_back(Json{{"id", c.id}, {"members", c.members}});
   }
   j["communicators"] = comms;
-  Json seq = Json::array();
-  for (const auto& [id, reps] : sig.sequence) seq.push_back(Json::array({id, reps}));
-  j["sequence"] = seq;
+  j["sequence"] = SequenceJson(sig.sequence, 1);
   Json phases = Json::array();
   for (const Phase& p : sig.phases) {
     Json jp;
@@ -185,10 +420,10 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
                        ": not a pas2p signature (expected \"format\": "
                        "\"pas2p-signature\")");
     }
-    if (j.at("version").get<int>() != 1) {
-      throw TraceError(origin + ": signature version " +
-                       std::to_string(j.at("version").get<int>()) +
-                       " is not supported (this pas2p reads version 1)");
+    // Version 1 differs only in its sequence (flat), which reads as a version 2 one.
+    if (const int version = j.at("version").get<int>(); version != 1 && version != 2) {
+      throw TraceError(origin + ": signature version " + std::to_string(version) +
+                       " is not supported (this pas2p reads versions 1 and 2)");
     }
     sig.application = j.at("application").get<std::string>();
     sig.nprocs = j.at("nprocs").get<int>();
@@ -206,9 +441,7 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
       sig.communicators.push_back(
           Communicator{c.at("id").get<CommId>(), c.at("members").get<std::vector<std::int32_t>>()});
     }
-    for (const Json& s : j.at("sequence")) {
-      sig.sequence.emplace_back(s.at(0).get<int>(), s.at(1).get<std::int64_t>());
-    }
+    sig.sequence = SequenceFrom(j.at("sequence"), 1, origin);
     for (const Json& jp : j.at("phases")) {
       Phase p;
       p.id = jp.at("id").get<int>();

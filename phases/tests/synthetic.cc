@@ -165,6 +165,31 @@ TraceData MakeNested(int nprocs, int outer, int inner) {
   return g.Take();
 }
 
+TraceData MakeSweeps(int nprocs, const std::vector<int>& stages) {
+  Gen g(nprocs, "sweeps");
+  g.Init();
+  g.Collective(AllRanks(nprocs), EventKind::kBarrier, 0);
+  auto stage = [&](int tag, bool forward) {
+    for (int k = 0; k < nprocs; ++k) {
+      const int r = forward ? k : nprocs - 1 - k;
+      const int from = forward ? r - 1 : r + 1;
+      const int to = forward ? r + 1 : r - 1;
+      if (from >= 0 && from < nprocs) {
+        g.Blocking(r, MakeRecv(from, tag, 8192), g.clock(from) + 2000);
+      }
+      g.Compute(r, static_cast<std::int64_t>(200000 * (1 + 0.05 * g.Noise())));
+      if (to >= 0 && to < nprocs) g.Local(r, MakeSend(to, tag, 8192), 1500);
+    }
+  };
+  for (int n : stages) {
+    for (int s = 0; s < n; ++s) stage(1, true);
+    for (int s = 0; s < n; ++s) stage(2, false);
+  }
+  g.Collective(AllRanks(nprocs), EventKind::kAllreduce, 16);
+  g.Finalize();
+  return g.Take();
+}
+
 TraceData MakeMasterWorker(int nprocs, int iterations) {
   Gen g(nprocs, "masterworker");
   g.Init();

@@ -70,6 +70,11 @@ TraceData MakeMasterWorker(int nprocs, int iterations);
 // then `halos` iterations of {sendrecv with both ring neighbours, compute, allreduce}.
 TraceData MakeCgLike(int nprocs, int dots, int halos);
 
+// A pipelined sweep on a line of ranks (the order of wavefront codes): a barrier, then per
+// iteration `stages[it]` forward stages (blocking recv from rank - 1, compute, blocking send
+// to rank + 1) and as many backward stages (the other way), then an allreduce.
+TraceData MakeSweeps(int nprocs, const std::vector<int>& stages);
+
 // Two ranks exchanging messages whose size doubles every time: nothing repeats.
 TraceData MakeNoRepetition(int messages);
 

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "pas2p/core/error.h"
+#include "pas2p/core/trace.h"
 #include "pas2p/patterns/grid_frame.h"
 #include "pas2p/phases/analyze.h"
 #include "pas2p/phases/correspondence.h"
@@ -1526,21 +1527,26 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
     unmodelled += std::max(0.0, rest);
   }
   model.unmodelled_share = total > 0 ? unmodelled / total : 0;
-  auto append = [&](int index, std::int64_t reps) {
-    if (!model.sequence.empty() && model.sequence.back().first == index) {
-      model.sequence.back().second += reps;
-    } else {
-      model.sequence.emplace_back(index, reps);
+  // The largest count's order, phase ids renamed to phase indices (a folded phase: k
+  // occurrences of its modelled phase); unmodelled phases are dropped (total 0).
+  std::function<void(phases::Sequence*)> rename = [&](phases::Sequence* items) {
+    for (phases::SequenceItem& item : *items) {
+      if (item.is_loop()) {
+        rename(&item.body);
+      } else if (auto it = group_of_largest_id.find(item.phase);
+                 it != group_of_largest_id.end()) {
+        item.phase = it->second;
+      } else if (auto f = folded.find(item.phase); f != folded.end()) {
+        item.phase = f->second.first;
+        item.total *= f->second.second;
+      } else {
+        item = phases::SequenceItem::Loop(0, {});
+      }
     }
   };
-  for (const auto& [id, reps] : largest.sequence) {
-    auto it = group_of_largest_id.find(id);
-    if (it != group_of_largest_id.end()) {
-      append(it->second, reps);
-    } else if (auto f = folded.find(id); f != folded.end()) {
-      append(f->second.first, reps * f->second.second);
-    }
-  }
+  model.sequence = largest.sequence;
+  rename(&model.sequence);
+  model.sequence = phases::SimplifySequence(std::move(model.sequence));
   AddValidCounts(&model);
   return model;
 }
@@ -1680,15 +1686,13 @@ Quantity QuantityFromJson(const json& j) {
 std::string ModelToJson(const AppModel& model) {
   json j;
   j["format"] = "pas2p-model";
-  j["version"] = 1;
+  j["version"] = 2;
   j["application"] = model.application;
   j["counts"] = model.counts;
   j["valid_counts"] = model.valid.Describe();
   j["warnings"] = model.warnings;
   j["unmodelled_share"] = model.unmodelled_share;
-  json seq = json::array();
-  for (const auto& [p, r] : model.sequence) seq.push_back(json::array({p, r}));
-  j["sequence"] = seq;
+  j["sequence"] = json::parse(phases::SequenceToJsonText(model.sequence));
   json phases_j = json::array();
   for (const auto& p : model.phases) {
     json pj;
@@ -1771,8 +1775,17 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
     model.counts = j.at("counts").get<std::vector<int>>();
     model.warnings = j.at("warnings").get<std::vector<std::string>>();
     model.unmodelled_share = j.at("unmodelled_share").get<double>();
-    for (const auto& e : j.at("sequence")) {
-      model.sequence.emplace_back(e.at(0).get<int>(), e.at(1).get<std::int64_t>());
+    // Version 1's flat [[index, repetitions], ...] reads as a sequence without loops.
+    try {
+      model.sequence = phases::SequenceFromJsonText(j.at("sequence").dump(), origin);
+    } catch (const TraceError& e) {
+      throw UserError(e.what());
+    }
+    for (const int index : phases::SequencePhases(model.sequence)) {
+      if (index < 0 || static_cast<std::size_t>(index) >= j.at("phases").size()) {
+        throw UserError(origin + ": the sequence names phase " + std::to_string(index) +
+                        ", which the model does not have");
+      }
     }
     for (const auto& pj : j.at("phases")) {
       PhaseModel p;

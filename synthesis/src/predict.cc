@@ -183,7 +183,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   }
   const double p = static_cast<double>(n);
   std::set<int> in_run;
-  for (const auto& [ph, reps] : model.sequence) in_run.insert(ph);
+  for (const int ph : phases::SequencePhases(model.sequence)) in_run.insert(ph);
 
   auto total_of = [](double first, double per, double w) {
     return w >= 1 ? first + (w - 1) * per : w * first;
@@ -545,7 +545,7 @@ void ComparePhases(const AppModel& model, const std::vector<phases::Signature>& 
     v->phases_note = std::string("the real run's phases were not matched: ") + e.what();
   }
   const double total_wall = real.traced_time_s;
-  for (const auto& [ph, reps] : model.sequence) {
+  for (const int ph : phases::SequencePhases(model.sequence)) {
     if (std::any_of(v->phases.begin(), v->phases.end(),
                     [ph = ph](const PhaseCheck& c) { return c.phase == ph; })) {
       continue;

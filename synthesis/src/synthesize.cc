@@ -181,15 +181,55 @@ class SynthRank : public RankEventSource {
     }
   }
 
+  // The run item the rank is at: its phase and its repetitions in this execution of the
+  // enclosing loop body; false at the end of the run. Descends into loops and leaves the
+  // finished ones (the stack holds one frame per open loop).
+  bool CurrentRun(std::size_t* phase, std::int64_t* reps) {
+    if (!cursor_started_) {
+      cursor_started_ = true;
+      stack_.push_back(Frame{&trace_->sequence(), 1, 0, 0, -1, 0});
+    }
+    while (!stack_.empty()) {
+      Frame& f = stack_.back();
+      if (f.index >= f.items->size()) {
+        stack_.pop_back();
+        if (!stack_.empty()) ++stack_.back().done;
+        continue;
+      }
+      const phases::SequenceItem& item = (*f.items)[f.index];
+      if (f.count < 0) {
+        f.count = phases::SequenceCountAt(item.total, f.executions, f.execution);
+        f.done = 0;
+      }
+      if (!item.is_loop()) {
+        *phase = static_cast<std::size_t>(item.phase);
+        *reps = f.count;
+        return true;
+      }
+      if (f.done >= f.count) {
+        ++f.index;
+        f.count = -1;
+        continue;
+      }
+      // Iteration `done` of this execution is the body's execution number first + done.
+      const std::int64_t execution =
+          phases::SequenceFirstAt(item.total, f.executions, f.execution) + f.done;
+      stack_.push_back(Frame{&item.body, item.total, execution, 0, -1, 0});
+    }
+    return false;
+  }
+
   // Moves to the next slot this rank makes; false at the end of the run.
   bool NextSlot() {
-    const auto& seq = trace_->sequence();
     for (;;) {
-      if (seq_ >= seq.size()) return false;
-      const auto phase = static_cast<std::size_t>(seq[seq_].first);
+      std::size_t phase = 0;
+      std::int64_t reps = 0;
+      if (!CurrentRun(&phase, &reps)) return false;
       const auto& slots = impl_->phases[phase];
-      if (rep_ >= seq[seq_].second || slots.empty()) {
-        ++seq_;
+      if (rep_ >= reps || slots.empty()) {
+        Frame& f = stack_.back();
+        ++f.index;
+        f.count = -1;
         rep_ = 0;
         slot_ = 0;
         started_ = false;
@@ -453,7 +493,19 @@ class SynthRank : public RankEventSource {
   Stage stage_ = Stage::kInit;
   StreamStatus status_ = StreamStatus::kReading;
   std::size_t comm_index_ = 0;
-  std::size_t seq_ = 0;
+  // Where the rank is in the run's order: the body being run (top level: the sequence),
+  // which of its `executions` executions this is, the item in it, the item's count in this
+  // execution (-1: not computed yet) and, for a loop item, its iterations done.
+  struct Frame {
+    const phases::Sequence* items;
+    std::int64_t executions;
+    std::int64_t execution;
+    std::size_t index;
+    std::int64_t count;
+    std::int64_t done;
+  };
+  std::vector<Frame> stack_;
+  bool cursor_started_ = false;
   std::int64_t rep_ = 0;
   std::size_t slot_ = 0;
   std::size_t num_slots_ = 0;
@@ -563,25 +615,58 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
     if (static_cast<std::size_t>(options_.only_phase) >= model_.phases.size()) {
       throw UserError("no phase " + std::to_string(options_.only_phase) + " in the model");
     }
-    if (options_.repetitions > 0) sequence_.emplace_back(options_.only_phase, options_.repetitions);
+    if (options_.repetitions > 0) {
+      sequence_.push_back(phases::SequenceItem::Run(options_.only_phase, options_.repetitions));
+    }
   } else {
-    std::vector<double> carry(model_.phases.size(), 0.0);
-    for (const auto& [ph, reps] : model_.sequence) {
-      const Quantity& w = model_.phases[ph].weight;
+    // Per phase, its weight at N over its weight at the largest traced count.
+    std::vector<double> factor(model_.phases.size(), 1.0);
+    for (const int ph : phases::SequencePhases(model_.sequence)) {
+      const Quantity& w = model_.phases[static_cast<std::size_t>(ph)].weight;
       double traced = w.model.training.empty() ? 0 : w.model.training.back().y;
       if (w.divided_by_p && !w.model.training.empty()) traced /= w.model.training.back().p;
-      const double factor = traced > 0 ? PhaseWeight(ph) / traced : 1.0;
-      const double exact = static_cast<double>(reps) * factor + carry[ph];
-      const auto n = static_cast<std::int64_t>(std::floor(exact + 1e-9));
-      carry[ph] = exact - static_cast<double>(n);
-      if (n <= 0) continue;
-      if (!sequence_.empty() && sequence_.back().first == ph) {
-        sequence_.back().second += n;
-      } else {
-        sequence_.emplace_back(ph, n);
-      }
+      factor[static_cast<std::size_t>(ph)] = traced > 0 ? PhaseWeight(ph) / traced : 1.0;
     }
+    std::vector<double> carry(model_.phases.size(), 0.0);
+    sequence_ = phases::SimplifySequence(ScaleSequence(model_.sequence, 1, 1, 1.0, factor, &carry));
   }
+}
+
+// The order at N (see the header): `items` ran `from` times at the largest traced count and
+// run `to` times at N; `applied` is the factor the enclosing loops already scaled by.
+phases::Sequence SynthesizedTrace::ScaleSequence(const phases::Sequence& items, std::int64_t from,
+                                                 std::int64_t to, double applied,
+                                                 const std::vector<double>& factor,
+                                                 std::vector<double>* carry) {
+  phases::Sequence out;
+  const double executions = static_cast<double>(to) / static_cast<double>(std::max<std::int64_t>(1, from));
+  for (const phases::SequenceItem& item : items) {
+    if (!item.is_loop()) {
+      const auto ph = static_cast<std::size_t>(item.phase);
+      const double exact =
+          static_cast<double>(item.total) * executions * factor[ph] / applied + (*carry)[ph];
+      const auto n = static_cast<std::int64_t>(std::floor(exact + 1e-9));
+      (*carry)[ph] = exact - static_cast<double>(n);
+      if (n > 0) out.push_back(phases::SequenceItem::Run(item.phase, n));
+      continue;
+    }
+    // The loop scales when every phase in it scales by the same factor (within 0.1%).
+    double lo = 0, hi = 0;
+    bool first = true;
+    for (const int ph : phases::SequencePhases(item.body)) {
+      const double f = factor[static_cast<std::size_t>(ph)] / applied;
+      lo = first ? f : std::min(lo, f);
+      hi = first ? f : std::max(hi, f);
+      first = false;
+    }
+    const double g = !first && hi - lo <= 1e-3 * std::max(hi, 1e-300) ? 0.5 * (lo + hi) : 1.0;
+    const auto total = static_cast<std::int64_t>(
+        std::llround(static_cast<double>(item.total) * executions * g));
+    if (total <= 0) continue;
+    out.push_back(phases::SequenceItem::Loop(
+        total, ScaleSequence(item.body, item.total, total, applied * g, factor, carry)));
+  }
+  return out;
 }
 
 SynthesizedTrace::~SynthesizedTrace() = default;
@@ -594,7 +679,7 @@ double SynthesizedTrace::PhaseWeight(int phase) const {
 std::uint64_t SynthesizedTrace::MaxEventsPerRank() const {
   std::uint64_t total = 2;
   for (const auto* def : impl_->comm_defs) (void)def, ++total;
-  for (const auto& [ph, reps] : sequence_) {
+  for (const auto& [ph, reps] : phases::SequencePhaseTotals(sequence_)) {
     std::uint64_t per = 0, most = 1;
     for (const SlotAt& s : impl_->phases[ph]) {
       std::uint64_t calls = 1;

@@ -5,7 +5,14 @@
 // occurrence in program order, with peers as world ranks and statistics over all
 // occurrences (compute burst before each call: CPU time, instructions, cycles; bytes).
 // Phases are listed in the order of their first occurrence; `sequence` gives the order in
-// which the run executes them (run-length encoded), so a later stage can replay the run.
+// which the run executes them, with its nested loops, so a later stage can replay the run.
+//
+// The sequence is one rank's order: the reference rank of the phase alignment (the rank
+// whose number of phases is the most common among the ranks whose streams repeat, the first
+// such rank; rank 0 when every rank has the same number of phases). Ranks that differ (a
+// master, boundary ranks) run the same phases in that order as far as their phases were
+// matched to the reference's; their own weights are in RankPhase::weight. Its size is
+// bounded by the loop structure, not by the iterations (a loop of 10^6 iterations is one item).
 //
 // PET = sum of time_s x weight over the phases, where time_s is the wall time of one
 // occurrence on the run's global clock (the ranks' clocks aligned on collectives that every
@@ -21,7 +28,7 @@
 //   {"format": "pas2p-signature", "version": 1, "application", "nprocs", "trace",
 //    "traced_time_s", "pet_s", "pet_relevant_s", "pet_error", "coverage", "relevance_threshold",
 //    "cut", "counters": [...], "warnings": [...], "communicators": [{"id", "members": [world
-//    ranks]}], "sequence": [[phase id, repetitions], ...], "phases": [{"id", "weight", "time_s",
+//    ranks]}], "sequence": [item, ...], "phases": [{"id", "weight", "time_s",
 //    "total_time_s", "share", "relevant",
 //                "description", "structure", "first_step", "first_wall_s",
 //                "time_per_rank_max_s", "time_per_rank_min_s",
@@ -29,6 +36,16 @@
 //                           "events": [{"kind", "peer", "recv_peer", "comm", "tag", "root",
 //                                       "bytes", "recv_bytes", "requests", "polls",
 //                                       "cpu_ns", "instructions", "cycles"}]}]}]}
+// A sequence item is a run of one phase, [phase id, repetitions], or a loop,
+// {"loop": iterations, "body": [item, ...]}; counts are per execution of the enclosing loop's
+// body (at the top level: once). When a count differs between executions (an inner loop of 8
+// iterations in one outer iteration and 9 in the next), the item also gives its total over all
+// executions: [phase id, repetitions, total] or {"loop": iterations, "total": T, "body"}, with
+// repetitions / iterations = floor(total / executions), and the k-th of E executions (from 0)
+// makes floor((k+1)T/E) - floor(kT/E) (the total spread evenly, in order). So stencil2d's 50
+// halo exchanges with an allreduce every 10 read [[0,1], {"loop":5, "body":[[1,10],[2,1]]},
+// [3,1]]. Version 1 wrote a flat run-length list [[id, repetitions], ...]: it reads as a
+// version 2 sequence without loops.
 // Stats are {"mean", "stddev", "min", "max", "n", "m2"} (m2: sum of squared deviations). Statistics
 // over occurrences; peers are world ranks (kNoRank = -3 where not applicable, kAnySource = -1 for a
 // wildcard irecv).
@@ -135,6 +152,49 @@ struct Communicator {
   bool operator==(const Communicator&) const = default;
 };
 
+// One item of a run's phase order (see the format comment above): a run of phase `phase`
+// (body empty), or a loop (`phase` == kLoop) whose body runs `total` times. `total` counts
+// the repetitions (run) or iterations (loop) over every execution of the enclosing loop's
+// body (at the top level: in the whole run); the k-th of E executions makes
+// floor((k+1)T/E) - floor(kT/E).
+struct SequenceItem {
+  static constexpr int kLoop = -1;
+  int phase = kLoop;
+  std::int64_t total = 0;
+  std::vector<SequenceItem> body;
+  bool is_loop() const { return phase == kLoop; }
+  bool operator==(const SequenceItem&) const = default;
+
+  static SequenceItem Run(int phase, std::int64_t total) { return {phase, total, {}}; }
+  static SequenceItem Loop(std::int64_t total, std::vector<SequenceItem> body) {
+    return {kLoop, total, std::move(body)};
+  }
+};
+using Sequence = std::vector<SequenceItem>;
+
+// What the k-th (from 0) of `executions` executions of an item of total `total` makes.
+std::int64_t SequenceCountAt(std::int64_t total, std::int64_t executions, std::int64_t k);
+// What the first k of `executions` executions make together: floor(kT/E).
+std::int64_t SequenceFirstAt(std::int64_t total, std::int64_t executions, std::int64_t k);
+
+// A canonical form of `items` (whose enclosing body runs `executions` times): items of total
+// 0 and empty loops dropped, loops of one iteration per execution spliced in, a loop whose
+// body is one item with an even count folded into it, adjacent equal items (same phase, or
+// equal loop bodies) with even counts joined.
+Sequence SimplifySequence(Sequence items, std::int64_t executions = 1);
+// Repetitions of each phase over the whole run, by phase id.
+std::vector<std::pair<int, std::int64_t>> SequencePhaseTotals(const Sequence& items);
+// The phases in the order of their first occurrence in the run.
+std::vector<int> SequencePhases(const Sequence& items);
+// The run phase by phase (one entry per occurrence), at most `limit` entries.
+std::vector<int> ExpandSequence(const Sequence& items, std::size_t limit);
+// In words: "0, (1 x10, 2) x5, 3"; a count that differs between executions is shown as its
+// mean ("x8.5").
+std::string FormatSequence(const Sequence& items);
+// JSON of a sequence and back (`origin` names the file in errors).
+std::string SequenceToJsonText(const Sequence& items);
+Sequence SequenceFromJsonText(const std::string& text, const std::string& origin);
+
 struct Signature {
   std::string application;
   int nprocs = 0;
@@ -149,7 +209,7 @@ struct Signature {
   std::vector<std::string> counters;
   std::vector<std::string> warnings;
   std::vector<Communicator> communicators;
-  std::vector<std::pair<int, std::int64_t>> sequence;  // (phase id, repetitions)
+  Sequence sequence;  // the run's phase order (phase ids), nested loops
   std::vector<Phase> phases;
   bool operator==(const Signature&) const = default;
 

@@ -26,9 +26,11 @@
 // neighbour lands in the west slot, not the north one.
 //
 // File format (ModelToJson; JSON, stable key order):
-//   {"format": "pas2p-model", "version": 1, "application", "counts": [P...],
+//   {"format": "pas2p-model", "version": 2, "application", "counts": [P...],
 //    "valid_counts": "<words>", "warnings": [...],
-//    "sequence": [[phase index, repetitions at the largest count], ...],
+//    "sequence": [item, ...] (the largest count's phase order with its nested loops, phase
+//                 indices; items as in the signature's "sequence", see phases/signature.h;
+//                 version 1 wrote a flat [[phase index, repetitions], ...], read as such),
 //    "phases": [{"index", "ids": [phase id per count], "description", "relevant",
 //                "weight": Quantity, "traced_time_s": [per count],
 //                "slots": [{"kind", "tag", "presence", "like_slots": [...], "wildcard",
@@ -181,9 +183,11 @@ struct AppModel {
   std::string application;
   std::vector<int> counts;  // traced counts, ascending
   std::vector<PhaseModel> phases;
-  // The run at the largest count: (phase index, repetitions); phases that are not modelled
-  // (missing at some count) are left out and counted in `unmodelled_share`.
-  std::vector<std::pair<int, std::int64_t>> sequence;
+  // The run at the largest count in order, with its nested loops (phases::SequenceItem,
+  // phase = phase index): the largest signature's sequence with its phase ids mapped to
+  // phase indices; phases that are not modelled (missing at some count) are left out (or
+  // folded into the phase whose calls they repeat) and counted in `unmodelled_share`.
+  phases::Sequence sequence;
   double unmodelled_share = 0;  // share of the largest count's time in unmodelled phases
   patterns::ValidCountSet valid;
   std::vector<std::string> warnings;

@@ -3,15 +3,29 @@
 // In:  an AppModel and a target count N (a valid count of the model).
 // Out: a TraceSource whose OpenRank(r) generates rank r's events on demand: MPI_Init, the
 //      communicators the rank belongs to (kCommCreate, from the slots' communicator rules),
-//      then the run's phase sequence (the largest traced count's sequence, each run of
-//      repetitions scaled by the phase's weight model at N over its traced weight), each
+//      then the run's phase order (the largest traced count's order with its nested loops,
+//      scaled to N as below), each
 //      occurrence's calls from the slots (present on the rank by the slot's presence rule;
 //      peers from the general equations at N, bytes and compute from the regressions at N),
 //      and MPI_Finalize. Request ids are per rank and increasing; a completion waits for the
 //      requests pending on the rank (all of them, or the slot's number, oldest first).
 //
-// Memory: the model, the equations evaluated at N (a grid's extents) and the scaled sequence;
-// a rank reader holds its position and its pending requests. Nothing grows with N x events,
+// Scaling the order to N: each phase must occur f = (its weight model at N) / (its weight at
+// the largest traced count) times as often. Walking the order from the outside in, a loop
+// whose phases all have the same f (within 0.1%) has its iteration count scaled by f and
+// everything inside it keeps its counts per iteration: the outermost loop that can carry the
+// change carries it (a time-step loop that runs longer at N stays [halo x10, allreduce] x
+// more). Where the phases of a loop scale differently, the loop keeps its count and the
+// rule applies to its body; a run of one phase outside any such loop has its repetitions
+// scaled by its f, rounded down with a carry per phase (the remainder goes to the phase's
+// next run), so the phase's total over the run is its weight at N. An inner loop's count
+// that grows with N while the outer loop's does not is thus only right when the phases of
+// the outer loop scale differently (a loop of one phase is a run, scaled by its own f).
+// Counts that differ between executions are kept as totals spread evenly (SequenceItem).
+//
+// Memory: the model, the equations evaluated at N (a grid's extents) and the scaled order
+// (its size is the loop structure's, not the iterations'); a rank reader holds its position
+// (one frame per open loop) and its pending requests; occurrences are generated on demand. Nothing grows with N x events,
 // so a million ranks work; only the simulator's own per-rank state grows with N.
 #pragma once
 
@@ -56,8 +70,8 @@ class SynthesizedTrace : public TraceSource {
   std::string description() const override;
 
   const AppModel& model() const { return model_; }
-  // The scaled run: (phase index, repetitions at N).
-  const std::vector<std::pair<int, std::int64_t>>& sequence() const { return sequence_; }
+  // The run's order at N (phase indices; see the header for how it is scaled).
+  const phases::Sequence& sequence() const { return sequence_; }
   // Occurrences of a phase at N (its weight model, clamped at 0).
   double PhaseWeight(int phase) const;
   // Upper bound of the events of one rank (for choosing between a full replay and PET).
@@ -71,7 +85,12 @@ class SynthesizedTrace : public TraceSource {
   std::int64_t nprocs_;
   SynthOptions options_;
   TraceMetadata metadata_;
-  std::vector<std::pair<int, std::int64_t>> sequence_;
+  static phases::Sequence ScaleSequence(const phases::Sequence& items, std::int64_t from,
+                                        std::int64_t to, double applied,
+                                        const std::vector<double>& factor,
+                                        std::vector<double>* carry);
+
+  phases::Sequence sequence_;
   std::unique_ptr<Impl> impl_;
 };
 

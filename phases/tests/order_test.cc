@@ -1,0 +1,210 @@
+// The run's phase order (Signature::sequence): nested loops kept in order, counts that vary
+// between executions, the JSON form and reading version 1 signatures.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "pas2p/core/trace.h"
+#include "pas2p/phases/analyze.h"
+#include "pas2p/phases/signature.h"
+#include "synthetic.h"
+
+namespace pas2p::phases {
+namespace {
+
+using Item = SequenceItem;
+
+// The phase of the largest weight, and among the others the one of weight `weight`.
+int PhaseOfWeight(const Signature& sig, double weight, int other_than = -1) {
+  for (const Phase& p : sig.phases) {
+    if (p.weight == weight && p.id != other_than) return p.id;
+  }
+  return -1;
+}
+
+// The totals of the sequence are the phase weights (every rank runs the same program).
+void ExpectTotalsAreWeights(const Signature& sig) {
+  for (const auto& [id, total] : SequencePhaseTotals(sig.sequence)) {
+    const Phase* p = sig.FindPhase(id);
+    ASSERT_NE(p, nullptr) << "phase " << id;
+    EXPECT_EQ(static_cast<double>(total), p->weight) << "phase " << id;
+  }
+  EXPECT_EQ(SequencePhaseTotals(sig.sequence).size(), sig.phases.size());
+}
+
+TEST(Order, HaloLoopWithAnAllreduceEveryTenIterations) {
+  testing::StencilSpec spec;
+  spec.px = 4;
+  spec.py = 4;
+  spec.iterations = 50;
+  spec.allreduce_every = 10;
+  testing::MemoryTrace trace(testing::MakeStencil(spec));
+  const Signature sig = AnalyzeTrace(trace);
+  const int halo = PhaseOfWeight(sig, 50);
+  const int reduce = PhaseOfWeight(sig, 5);
+  ASSERT_GE(halo, 0) << FormatSignatureTable(sig);
+  ASSERT_GE(reduce, 0) << FormatSignatureTable(sig);
+  ASSERT_EQ(sig.phases.size(), 4u) << FormatSignatureTable(sig);
+  const int first = sig.phases.front().id;
+  const int last = sig.phases.back().id;
+  const Sequence expected = {
+      Item::Run(first, 1),
+      Item::Loop(5, {Item::Run(halo, 50), Item::Run(reduce, 5)}),
+      Item::Run(last, 1)};
+  EXPECT_EQ(sig.sequence, expected) << FormatSequence(sig.sequence);
+  EXPECT_EQ(FormatSequence(sig.sequence), std::to_string(first) + ", (" + std::to_string(halo) +
+                                              " x10, " + std::to_string(reduce) + ") x5, " +
+                                              std::to_string(last));
+  ExpectTotalsAreWeights(sig);
+  // Occurrence by occurrence: ten halo exchanges, then the reduction, five times.
+  std::vector<int> run = {first};
+  for (int o = 0; o < 5; ++o) {
+    for (int i = 0; i < 10; ++i) run.push_back(halo);
+    run.push_back(reduce);
+  }
+  run.push_back(last);
+  EXPECT_EQ(ExpandSequence(sig.sequence, 1000), run);
+  EXPECT_NE(FormatSignatureTable(sig).find("run (phase ids in order, (...) xN a loop): " +
+                                           FormatSequence(sig.sequence)),
+            std::string::npos);
+}
+
+TEST(Order, ForwardAndBackwardSweepsAlternate) {
+  testing::MemoryTrace trace(testing::MakeSweeps(4, std::vector<int>(8, 8)));
+  const Signature sig = AnalyzeTrace(trace);
+  ASSERT_EQ(sig.phases.size(), 4u) << FormatSignatureTable(sig);
+  const int forward = PhaseOfWeight(sig, 64);
+  const int backward = PhaseOfWeight(sig, 64, forward);
+  ASSERT_GE(forward, 0) << FormatSignatureTable(sig);
+  ASSERT_GE(backward, 0) << FormatSignatureTable(sig);
+  const int first = sig.phases.front().id;
+  const int last = sig.phases.back().id;
+  const Sequence expected = {
+      Item::Run(first, 1),
+      Item::Loop(8, {Item::Run(forward, 64), Item::Run(backward, 64)}),
+      Item::Run(last, 1)};
+  EXPECT_EQ(sig.sequence, expected) << FormatSequence(sig.sequence);
+  ExpectTotalsAreWeights(sig);
+  const std::vector<int> run = ExpandSequence(sig.sequence, 1000);
+  ASSERT_EQ(run.size(), 130u);
+  for (int it = 0; it < 8; ++it) {
+    for (int s = 0; s < 16; ++s) {
+      EXPECT_EQ(run[1 + 16 * it + s], s < 8 ? forward : backward) << "iteration " << it;
+    }
+  }
+}
+
+TEST(Order, InnerCountsThatVaryAreKeptAsTotalsSpreadEvenly) {
+  // 8, 9, 8, 9 stages: one outer loop whose inner loops run 34 times over 4 iterations.
+  testing::MemoryTrace trace(testing::MakeSweeps(4, {8, 9, 8, 9}));
+  const Signature sig = AnalyzeTrace(trace);
+  const int forward = PhaseOfWeight(sig, 34);
+  const int backward = PhaseOfWeight(sig, 34, forward);
+  ASSERT_GE(forward, 0) << FormatSignatureTable(sig);
+  ASSERT_GE(backward, 0) << FormatSignatureTable(sig);
+  ExpectTotalsAreWeights(sig);
+  std::vector<int> run = {sig.phases.front().id};
+  for (int n : {8, 9, 8, 9}) {
+    for (int s = 0; s < n; ++s) run.push_back(forward);
+    for (int s = 0; s < n; ++s) run.push_back(backward);
+  }
+  run.push_back(sig.phases.back().id);
+  EXPECT_EQ(ExpandSequence(sig.sequence, 1000), run) << FormatSequence(sig.sequence);
+  EXPECT_NE(FormatSequence(sig.sequence).find("x8.5"), std::string::npos)
+      << FormatSequence(sig.sequence);
+}
+
+TEST(Order, CountAtSpreadsTheTotalEvenlyInOrder) {
+  std::vector<std::int64_t> counts;
+  std::int64_t sum = 0;
+  for (int k = 0; k < 4; ++k) {
+    counts.push_back(SequenceCountAt(34, 4, k));
+    sum += counts.back();
+    EXPECT_EQ(SequenceFirstAt(34, 4, k + 1), sum);
+  }
+  EXPECT_EQ(counts, (std::vector<std::int64_t>{8, 9, 8, 9}));
+  EXPECT_EQ(SequenceCountAt(7, 1, 0), 7);
+  // No overflow for a million-iteration loop inside another.
+  EXPECT_EQ(SequenceCountAt(std::int64_t{1000000} * 3000000, 3000000, 2999999), 1000000);
+}
+
+TEST(Order, SimplifySplicesFoldsAndJoins) {
+  // A loop of one iteration per execution is its body; a loop around one evenly repeated
+  // run is that run; adjacent runs of one phase and loops with the same body join.
+  const Sequence raw = {
+      Item::Loop(1, {Item::Run(0, 1)}),
+      Item::Loop(3, {Item::Loop(6, {Item::Run(1, 6)})}),
+      Item::Run(1, 2),
+      Item::Loop(2, {Item::Run(2, 2), Item::Run(3, 2)}),
+      Item::Loop(3, {Item::Run(2, 3), Item::Run(3, 3)}),
+      Item::Loop(0, {Item::Run(4, 1)}),
+      Item::Loop(2, {}),
+  };
+  const Sequence expected = {Item::Run(0, 1), Item::Run(1, 8),
+                             Item::Loop(5, {Item::Run(2, 5), Item::Run(3, 5)})};
+  EXPECT_EQ(SimplifySequence(raw), expected) << FormatSequence(SimplifySequence(raw));
+  // Uneven counts are not joined (that would move iterations between executions).
+  const Sequence uneven = {Item::Loop(2, {Item::Loop(3, {Item::Run(0, 3)}), Item::Run(1, 2),
+                                          Item::Run(1, 3)})};
+  const Sequence simple = SimplifySequence(uneven);
+  EXPECT_EQ(ExpandSequence(simple, 100), ExpandSequence(uneven, 100)) << FormatSequence(simple);
+}
+
+TEST(Order, JsonRoundTripWithNestedAndUnevenCounts) {
+  const Sequence seq = {
+      Item::Run(0, 1),
+      Item::Loop(4, {Item::Loop(34, {Item::Run(1, 34)}), Item::Run(2, 34), Item::Run(3, 4)}),
+      Item::Run(4, 1)};
+  const std::string text = SequenceToJsonText(seq);
+  EXPECT_EQ(text, R"([[0,1],{"loop":4,"body":[{"loop":8,"total":34,"body":[[1,1]]},[2,8,34],)"
+                  R"([3,1]]},[4,1]])");
+  EXPECT_EQ(SequenceFromJsonText(text, "x.json"), seq);
+  EXPECT_THROW(SequenceFromJsonText(R"([{"loop": 2}])", "x.json"), TraceError);
+  EXPECT_THROW(SequenceFromJsonText(R"([[1, 2, 7]])", "x.json"), TraceError);
+  try {
+    SequenceFromJsonText(R"([[1, -2]])", "bad.json");
+    FAIL();
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Order, SignatureVersionOneWithAFlatSequenceStillReads) {
+  testing::MemoryTrace trace(testing::MakeNested(4, 5, 10));
+  const Signature sig = AnalyzeTrace(trace);
+  std::string json = SignatureToJson(sig);
+  ASSERT_NE(json.find("\"version\": 2"), std::string::npos);
+  const std::size_t at = json.find("\"sequence\"");
+  const std::size_t end = json.find("\"phases\"");
+  ASSERT_NE(at, std::string::npos);
+  // Version 1: the same file with a flat run-length sequence.
+  std::string v1 = json.substr(0, at) + "\"sequence\": [[0, 1], [1, 50], [2, 5], [3, 1]],\n " +
+                   json.substr(end);
+  v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
+  const Signature old = SignatureFromJson(v1, "old.json");
+  const Sequence flat = {Item::Run(0, 1), Item::Run(1, 50), Item::Run(2, 5), Item::Run(3, 1)};
+  EXPECT_EQ(old.sequence, flat);
+  EXPECT_EQ(old.phases, sig.phases);
+  std::string v3 = json;
+  v3.replace(v3.find("\"version\": 2"), 12, "\"version\": 3");
+  EXPECT_THROW(SignatureFromJson(v3, "new.json"), TraceError);
+}
+
+TEST(Order, NestedLoopsOfTheSyntheticNestedProgram) {
+  testing::MemoryTrace trace(testing::MakeNested(4, 5, 10));
+  const Signature sig = AnalyzeTrace(trace);
+  const int halo = PhaseOfWeight(sig, 50);
+  const int reduce = PhaseOfWeight(sig, 5);
+  ASSERT_GE(halo, 0) << FormatSignatureTable(sig);
+  ASSERT_GE(reduce, 0) << FormatSignatureTable(sig);
+  bool found = false;
+  for (const Item& item : sig.sequence) {
+    found = found || item == Item::Loop(5, {Item::Run(halo, 50), Item::Run(reduce, 5)});
+  }
+  EXPECT_TRUE(found) << FormatSequence(sig.sequence);
+  ExpectTotalsAreWeights(sig);
+}
+
+}  // namespace
+}  // namespace pas2p::phases
