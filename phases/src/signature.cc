@@ -213,8 +213,14 @@ std::string Format(const Sequence& items, std::int64_t executions) {
   for (const SequenceItem& item : items) {
     if (!out.empty()) out += ", ";
     const std::string count = CountText(item.total, executions);
-    out += item.is_loop() ? "(" + Format(item.body, item.total) + ")" : std::to_string(item.phase);
-    if (item.is_loop() || count != "1") out += " x" + count;
+    if (item.is_loop()) {
+      out.push_back('(');
+      out.append(Format(item.body, item.total));
+      out.push_back(')');
+    } else {
+      out.append(std::to_string(item.phase));
+    }
+    if (item.is_loop() || count != "1") out.append(" x").append(count);
   }
   return out;
 }

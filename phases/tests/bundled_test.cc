@@ -19,6 +19,10 @@
 //   masterworker: the master's loop [waitany, send the next task, re-post the receive],
 //     once per task beyond the first P - 1 (T - (P - 1) times), seen from its first re-post
 //     (the loop detection starts a loop at its first repeated call): T - P + 1 or T - P + 2.
+// And the run's order (Signature::sequence) as the code runs it: a loop of I / K iterations
+// of [exchange x K, check] (stencil2d, stencil2d_f, halo3d, butterfly, cg), of I / V blocks
+// [alltoall x 2 (V - 1), alltoallvs] (transpose), of I iterations [forward x NZ / KB,
+// backward x NZ / KB] (wavefront).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -58,6 +62,8 @@ long Option(const TraceMetadata& meta, const std::string& name, long fallback) {
 struct Expected {
   std::vector<double> weights;  // exact weights of the phases the code implies
   double alt_main = -1;         // masterworker: the other acceptable main weight
+  // The outer loop around the two expected phases: its iterations (0: no such loop).
+  std::int64_t outer = 0;
 };
 
 Expected ExpectedPhases(const std::string& app, const TraceMetadata& meta, int nprocs) {
@@ -66,18 +72,22 @@ Expected ExpectedPhases(const std::string& app, const TraceMetadata& meta, int n
     const long iters = Option(meta, "--iters", app == "halo3d" ? 150 : 300);
     const long k = Option(meta, "--check-every", 10);
     e.weights = {static_cast<double>(iters), static_cast<double>(iters / k)};
+    e.outer = iters / k;
   } else if (app == "cg") {
     const long iters = Option(meta, "--iters", 400);
     const long k = Option(meta, "--check-every", 25);
     e.weights = {static_cast<double>(iters), static_cast<double>(iters / k)};
+    e.outer = iters / k;
   } else if (app == "transpose") {
     const long iters = Option(meta, "--iters", 60);
     const long v = Option(meta, "--v-every", 5);
     e.weights = {static_cast<double>((iters / v) * 2 * (v - 1)), static_cast<double>(iters / v)};
+    e.outer = iters / v;
   } else if (app == "wavefront") {
     const long iters = Option(meta, "--iters", 30);
     const long stages = Option(meta, "--nz", 64) / Option(meta, "--kblock", 8);
     e.weights = {static_cast<double>(iters * stages), static_cast<double>(iters * stages)};
+    e.outer = iters;
   } else if (app == "masterworker") {
     const long tasks = Option(meta, "--size", 700);
     e.weights = {static_cast<double>(tasks - nprocs + 1)};
@@ -132,6 +142,20 @@ TEST_P(Bundled, PhasesWeightsPetAndCorrespondence) {
     // The main phase (the first expected) is relevant.
     if (expected_ids.back()[0] >= 0) {
       EXPECT_TRUE(s.phases[static_cast<std::size_t>(expected_ids.back()[0])].relevant) << table;
+    }
+    // The order: the start-up, the outer loop around the two expected phases, the shutdown.
+    const std::vector<int>& ids = expected_ids.back();
+    if (e.outer > 0 && ids.size() == 2 && ids[0] >= 0 && ids[1] >= 0) {
+      const Sequence loop = {SequenceItem::Loop(
+          e.outer, {SequenceItem::Run(s.phases[static_cast<std::size_t>(ids[0])].id,
+                                      static_cast<std::int64_t>(e.weights[0])),
+                    SequenceItem::Run(s.phases[static_cast<std::size_t>(ids[1])].id,
+                                      static_cast<std::int64_t>(e.weights[1]))})};
+      ASSERT_EQ(s.sequence.size(), 3u) << table;
+      EXPECT_FALSE(s.sequence.front().is_loop()) << table;
+      EXPECT_EQ(s.sequence[1], loop.front())
+          << table << "expected " << FormatSequence(loop) << " in the middle";
+      EXPECT_FALSE(s.sequence.back().is_loop()) << table;
     }
   }
   if (sigs.size() < 2) return;

@@ -317,16 +317,20 @@ TraceData MeshSweeps(int nprocs, const AppParams& p) {
     const auto we_bytes = static_cast<std::uint64_t>(8 * p.domain / m.rows);
     auto& ev = d.ranks[r];
     for (int it = 0; it < p.iterations; ++it) {
-      if (m.north >= 0) ev.push_back(MakeRecv(m.north, 1, ns_bytes));
-      if (m.west >= 0) ev.push_back(MakeRecv(m.west, 1, we_bytes));
-      ev.push_back(MakeCompute(cpu));
-      if (m.south >= 0) ev.push_back(MakeSend(m.south, 1, ns_bytes));
-      if (m.east >= 0) ev.push_back(MakeSend(m.east, 1, we_bytes));
-      if (m.south >= 0) ev.push_back(MakeRecv(m.south, 2, ns_bytes));
-      if (m.east >= 0) ev.push_back(MakeRecv(m.east, 2, we_bytes));
-      ev.push_back(MakeCompute(cpu));
-      if (m.north >= 0) ev.push_back(MakeSend(m.north, 2, ns_bytes));
-      if (m.west >= 0) ev.push_back(MakeSend(m.west, 2, we_bytes));
+      for (int s = 0; s < p.stages; ++s) {
+        if (m.north >= 0) ev.push_back(MakeRecv(m.north, 1, ns_bytes));
+        if (m.west >= 0) ev.push_back(MakeRecv(m.west, 1, we_bytes));
+        ev.push_back(MakeCompute(cpu));
+        if (m.south >= 0) ev.push_back(MakeSend(m.south, 1, ns_bytes));
+        if (m.east >= 0) ev.push_back(MakeSend(m.east, 1, we_bytes));
+      }
+      for (int s = 0; s < p.stages; ++s) {
+        if (m.south >= 0) ev.push_back(MakeRecv(m.south, 2, ns_bytes));
+        if (m.east >= 0) ev.push_back(MakeRecv(m.east, 2, we_bytes));
+        ev.push_back(MakeCompute(cpu));
+        if (m.north >= 0) ev.push_back(MakeSend(m.north, 2, ns_bytes));
+        if (m.west >= 0) ev.push_back(MakeSend(m.west, 2, we_bytes));
+      }
     }
   }
   End(&d);

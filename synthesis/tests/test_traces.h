@@ -19,6 +19,7 @@ struct AppParams {
   int check_every = 10;     // allreduce every this many iterations (0: never)
   double domain = 5040;     // global side: messages carry 8 * domain / side bytes
   double compute_ns = 4e9;  // total compute per iteration, split over the ranks
+  int stages = 1;           // MeshSweeps: forward stages, then as many backward, per iteration
 };
 
 // 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags
