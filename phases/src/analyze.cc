@@ -544,7 +544,8 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
                      inst.weight, inst.CpuPerOccurrence(), static_cast<long long>(inst.first_step),
                      static_cast<long long>(inst.last_step));
       }
-      std::fprintf(stderr, "\n  order: %s\n", FormatSequence(orders[static_cast<std::size_t>(r)]).c_str());
+      std::fprintf(stderr, "\n  order: %s\n",
+                   FormatSequence(orders[static_cast<std::size_t>(r)]).c_str());
     }
   }
 

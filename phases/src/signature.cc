@@ -4,8 +4,8 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "pas2p/core/error.h"
@@ -246,15 +246,16 @@ Json SequenceJson(const Sequence& items, std::int64_t executions) {
 }
 
 Sequence SequenceFrom(const Json& j, std::int64_t executions, const std::string& origin) {
-  if (!j.is_array()) throw TraceError(origin + ": \"sequence\" (or a loop's \"body\") is not a list");
+  if (!j.is_array())
+    throw TraceError(origin + ": \"sequence\" (or a loop's \"body\") is not a list");
   Sequence out;
   for (const Json& e : j) {
     SequenceItem item;
     std::int64_t count = 0;
     if (e.is_array()) {
       if (e.size() < 2 || e.size() > 3) {
-        throw TraceError(origin + ": a sequence run must be [phase id, repetitions(, total)], got " +
-                         e.dump());
+        throw TraceError(
+            origin + ": a sequence run must be [phase id, repetitions(, total)], got " + e.dump());
       }
       item.phase = e.at(0).get<int>();
       count = e.at(1).get<std::int64_t>();
@@ -267,13 +268,17 @@ Sequence SequenceFrom(const Json& j, std::int64_t executions, const std::string&
       item.total = e.contains("total") ? e.at("total").get<std::int64_t>() : count * executions;
       item.body = SequenceFrom(e.at("body"), item.total, origin);
     } else {
-      throw TraceError(origin + ": a sequence item must be a run [id, repetitions] or a loop "
-                       "{\"loop\", \"body\"}, got " + e.dump());
+      throw TraceError(origin +
+                       ": a sequence item must be a run [id, repetitions] or a loop "
+                       "{\"loop\", \"body\"}, got " +
+                       e.dump());
     }
-    if (count < 0 || item.total < 0 || item.total / std::max<std::int64_t>(1, executions) != count) {
-      throw TraceError(origin + ": sequence item " + e.dump() + " has a negative count or a total "
-                       "that does not match its count (" + std::to_string(executions) +
-                       " executions of the enclosing body)");
+    if (count < 0 || item.total < 0 ||
+        item.total / std::max<std::int64_t>(1, executions) != count) {
+      throw TraceError(origin + ": sequence item " + e.dump() +
+                       " has a negative count or a total "
+                       "that does not match its count (" +
+                       std::to_string(executions) + " executions of the enclosing body)");
     }
     out.push_back(std::move(item));
   }

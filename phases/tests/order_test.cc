@@ -48,10 +48,9 @@ TEST(Order, HaloLoopWithAnAllreduceEveryTenIterations) {
   ASSERT_EQ(sig.phases.size(), 4u) << FormatSignatureTable(sig);
   const int first = sig.phases.front().id;
   const int last = sig.phases.back().id;
-  const Sequence expected = {
-      Item::Run(first, 1),
-      Item::Loop(5, {Item::Run(halo, 50), Item::Run(reduce, 5)}),
-      Item::Run(last, 1)};
+  const Sequence expected = {Item::Run(first, 1),
+                             Item::Loop(5, {Item::Run(halo, 50), Item::Run(reduce, 5)}),
+                             Item::Run(last, 1)};
   EXPECT_EQ(sig.sequence, expected) << FormatSequence(sig.sequence);
   EXPECT_EQ(FormatSequence(sig.sequence), std::to_string(first) + ", (" + std::to_string(halo) +
                                               " x10, " + std::to_string(reduce) + ") x5, " +
@@ -80,10 +79,9 @@ TEST(Order, ForwardAndBackwardSweepsAlternate) {
   ASSERT_GE(backward, 0) << FormatSignatureTable(sig);
   const int first = sig.phases.front().id;
   const int last = sig.phases.back().id;
-  const Sequence expected = {
-      Item::Run(first, 1),
-      Item::Loop(8, {Item::Run(forward, 64), Item::Run(backward, 64)}),
-      Item::Run(last, 1)};
+  const Sequence expected = {Item::Run(first, 1),
+                             Item::Loop(8, {Item::Run(forward, 64), Item::Run(backward, 64)}),
+                             Item::Run(last, 1)};
   EXPECT_EQ(sig.sequence, expected) << FormatSequence(sig.sequence);
   ExpectTotalsAreWeights(sig);
   const std::vector<int> run = ExpandSequence(sig.sequence, 1000);
@@ -145,8 +143,8 @@ TEST(Order, SimplifySplicesFoldsAndJoins) {
                              Item::Loop(5, {Item::Run(2, 5), Item::Run(3, 5)})};
   EXPECT_EQ(SimplifySequence(raw), expected) << FormatSequence(SimplifySequence(raw));
   // Uneven counts are not joined (that would move iterations between executions).
-  const Sequence uneven = {Item::Loop(2, {Item::Loop(3, {Item::Run(0, 3)}), Item::Run(1, 2),
-                                          Item::Run(1, 3)})};
+  const Sequence uneven = {
+      Item::Loop(2, {Item::Loop(3, {Item::Run(0, 3)}), Item::Run(1, 2), Item::Run(1, 3)})};
   const Sequence simple = SimplifySequence(uneven);
   EXPECT_EQ(ExpandSequence(simple, 100), ExpandSequence(uneven, 100)) << FormatSequence(simple);
 }
@@ -179,8 +177,8 @@ TEST(Order, SignatureVersionOneWithAFlatSequenceStillReads) {
   const std::size_t end = json.find("\"phases\"");
   ASSERT_NE(at, std::string::npos);
   // Version 1: the same file with a flat run-length sequence.
-  std::string v1 = json.substr(0, at) + "\"sequence\": [[0, 1], [1, 50], [2, 5], [3, 1]],\n " +
-                   json.substr(end);
+  std::string v1 =
+      json.substr(0, at) + "\"sequence\": [[0, 1], [1, 50], [2, 5], [3, 1]],\n " + json.substr(end);
   v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
   const Signature old = SignatureFromJson(v1, "old.json");
   const Sequence flat = {Item::Run(0, 1), Item::Run(1, 50), Item::Run(2, 5), Item::Run(3, 1)};

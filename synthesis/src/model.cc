@@ -1533,8 +1533,7 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
     for (phases::SequenceItem& item : *items) {
       if (item.is_loop()) {
         rename(&item.body);
-      } else if (auto it = group_of_largest_id.find(item.phase);
-                 it != group_of_largest_id.end()) {
+      } else if (auto it = group_of_largest_id.find(item.phase); it != group_of_largest_id.end()) {
         item.phase = it->second;
       } else if (auto f = folded.find(item.phase); f != folded.end()) {
         item.phase = f->second.first;

@@ -639,7 +639,8 @@ phases::Sequence SynthesizedTrace::ScaleSequence(const phases::Sequence& items, 
                                                  const std::vector<double>& factor,
                                                  std::vector<double>* carry) {
   phases::Sequence out;
-  const double executions = static_cast<double>(to) / static_cast<double>(std::max<std::int64_t>(1, from));
+  const double executions =
+      static_cast<double>(to) / static_cast<double>(std::max<std::int64_t>(1, from));
   for (const phases::SequenceItem& item : items) {
     if (!item.is_loop()) {
       const auto ph = static_cast<std::size_t>(item.phase);
@@ -660,8 +661,8 @@ phases::Sequence SynthesizedTrace::ScaleSequence(const phases::Sequence& items, 
       first = false;
     }
     const double g = !first && hi - lo <= 1e-3 * std::max(hi, 1e-300) ? 0.5 * (lo + hi) : 1.0;
-    const auto total = static_cast<std::int64_t>(
-        std::llround(static_cast<double>(item.total) * executions * g));
+    const auto total =
+        static_cast<std::int64_t>(std::llround(static_cast<double>(item.total) * executions * g));
     if (total <= 0) continue;
     out.push_back(phases::SequenceItem::Loop(
         total, ScaleSequence(item.body, item.total, total, applied * g, factor, carry)));

@@ -138,7 +138,8 @@ TEST(SynthesisOrder, ModelJsonKeepsTheNestedOrderAndReadsVersionOne) {
   const std::vector<std::pair<int, std::int64_t>> totals = phases::SequencePhaseTotals(m.sequence);
   std::string flat = "[";
   for (const auto& [ph, reps] : totals) {
-    flat += (flat.size() > 1 ? ", [" : "[") + std::to_string(ph) + ", " + std::to_string(reps) + "]";
+    flat +=
+        (flat.size() > 1 ? ", [" : "[") + std::to_string(ph) + ", " + std::to_string(reps) + "]";
   }
   flat += "]";
   std::string v1 = text;

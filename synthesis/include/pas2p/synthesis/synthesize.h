@@ -25,8 +25,9 @@
 //
 // Memory: the model, the equations evaluated at N (a grid's extents) and the scaled order
 // (its size is the loop structure's, not the iterations'); a rank reader holds its position
-// (one frame per open loop) and its pending requests; occurrences are generated on demand. Nothing grows with N x events,
-// so a million ranks work; only the simulator's own per-rank state grows with N.
+// (one frame per open loop) and its pending requests; occurrences are generated on demand. Nothing
+// grows with N x events, so a million ranks work; only the simulator's own per-rank state grows
+// with N.
 #pragma once
 
 #include <cstdint>
