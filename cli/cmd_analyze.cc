@@ -51,6 +51,7 @@ nlohmann::ordered_json Summary(const phases::Signature& sig) {
                       {"description", p.description}});
   }
   j["phases"] = phases;
+  j["sequence"] = nlohmann::ordered_json::parse(phases::SequenceToJsonText(sig.sequence));
   return j;
 }
 
@@ -135,12 +136,17 @@ void SetupAnalyze(CLI::App& root) {
       "  communication  what one occurrence does, per rank (e.g. '4 isends to grid\n"
       "             neighbours (4 x 4, periodic)', '1 allreduce (8 B)')\n"
       "and the PET (sum of time x weight over the phases; over the relevant ones only in\n"
-      "pet_relevant_s) against the traced time.\n"
+      "pet_relevant_s) against the traced time. The line 'run' gives the order in which the run\n"
+      "executes the phases, with its loops: '0, (1 x10, 2) x5, 3' is phase 0, then 5 times\n"
+      "(phase 1 ten times, then phase 2), then phase 3; a count that differs between the\n"
+      "iterations of the loop around it shows as its mean ('x8.5'). It is one rank's order\n"
+      "(the reference rank of the phase alignment, see pas2p/phases/signature.h).\n"
       "With several traces of one application (e.g. traces/app/app.*), it also says which\n"
       "phases correspond across the process counts (same operations, in run order).\n"
       "--json prints one object: trace, application, nprocs, traced_time_s, pet_s, pet_error,\n"
       "coverage, warnings, phases [{id, weight, time_s, total_time_s, share, relevant,\n"
-      "first_step, description}]; with several traces also runs [...] and correspondence\n"
+      "first_step, description}], sequence (the run's order: [phase id, repetitions] or\n"
+      "{loop, body}, see signature.h); with several traces also runs [...] and correspondence\n"
       "{nprocs, groups [{key, phase_ids, weights, relevant, complete}]}.\n"
       "--out writes the full signature (JSON, format in pas2p/phases/signature.h) that\n"
       "`pas2p model` and `pas2p predict` read. Exit status 1 when the ranks' streams disagree.");
