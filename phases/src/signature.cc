@@ -267,6 +267,9 @@ Sequence SequenceFrom(const Json& j, std::int64_t executions, const std::string&
       count = e.at("loop").get<std::int64_t>();
       item.total = e.contains("total") ? e.at("total").get<std::int64_t>() : count * executions;
       item.body = SequenceFrom(e.at("body"), item.total, origin);
+      if (item.body.empty()) {
+        throw TraceError(origin + ": sequence loop " + e.dump() + " has an empty body");
+      }
     } else {
       throw TraceError(origin +
                        ": a sequence item must be a run [id, repetitions] or a loop "

@@ -160,6 +160,8 @@ TEST(Order, JsonRoundTripWithNestedAndUnevenCounts) {
   EXPECT_EQ(SequenceFromJsonText(text, "x.json"), seq);
   EXPECT_THROW(SequenceFromJsonText(R"([{"loop": 2}])", "x.json"), TraceError);
   EXPECT_THROW(SequenceFromJsonText(R"([[1, 2, 7]])", "x.json"), TraceError);
+  EXPECT_THROW(SequenceFromJsonText(R"([{"loop": 1000000000000, "body": []}])", "x.json"),
+               TraceError);
   try {
     SequenceFromJsonText(R"([[1, -2]])", "bad.json");
     FAIL();
