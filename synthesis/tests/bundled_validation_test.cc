@@ -38,8 +38,6 @@ std::string RowName(const ::testing::TestParamInfo<Row>& info) {
 // peers, bytes). Everything else must meet peers 100% and bytes within 2%.
 const std::set<std::string> kNotYet = {
     "transpose/heldout/bytes",  // alltoallv volume at 49: 3.1% (not divisible by the grid)
-    "wavefront/largest/peers",  // phase order is flat (forward x64, backward x64)
-    "wavefront/heldout/peers",
     "masterworker/largest/runs",  // self-scheduled peers are not modelled
     "masterworker/heldout/runs",
 };
