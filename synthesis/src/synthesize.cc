@@ -230,6 +230,7 @@ class SynthRank : public RankEventSource {
         Frame& f = stack_.back();
         ++f.index;
         f.count = -1;
+        ++runs_done_;
         rep_ = 0;
         slot_ = 0;
         started_ = false;
@@ -257,15 +258,16 @@ class SynthRank : public RankEventSource {
   }
 
   // The shared variable of slot `id` in the current occurrence: a function only of which
-  // occurrence of the run it is (the position in the run's sequence, the repetition, the
-  // block iteration), not of the rank (occurrence_ counts per rank: a block runs as many
+  // occurrence of the run it is (which run item of the order it is in, counted over the
+  // whole run: every rank walks the same order; the repetition, the block iteration), not
+  // of the rank (occurrence_ counts per rank: a block runs as many
   // iterations as the rank has partners), so it is the same on every rank. Drawn once per
   // occurrence, the ranks do not average it out: consecutive repetitions take z and -z
   // (antithetic pairs), so that a run of a few dozen occurrences keeps the mean compute
   // rather than drifting by spread / sqrt(occurrences).
   double SharedNormalish(std::uint64_t id) const {
     std::uint64_t key = SplitMix(id ^ 0x5348415245440000ULL);
-    key = SplitMix(key ^ static_cast<std::uint64_t>(seq_));
+    key = SplitMix(key ^ runs_done_);
     key = SplitMix(key ^ static_cast<std::uint64_t>(rep_ / 2));
     key = SplitMix(key ^ static_cast<std::uint64_t>(iter_));
     return rep_ % 2 == 0 ? Normalish(key) : -Normalish(key);
@@ -506,6 +508,7 @@ class SynthRank : public RankEventSource {
   };
   std::vector<Frame> stack_;
   bool cursor_started_ = false;
+  std::uint64_t runs_done_ = 0;  // run items finished so far (the same count on every rank)
   std::int64_t rep_ = 0;
   std::size_t slot_ = 0;
   std::size_t num_slots_ = 0;
