@@ -108,6 +108,7 @@ std::string FormatEvent(const Event& e) {
       out << " peer=" << e.peer << " tag=" << e.tag << " comm=" << e.comm << " bytes=" << e.bytes;
       if (e.kind == EventKind::kIsend || e.kind == EventKind::kIrecv)
         out << " request=" << e.request;
+      if (e.kind == EventKind::kRecv && e.recv_peer == kAnySource) out << " posted=any";
       if (e.sync) out << " sync";
       break;
     case EventKind::kSendrecv:

@@ -224,6 +224,361 @@ std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
   return out;
 }
 
+// ---------------------------------------------------------------------------------------
+// Self-scheduled runs (master/worker).
+
+// The structure of a call regardless of its statistics: what two workers' task calls share.
+bool SameCall(const Leaf& a, const Leaf& b) {
+  return a.kind == b.kind && a.peer == b.peer && a.recv_peer == b.recv_peer && a.comm == b.comm &&
+         a.root == b.root && a.requests == b.requests;
+}
+
+bool MatchesAt(const std::vector<Leaf>& leaves, std::size_t at, const std::vector<Leaf>& body) {
+  if (at + body.size() > leaves.size()) return false;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    if (!SameCall(leaves[at + i], body[i])) return false;
+  }
+  return true;
+}
+
+// A run of a rank's calls with weight 1 (calls outside loops), as an instance. `global_ns`
+// is its share of the global time of the instance it came from.
+Instance FlatInstance(const std::vector<Leaf>& leaves, double global_ns) {
+  Instance inst;
+  inst.weight = 1;
+  inst.hash = internal::Mix(0x50484153);
+  inst.first_step = leaves.front().first_step;
+  inst.last_step = leaves.front().last_step;
+  inst.first_wall_ns = leaves.front().first_wall_ns;
+  for (const Leaf& l : leaves) {
+    inst.hash = internal::Mix(inst.hash ^ internal::Mix(l.hash + 0x9E37));
+    inst.time_ns += l.time_ns;
+    inst.first_step = std::min(inst.first_step, l.first_step);
+    inst.last_step = std::max(inst.last_step, l.last_step);
+    inst.first_wall_ns = std::min(inst.first_wall_ns, l.first_wall_ns);
+  }
+  inst.leaves = leaves;
+  inst.global_ns = global_ns;
+  return inst;
+}
+
+// Finds a self-scheduled run and regroups its workers' calls. The master is the one rank
+// that repeats a loop holding a reply (a send to the source of the latest wildcard receive);
+// the workers are all other ranks, and each of their point-to-point calls goes to the
+// master. How many tasks a worker runs depends on the timing (and differs from worker to
+// worker and from run to run), so the compressors find a task loop on the busy workers and
+// unroll it on a worker that got one or two tasks. Each worker is regrouped into the calls
+// before its first task, its task loop (the body repeated by the busiest worker; weight =
+// the worker's tasks, found in loops and in unrolled calls alike) and the calls after its
+// last task, so that every worker has the same phases, with its own weight in the task
+// phase. Returns the master rank, or -1 when the run is not self-scheduled (nothing changes).
+struct RankParts {
+  std::vector<Instance> before;  // instances before the core
+  std::optional<Instance> core;  // the master's loop of replies; a worker's task loop
+  std::vector<Instance> after;
+};
+
+int RegroupSelfScheduled(std::vector<std::vector<Instance>>* seqs, std::vector<RankParts>* parts) {
+  const int n = static_cast<int>(seqs->size());
+  int master = -1;
+  for (int r = 0; r < n; ++r) {
+    for (const Instance& inst : (*seqs)[r]) {
+      if (inst.weight <= 1.5) continue;
+      bool reply = false;
+      for (const Leaf& l : inst.leaves) reply = reply || l.disp == internal::kReplyDisp;
+      if (!reply) continue;
+      if (master >= 0 && master != r) return -1;  // two masters: not this shape
+      master = r;
+    }
+  }
+  if (master < 0 || n < 2) return -1;
+  parts->assign(static_cast<std::size_t>(n), RankParts{});
+  // The workers talk to the master only, and name their partners.
+  const Instance* busiest = nullptr;
+  for (int r = 0; r < n; ++r) {
+    if (r == master) continue;
+    for (const Instance& inst : (*seqs)[r]) {
+      bool p2p = false;
+      for (const Leaf& l : inst.leaves) {
+        if (!IsPointToPoint(l.kind)) continue;
+        if (l.peer != master || l.disp == internal::kReplyDisp ||
+            l.recv_disp == internal::kAnyDisp) {
+          return -1;
+        }
+        p2p = true;
+      }
+      if (inst.weight > 1.5 && p2p && !inst.dropped_calls &&
+          (!busiest || inst.weight > busiest->weight)) {
+        busiest = &inst;
+      }
+    }
+  }
+  if (!busiest) return -1;  // no worker repeats anything: nothing to regroup
+  const std::vector<Leaf> body = busiest->leaves;
+  // Not self-scheduled when every worker runs its body as often as the master runs its loop
+  // (a master that serves every worker once per round: an ordinary loop of all ranks).
+  double master_loop = 0;
+  for (const Instance& inst : (*seqs)[static_cast<std::size_t>(master)]) {
+    bool reply = false;
+    for (const Leaf& l : inst.leaves) reply = reply || l.disp == internal::kReplyDisp;
+    if (reply) master_loop = std::max(master_loop, inst.weight);
+  }
+  bool rounds = true;
+  for (int r = 0; r < n; ++r) {
+    if (r == master) continue;
+    double count = 0;
+    for (const Instance& inst : (*seqs)[static_cast<std::size_t>(r)]) {
+      if (inst.weight > 1.5 || inst.dropped_calls) {
+        bool is_body = inst.leaves.size() == body.size();
+        for (std::size_t i = 0; is_body && i < body.size(); ++i) {
+          is_body = SameCall(inst.leaves[i], body[i]);
+        }
+        if (is_body) count += inst.weight;
+        continue;
+      }
+      for (std::size_t i = 0; i < inst.leaves.size();) {
+        if (MatchesAt(inst.leaves, i, body)) {
+          count += 1;
+          i += body.size();
+        } else {
+          ++i;
+        }
+      }
+    }
+    rounds = rounds && std::fabs(count - master_loop) <= 1.5;
+  }
+  if (rounds) return -1;
+
+  for (int r = 0; r < n; ++r) {
+    if (r == master) continue;
+    std::vector<Instance>& seq = (*seqs)[r];
+    std::vector<Instance> before, after;
+    std::optional<Instance> tasks;
+    std::vector<Leaf> flat;  // calls outside loops, not yet placed
+    double flat_global = 0;
+    auto flush = [&]() {
+      if (flat.empty()) return;
+      (tasks ? after : before).push_back(FlatInstance(flat, flat_global));
+      flat.clear();
+      flat_global = 0;
+    };
+    auto add_tasks = [&](Instance inst) {
+      // Calls between two task runs belong to the task phase's time.
+      double stray_ns = 0, stray_global = 0;
+      if (tasks) {
+        for (const Instance& a : after) {
+          stray_ns += a.time_ns;
+          stray_global += a.global_ns;
+        }
+        for (const Leaf& l : flat) stray_ns += l.time_ns;
+        stray_global += flat_global;
+        after.clear();
+        flat.clear();
+        flat_global = 0;
+      } else {
+        flush();
+      }
+      if (!tasks) {
+        tasks = std::move(inst);
+      } else {
+        MergeInstance(&*tasks, inst);
+      }
+      tasks->time_ns += stray_ns;
+      tasks->global_ns += stray_global;
+    };
+    for (Instance& inst : seq) {
+      if (inst.weight > 1.5 || inst.dropped_calls) {
+        bool is_body = inst.leaves.size() == body.size() && !inst.dropped_calls;
+        for (std::size_t i = 0; is_body && i < body.size(); ++i) {
+          is_body = SameCall(inst.leaves[i], body[i]);
+        }
+        if (is_body) {
+          add_tasks(std::move(inst));
+        } else {
+          flush();
+          (tasks ? after : before).push_back(std::move(inst));
+        }
+        continue;
+      }
+      // Calls outside loops: unrolled tasks among them.
+      const double per_ns = inst.time_ns > 0 ? inst.global_ns / inst.time_ns : 0;
+      const double per_call =
+          inst.leaves.empty() ? 0 : inst.global_ns / static_cast<double>(inst.leaves.size());
+      auto share = [&](const Leaf& l) { return inst.time_ns > 0 ? l.time_ns * per_ns : per_call; };
+      for (std::size_t i = 0; i < inst.leaves.size();) {
+        if (!MatchesAt(inst.leaves, i, body)) {
+          flat.push_back(inst.leaves[i]);
+          flat_global += share(inst.leaves[i]);
+          ++i;
+          continue;
+        }
+        Instance one;
+        one.weight = 1;
+        one.hash = 0;
+        one.first_step = inst.leaves[i].first_step;
+        one.last_step = inst.leaves[i].last_step;
+        one.first_wall_ns = inst.leaves[i].first_wall_ns;
+        for (std::size_t k = 0; k < body.size(); ++k, ++i) {
+          const Leaf& l = inst.leaves[i];
+          one.leaves.push_back(l);
+          one.time_ns += l.time_ns;
+          one.global_ns += share(l);
+          one.first_step = std::min(one.first_step, l.first_step);
+          one.last_step = std::max(one.last_step, l.last_step);
+          one.first_wall_ns = std::min(one.first_wall_ns, l.first_wall_ns);
+        }
+        add_tasks(std::move(one));
+      }
+    }
+    flush();
+    if (tasks) {
+      // The task phase has the same structure on every worker (the hash of the busiest
+      // one's body, made on this rank: the displacement to the master differs by rank).
+      std::uint64_t h = internal::Mix(0x5441534B);
+      for (const Leaf& l : tasks->leaves) h = internal::Mix(h ^ internal::Mix(l.hash + 0x9E37));
+      tasks->hash = h;
+    }
+    (*parts)[static_cast<std::size_t>(r)] =
+        RankParts{std::move(before), std::move(tasks), std::move(after)};
+  }
+  // The master: its loop with the most replies is the core.
+  std::vector<Instance>& mseq = (*seqs)[static_cast<std::size_t>(master)];
+  std::size_t core = mseq.size();
+  for (std::size_t i = 0; i < mseq.size(); ++i) {
+    bool reply = false;
+    for (const Leaf& l : mseq[i].leaves) reply = reply || l.disp == internal::kReplyDisp;
+    if (reply && mseq[i].weight > 1.5 &&
+        (core == mseq.size() || mseq[i].weight > mseq[core].weight)) {
+      core = i;
+    }
+  }
+  RankParts& mp = (*parts)[static_cast<std::size_t>(master)];
+  for (std::size_t i = 0; i < mseq.size(); ++i) {
+    if (i < core) mp.before.push_back(std::move(mseq[i]));
+    if (i == core) mp.core = std::move(mseq[i]);
+    if (i > core) mp.after.push_back(std::move(mseq[i]));
+  }
+  // The master's loop starts where it waits for a result (its wildcard completion or
+  // receive): the calls the compressor saw first (the receive posted for the first result)
+  // belong to the hand-out before it, and the last iteration's rest to the end after it.
+  Instance& loop = *mp.core;
+  std::size_t start = 0;
+  while (start < loop.leaves.size() && !IsCompletion(loop.leaves[start].kind) &&
+         !(loop.leaves[start].kind == EventKind::kRecv &&
+           loop.leaves[start].disp == internal::kAnyDisp)) {
+    ++start;
+  }
+  // Only when the end after the loop starts with the same calls as that rest (a run of
+  // final replies like the loop's); a loop that posts its receive first (irecv, wait, reply)
+  // ends in whole iterations already.
+  bool rest_continues = start > 0 && !mp.after.empty() && mp.after.front().weight <= 1.5;
+  for (std::size_t i = start; rest_continues && i < loop.leaves.size(); ++i) {
+    const std::vector<Leaf>& next = mp.after.front().leaves;
+    const std::size_t k = i - start;
+    rest_continues = k < next.size() && next[k].kind == loop.leaves[i].kind &&
+                     next[k].disp == loop.leaves[i].disp && next[k].comm == loop.leaves[i].comm;
+  }
+  if (rest_continues && start < loop.leaves.size() && loop.weight > 2.5) {
+    const double part = 1.0 / loop.weight;
+    std::vector<Leaf> head(loop.leaves.begin(),
+                           loop.leaves.begin() + static_cast<std::ptrdiff_t>(start));
+    std::vector<Leaf> tail(loop.leaves.begin() + static_cast<std::ptrdiff_t>(start),
+                           loop.leaves.end());
+    double head_ns = 0, tail_ns = 0;
+    for (Leaf& l : head) head_ns += (l.time_ns *= part);
+    for (Leaf& l : tail) tail_ns += (l.time_ns *= part);
+    const double g = loop.time_ns > 0 ? loop.global_ns / loop.time_ns : 0;
+    mp.before.push_back(FlatInstance(head, head_ns * g));
+    mp.after.insert(mp.after.begin(), FlatInstance(tail, tail_ns * g));
+    std::rotate(loop.leaves.begin(), loop.leaves.begin() + static_cast<std::ptrdiff_t>(start),
+                loop.leaves.end());
+    loop.weight -= 1;
+    loop.time_ns -= head_ns + tail_ns;
+    loop.global_ns -= (head_ns + tail_ns) * g;
+    std::uint64_t h = internal::Mix(0x4D415354);
+    for (const Leaf& l : loop.leaves) h = internal::Mix(h ^ internal::Mix(l.hash + 0x9E37));
+    loop.hash = h;
+  }
+  return master;
+}
+
+// Splits a rank's instances at the collectives among its calls outside loops: segment,
+// collective, segment, ..., segment (2c + 1 items for c collectives); a segment is empty
+// (nullopt), its calls outside loops, or one loop. False when a segment holds a loop and
+// other calls (it cannot be one instance).
+bool SplitAtCollectives(std::vector<Instance> list, std::vector<std::optional<Instance>>* out) {
+  std::vector<Leaf> leaves;
+  double global = 0;
+  std::optional<Instance> loop;
+  auto close = [&]() {
+    if (loop) {
+      out->push_back(std::move(loop));
+    } else if (!leaves.empty()) {
+      out->push_back(FlatInstance(leaves, global));
+    } else {
+      out->push_back(std::nullopt);
+    }
+    loop.reset();
+    leaves.clear();
+    global = 0;
+  };
+  for (Instance& inst : list) {
+    if (inst.weight > 1.5 || inst.dropped_calls) {
+      if (loop || !leaves.empty()) return false;
+      loop = std::move(inst);
+      continue;
+    }
+    const double per_ns = inst.time_ns > 0 ? inst.global_ns / inst.time_ns : 0;
+    const double per_call =
+        inst.leaves.empty() ? 0 : inst.global_ns / static_cast<double>(inst.leaves.size());
+    for (const Leaf& l : inst.leaves) {
+      const double share = inst.time_ns > 0 ? l.time_ns * per_ns : per_call;
+      if (IsCollective(l.kind)) {
+        if (loop) return false;
+        close();
+        out->push_back(FlatInstance({l}, share));
+        continue;
+      }
+      if (loop) return false;
+      leaves.push_back(l);
+      global += share;
+    }
+  }
+  close();
+  return true;
+}
+
+// The phases of a self-scheduled run (RegroupSelfScheduled), aligned across the ranks: the
+// calls before the core (the master's loop, the workers' tasks) and after it are cut at the
+// collectives, which every rank calls in the same order, so the master's hand-out of the
+// first tasks and its final replies (stops) are phases of their own, made by the master
+// alone or with the workers' matching calls. Empty when the ranks' collectives differ.
+std::optional<std::vector<RankInstances>> AlignSelfScheduled(std::vector<RankParts> parts) {
+  const std::size_t n = parts.size();
+  std::vector<std::vector<std::optional<Instance>>> before(n), after(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (!SplitAtCollectives(std::move(parts[r].before), &before[r]) ||
+        !SplitAtCollectives(std::move(parts[r].after), &after[r])) {
+      return std::nullopt;
+    }
+    if (before[r].size() != before[0].size() || after[r].size() != after[0].size()) {
+      return std::nullopt;
+    }
+  }
+  std::vector<RankInstances> out;
+  for (std::size_t k = 0; k < before[0].size(); ++k) {
+    out.emplace_back(n);
+    for (std::size_t r = 0; r < n; ++r) out.back()[r] = std::move(before[r][k]);
+  }
+  out.emplace_back(n);
+  for (std::size_t r = 0; r < n; ++r) out.back()[r] = std::move(parts[r].core);
+  for (std::size_t k = 0; k < after[0].size(); ++k) {
+    out.emplace_back(n);
+    for (std::size_t r = 0; r < n; ++r) out.back()[r] = std::move(after[r][k]);
+  }
+  return out;
+}
+
 struct GlobalPhase {
   std::uint64_t key = 0;
   double weight = 0;
@@ -267,6 +622,7 @@ PhaseEvent ToPhaseEvent(const Leaf& l) {
   e.comm = l.comm;
   e.tag = l.tag;
   e.requests = l.requests;
+  e.reply = l.disp == internal::kReplyDisp;
   e.bytes = l.bytes;
   e.recv_bytes = l.recv_bytes;
   e.polls = l.polls;
@@ -554,9 +910,31 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
     MergeEqualInstances(&seqs[r], options, &merged_into[r]);
   }
   std::size_t reference = 0;
-  std::vector<RankInstances> aligned = Align(std::move(seqs), &sig.warnings, &reference);
-  // The global phase of each aligned phase (-1: none).
+  std::vector<RankParts> parts;
+  const int master = RegroupSelfScheduled(&seqs, &parts);
+  std::vector<RankInstances> aligned;
+  // A self-scheduled run's aligned phases are in the run's order (its ranks' instances were
+  // regrouped, so the compressors' orders no longer name them).
+  const bool flat_order = master >= 0;
+  if (master >= 0) {
+    std::vector<RankParts> copy = parts;
+    if (auto a = AlignSelfScheduled(std::move(copy))) {
+      aligned = std::move(*a);
+    } else {
+      // Collectives that differ between the ranks: the parts aligned by logical time.
+      for (std::size_t r = 0; r < parts.size(); ++r) {
+        seqs[r] = std::move(parts[r].before);
+        if (parts[r].core) seqs[r].push_back(std::move(*parts[r].core));
+        for (Instance& i : parts[r].after) seqs[r].push_back(std::move(i));
+      }
+      aligned = Align(std::move(seqs), &sig.warnings, &reference);
+    }
+  } else {
+    aligned = Align(std::move(seqs), &sig.warnings, &reference);
+  }
+  // The global phase of each aligned phase (-1: none), and its weight.
   std::vector<int> global_of_step(aligned.size(), -1);
+  std::vector<double> weight_of_step(aligned.size(), 0);
 
   // Global phases: equal structure on every rank and similar compute merge.
   std::vector<GlobalPhase> globals;
@@ -601,9 +979,18 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       by_key.emplace(key, id);
     }
     global_of_step[k] = static_cast<int>(id);
+    weight_of_step[k] = weight;
   }
   // The run's order: the reference rank's, its instances renamed to global phases.
-  {
+  if (flat_order) {
+    Sequence items;
+    for (std::size_t k = 0; k < aligned.size(); ++k) {
+      if (global_of_step[k] < 0) continue;
+      items.push_back(SequenceItem::Run(global_of_step[k], std::llround(weight_of_step[k])));
+    }
+    sig.sequence = SimplifySequence(std::move(items));
+    orders.clear();
+  } else {
     const std::vector<std::size_t>& into = merged_into[reference];
     std::function<void(Sequence*)> rename = [&](Sequence* items) {
       for (SequenceItem& item : *items) {

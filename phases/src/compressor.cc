@@ -180,6 +180,13 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
       l.disp = kReplyDisp;
     }
     moved = e.bytes;
+    if (e.kind == EventKind::kRecv && e.recv_peer == kAnySource) {
+      // A blocking receive posted with MPI_ANY_SOURCE: its symbol is "from anyone", and the
+      // rank it came from is the one a reply goes to.
+      l.peer = kAnySource;
+      l.disp = kAnyDisp;
+      if (e.peer >= 0) last_wildcard_source_ = e.peer;
+    }
     if (e.kind == EventKind::kSendrecv) {
       l.recv_peer = e.recv_peer;
       l.recv_disp = Displacement(e.recv_peer, rank_);

@@ -413,6 +413,7 @@ std::string SignatureToJson(const Signature& sig) {
         je["recv_bytes"] = StatsJson(e.recv_bytes);
         je["polls"] = StatsJson(e.polls);
         je["compute"] = ComputeJson(e.compute);
+        if (e.reply) je["reply"] = true;
         events.push_back(std::move(je));
       }
       jr["events"] = std::move(events);
@@ -492,6 +493,7 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
           e.recv_bytes = StatsFrom(je.at("recv_bytes"));
           e.polls = StatsFrom(je.at("polls"));
           e.compute = ComputeFrom(je.at("compute"));
+          e.reply = je.contains("reply") && je.at("reply").get<bool>();
           rp.events.push_back(std::move(e));
         }
         p.ranks.push_back(std::move(rp));

@@ -114,6 +114,68 @@ TEST(Phases, MasterWorkerWithChangingWaitanyOrderIsOnePhase) {
   ExpectSignatureHolds(sig);
 }
 
+// A self-scheduled run: the master's loop and the workers' task loop are one phase in which
+// every rank has its own weight (the master's ~ the tasks, each worker's its own tasks),
+// whether a worker's compressor found a loop or not; the phases correspond across counts.
+void ExpectSelfScheduled(testing::MasterShape shape) {
+  constexpr int kTasks = 300;
+  std::vector<Signature> sigs;
+  for (int n : {4, 6, 9}) {
+    Signature sig = Analyze(testing::MakeSelfScheduled(n, kTasks, shape));
+    const Phase& tasks = Heaviest(sig);
+    SCOPED_TRACE(FormatSignatureTable(sig));
+    ASSERT_EQ(tasks.ranks.size(), static_cast<std::size_t>(n));
+    double worker_sum = 0;
+    bool differ = false, reply = false;
+    for (const RankPhase& rp : tasks.ranks) {
+      for (const PhaseEvent& e : rp.events) {
+        if (e.reply) {
+          EXPECT_EQ(rp.rank, 0);
+          reply = true;
+        }
+        if (rp.rank > 0 && IsPointToPoint(e.kind)) {
+          EXPECT_EQ(e.peer, 0);
+        }
+      }
+      if (rp.rank == 0) continue;
+      worker_sum += rp.weight;
+      differ = differ || std::fabs(rp.weight - tasks.ranks[1].weight) > 0.5;
+      EXPECT_EQ(CountKind(tasks, rp.rank, EventKind::kRecv), 1);
+      EXPECT_EQ(CountKind(tasks, rp.rank, EventKind::kSend), 1);
+    }
+    EXPECT_TRUE(reply);
+    EXPECT_TRUE(differ);
+    // Every task is in some worker's task loop (a worker's first task may be seen as part
+    // of its start-up by the compressor: at most one per worker).
+    EXPECT_LE(worker_sum, kTasks);
+    EXPECT_GE(worker_sum, kTasks - (n - 1));
+    // The master's replies: one per task beyond the first round (and the stops elsewhere).
+    EXPECT_GE(tasks.ranks[0].weight, kTasks - 2 * (n - 1));
+    EXPECT_LE(tasks.ranks[0].weight, kTasks);
+    EXPECT_DOUBLE_EQ(tasks.weight, tasks.ranks[0].weight);
+    ExpectSignatureHolds(sig);
+    sigs.push_back(std::move(sig));
+  }
+  const Correspondence corr = CorrespondPhases(sigs);
+  bool task_phase_everywhere = false;
+  for (const PhaseGroup& g : corr.groups) {
+    if (g.complete && g.weights.front() > 100) task_phase_everywhere = true;
+  }
+  EXPECT_TRUE(task_phase_everywhere) << FormatCorrespondence(corr);
+}
+
+TEST(Phases, SelfScheduledWaitanyMasterHasPerWorkerWeights) {
+  ExpectSelfScheduled(testing::MasterShape::kWaitany);
+}
+
+TEST(Phases, SelfScheduledIrecvWaitMasterHasPerWorkerWeights) {
+  ExpectSelfScheduled(testing::MasterShape::kIrecvWait);
+}
+
+TEST(Phases, SelfScheduledBlockingRecvMasterHasPerWorkerWeights) {
+  ExpectSelfScheduled(testing::MasterShape::kBlockingRecv);
+}
+
 TEST(Phases, CgLikeSeparatesReductionsAndHalo) {
   Signature sig = Analyze(testing::MakeCgLike(8, 50, 100));
   const Phase* dots = nullptr;

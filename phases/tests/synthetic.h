@@ -66,6 +66,19 @@ TraceData MakeNested(int nprocs, int outer, int inner);
 // arrives (so its sends go to the workers in a different order every time).
 TraceData MakeMasterWorker(int nprocs, int iterations);
 
+// A self-scheduled master/worker run of `tasks` tasks of uneven cost (1..13 units of
+// `unit_ns`): rank 0 sends one task to every worker, then replies to whichever worker's
+// result arrives first with the next task, or a stop message once all are handed out; the
+// workers loop {recv task from 0, compute, send result to 0} until the stop. So each worker
+// runs about tasks / (P - 1) tasks, a different number per worker. `shape` is how the master
+// receives: kWaitany posts one MPI_Irecv(MPI_ANY_SOURCE) per worker and completes them with
+// MPI_Waitany (re-posting the slot); kIrecvWait posts one MPI_Irecv(MPI_ANY_SOURCE) at a time
+// and completes it with MPI_Wait; kBlockingRecv calls MPI_Recv(MPI_ANY_SOURCE) (recorded as
+// the tracer does: the actual source, recv_peer = kAnySource). Barrier before, bcast after.
+enum class MasterShape { kWaitany, kIrecvWait, kBlockingRecv };
+TraceData MakeSelfScheduled(int nprocs, int tasks, MasterShape shape,
+                            std::int64_t unit_ns = 100000);
+
 // A CG-like solver: `dots` iterations of {compute, 3 allreduce} (the reductions part),
 // then `halos` iterations of {sendrecv with both ring neighbours, compute, allreduce}.
 TraceData MakeCgLike(int nprocs, int dots, int halos);

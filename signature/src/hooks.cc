@@ -71,6 +71,9 @@ void OnRecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, i
   Event& e = scope.event();
   e.kind = EventKind::kRecv;
   e.comm = info.id;
+  // A wildcard receive keeps that it was one (a master that serves whichever worker is
+  // ready): peer is the actual source, recv_peer says it was posted as MPI_ANY_SOURCE.
+  if (source == MPI_ANY_SOURCE) e.recv_peer = kAnySource;
   if (rc == MPI_SUCCESS && status != nullptr) {
     e.peer = ToWorld(info, status->MPI_SOURCE);
     e.tag = WorldTag(status->MPI_TAG);

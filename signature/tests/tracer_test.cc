@@ -116,9 +116,16 @@ TEST(TracerP2P, EveryEventMatchesTheProgram) {
   {
     Cursor c(t.ranks[1], 1);
     c.Next(EventKind::kInit);
-    ExpectP2P(c.Next(EventKind::kRecv), 0, 100, 40);  // ANY_SOURCE, ANY_TAG, STATUS_IGNORE
-    ExpectP2P(c.Next(EventKind::kRecv), 0, 101, 40);  // ANY_SOURCE
-    ExpectP2P(c.Next(EventKind::kRecv), 0, 102, 12);  // ANY_TAG
+    // A receive posted with MPI_ANY_SOURCE says so (recv_peer), a named source does not.
+    const Event& any_any = c.Next(EventKind::kRecv);  // ANY_SOURCE, ANY_TAG, STATUS_IGNORE
+    ExpectP2P(any_any, 0, 100, 40);
+    EXPECT_EQ(any_any.recv_peer, kAnySource);
+    const Event& any_source = c.Next(EventKind::kRecv);  // ANY_SOURCE
+    ExpectP2P(any_source, 0, 101, 40);
+    EXPECT_EQ(any_source.recv_peer, kAnySource);
+    const Event& any_tag = c.Next(EventKind::kRecv);  // ANY_TAG
+    ExpectP2P(any_tag, 0, 102, 12);
+    EXPECT_EQ(any_tag.recv_peer, kNoRank);
     const Event& a = c.Next(EventKind::kIrecv);
     ExpectP2P(a, 0, 103, 8);
     const Event& b = c.Next(EventKind::kIrecv);

@@ -108,6 +108,8 @@ struct Token {
   EventKind kind = EventKind::kCompute;
   std::int32_t tag = 0;
   bool sub_comm = false;
+  bool reply = false;     // a reply to the latest wildcard source is not a send to a fixed peer
+  bool wildcard = false;  // a receive from MPI_ANY_SOURCE is not one from a named rank
   auto operator<=>(const Token&) const = default;
 };
 
@@ -162,6 +164,8 @@ Token TokenOf(const phases::PhaseEvent& e, const CommLookup& comms) {
   // Tags are not part of the identity: the same call can show different tags where a
   // rank has the same partner twice (a 2 x 2 torus); slots keep their most common tag.
   if (IsCollective(e.kind)) t.sub_comm = comms.SubMembers(e.comm) != nullptr;
+  t.reply = e.reply;
+  t.wildcard = (e.kind == EventKind::kRecv || e.kind == EventKind::kIrecv) && e.peer == kAnySource;
   return t;
 }
 
@@ -422,7 +426,18 @@ std::string SlotLabel(const PhaseModel& phase, std::size_t slot, const SlotModel
 void FitSlotEquations(SlotModel* slot, const std::string& label) {
   bool any = false;
   for (const auto& m : slot->maps) any = any || !m.IsEmpty();
-  if (any) {
+  if (any && slot->reply) {
+    // A reply goes to whoever answered: in a self-scheduled run no equation describes it
+    // (the schedule does, at synthesis); a master that answers every worker once per round
+    // still has one (every worker, in some order).
+    patterns::FitOptions fo;
+    fo.label = label;
+    try {
+      slot->peer = patterns::FitGeneralEquation(slot->maps, fo);
+    } catch (const UserError&) {
+      slot->peer.reset();
+    }
+  } else if (any) {
     patterns::FitOptions fo;
     fo.label = label;
     slot->peer = patterns::FitGeneralEquation(slot->maps, fo);
@@ -587,6 +602,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   slot.kind = acc.token.kind;
   slot.tag = acc.token.tag;
   slot.sub_comm = acc.token.sub_comm;
+  slot.reply = acc.token.reply;
   const std::string label = SlotLabel(phase, index, slot);
   const bool p2p = IsPointToPoint(slot.kind);
   const bool coll = IsCollective(slot.kind);
@@ -1020,6 +1036,7 @@ std::size_t BlockLength(const phases::PhaseGroup& group,
                         const std::vector<int>& counts) {
   std::vector<Token> block;
   std::set<std::size_t> repeats;
+  std::vector<std::size_t> once;  // lengths of the ranks' sequences that do not repeat
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const phases::Phase* phase = sigs[ci]->FindPhase(group.phase_ids[ci]);
     if (!phase) return 0;
@@ -1042,11 +1059,23 @@ std::size_t BlockLength(const phases::PhaseGroup& group,
       }
       const std::vector<Token> mine(tokens.begin(),
                                     tokens.begin() + static_cast<std::ptrdiff_t>(period));
+      if (period == tokens.size()) {
+        // No repetition on this rank: it may make calls of its own once (a worker's one
+        // receive of the stop its master sends in a block of replies), if they are fewer
+        // than a block; checked below.
+        once.push_back(tokens.size());
+        continue;
+      }
       if (block.empty()) block = mine;
       if (mine != block) return 0;
       repeats.insert(tokens.size() / period);
     }
   }
+  if (block.empty()) return 0;
+  for (std::size_t len : once) {
+    if (len > block.size()) return 0;
+  }
+  if (!once.empty()) repeats.insert(1);
   bool p2p = false;
   for (const Token& t : block) p2p = p2p || IsPointToPoint(t.kind);
   // Only when the repetitions differ (a fixed number of exchanges keeps a slot per exchange).
@@ -1276,11 +1305,30 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
     }
   };
   place();
+  // In a self-scheduled run (some rank replies to the latest wildcard source), the master's
+  // MPI_ANY_SOURCE receives form a pool that its completions drain whichever phase posted
+  // them (the hand-out posts one per worker, each reply re-posts one, the last replies post
+  // none): they stay as they are.
+  bool wildcard_pool = false;
+  for (std::size_t ci = 0; ci < counts.size() && !wildcard_pool; ++ci) {
+    bool replies = false, wildcard = false;
+    for (const auto& ph : sigs[ci]->phases) {
+      for (const auto& rp : ph.ranks) {
+        for (const auto& e : rp.events) {
+          replies = replies || e.reply;
+          wildcard = wildcard || (e.kind == EventKind::kIrecv && e.peer == kAnySource);
+        }
+      }
+    }
+    wildcard_pool = replies && wildcard;
+  }
   // A phase found by the signature may start in the middle of the loop body (a receive that
   // is posted at the end of one iteration and completed in the next). Synthesizing it as is
   // leaves the last occurrence's request unmatched, so the slots are rotated to the first
   // start at which no rank has a request pending across the occurrence boundary.
-  if (const std::size_t k = ClosedRotation(build.data, counts); k > 0) {
+  if (wildcard_pool) {
+    // kept as traced
+  } else if (const std::size_t k = ClosedRotation(build.data, counts); k > 0) {
     std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end());
     place();
   } else if (!ClosedFrom(build.data, counts, 0)) {
@@ -1373,6 +1421,57 @@ void AddValidCounts(AppModel* model) {
 
 }  // namespace
 
+namespace {
+
+// A self-scheduled phase (PhaseModel::scheduled): at every count one rank replies to the
+// latest wildcard source and the other ranks repeat their calls a number of times of their
+// own. Fits the workers' summed occurrences (their tasks) as a function of P. Throws
+// UserError when the master is not the same rank at every count.
+void DecideScheduled(PhaseModel* pm, const phases::PhaseGroup& group,
+                     const std::vector<const phases::Signature*>& sigs,
+                     const std::vector<int>& counts) {
+  std::vector<regression::Point> tasks;
+  int master = -1;
+  bool per_rank = false;
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    const phases::Phase* ph = sigs[ci]->FindPhase(group.phase_ids[ci]);
+    if (!ph) return;
+    int m = -1;
+    for (const auto& rp : ph->ranks) {
+      for (const auto& e : rp.events) {
+        if (e.reply) m = rp.rank;
+      }
+    }
+    if (m < 0) return;
+    if (master >= 0 && m != master) {
+      throw UserError("phase " + std::to_string(pm->index) + ": the rank that replies to whoever " +
+                      "answered is " + std::to_string(master) + " at " +
+                      std::to_string(counts.front()) + " processes but " + std::to_string(m) +
+                      " at " + std::to_string(counts[ci]) +
+                      ": a self-scheduled master must be the same rank at every count");
+    }
+    master = m;
+    double sum = 0, master_weight = 0;
+    for (const auto& rp : ph->ranks) {
+      if (rp.rank == m) {
+        master_weight = rp.weight;
+      } else {
+        sum += rp.weight;
+      }
+    }
+    for (const auto& rp : ph->ranks) {
+      if (rp.rank != m && std::fabs(rp.weight - master_weight) > 0.5) per_rank = true;
+    }
+    tasks.push_back({double(counts[ci]), sum});
+  }
+  if (!per_rank) return;  // every rank repeats the phase equally: an ordinary phase
+  pm->scheduled = true;
+  pm->master = master;
+  pm->tasks = FitQuantity(tasks, "phase " + std::to_string(pm->index) + " tasks of the workers");
+}
+
+}  // namespace
+
 AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOptions& options) {
   std::sort(signatures.begin(), signatures.end(),
             [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
@@ -1443,6 +1542,7 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
       for (std::size_t ci = 0; ci < counts.size(); ++ci)
         w.push_back({double(counts[ci]), group.weights[ci]});
       build.model.weight = FitQuantity(w, "phase " + std::to_string(index) + " weight");
+      DecideScheduled(&build.model, group, sigs, counts);
       model.phases.push_back(std::move(build.model));
       group_of_largest_id[group.phase_ids.back()] = index;
     } catch (const UserError& e) {
@@ -1559,6 +1659,8 @@ std::string SlotModel::Describe() const {
   if (IsPointToPoint(kind)) {
     if (wildcard) {
       out << " from any source";
+    } else if (reply) {
+      out << " to the source of the latest wildcard receive (self-scheduled)";
     } else if (peer) {
       out << ((kind == EventKind::kRecv || kind == EventKind::kIrecv) ? " from " : " to ")
           << peer->Describe();
@@ -1644,6 +1746,14 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
     out << "  " << p.weight.Describe("weight");
     if (target > 0) out << "; at P = " << target << ": " << p.weight.At(double(target));
     out << "\n";
+    if (p.scheduled) {
+      out << "  self-scheduled: rank " << p.master
+          << " hands out tasks and replies to whichever worker answered; the others run "
+             "their calls once per task. "
+          << p.tasks.Describe("tasks of all workers");
+      if (target > 0) out << "; at P = " << target << ": " << p.tasks.At(double(target));
+      out << " (split over the workers by a list schedule at synthesis)\n";
+    }
     for (std::size_t s = 0; s < p.slots.size(); ++s) {
       out << "  call " << s << ": " << p.slots[s].Describe() << "\n";
     }
@@ -1701,6 +1811,11 @@ std::string ModelToJson(const AppModel& model) {
     pj["relevant"] = p.relevant;
     pj["block"] = p.block;
     pj["weight"] = QuantityJson(p.weight);
+    if (p.scheduled) {
+      pj["scheduled"] = true;
+      pj["master"] = p.master;
+      pj["tasks"] = QuantityJson(p.tasks);
+    }
     pj["traced_time_s"] = p.traced_time_s;
     json slots = json::array();
     for (const auto& s : p.slots) {
@@ -1711,6 +1826,7 @@ std::string ModelToJson(const AppModel& model) {
       sj["presence"] = std::string(PresenceName(s.presence));
       sj["like_slots"] = s.like_slots;
       sj["wildcard"] = s.wildcard;
+      if (s.reply) sj["reply"] = true;
       sj["dest_order"] = std::string(DestOrderName(s.dest_order));
       sj["cpu_spread_between"] = s.cpu_spread_between;
       sj["face_dim"] = s.face_dim;
@@ -1794,6 +1910,11 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
       p.relevant = pj.at("relevant").get<bool>();
       p.block = pj.value("block", false);
       p.weight = QuantityFromJson(pj.at("weight"));
+      p.scheduled = pj.value("scheduled", false);
+      if (p.scheduled) {
+        p.master = pj.at("master").get<int>();
+        p.tasks = QuantityFromJson(pj.at("tasks"));
+      }
       p.traced_time_s = pj.at("traced_time_s").get<std::vector<double>>();
       for (const auto& sj : pj.at("slots")) {
         SlotModel s;
@@ -1805,6 +1926,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.presence = PresenceFromName(sj.at("presence").get<std::string>(), origin);
         s.like_slots = sj.at("like_slots").get<std::vector<int>>();
         s.wildcard = sj.at("wildcard").get<bool>();
+        s.reply = sj.contains("reply") && sj.at("reply").get<bool>();
         s.dest_order = DestOrderFromName(sj.value("dest_order", "ascending"), origin);
         s.cpu_spread_between = sj.value("cpu_spread_between", 0.0);
         s.face_dim = sj.value("face_dim", -1);

@@ -190,9 +190,13 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   };
   struct Times {
     double t1 = 0, occ = 0, w_low = 0, w_high = 0;
+    double scheduled_s = -1;  // a self-scheduled phase: the list schedule's span
   };
   std::vector<Times> times;
   double sum = 0, sum_low = 0, sum_high = 0;
+  bool self_scheduled = false;
+  for (const auto& pm : model.phases) self_scheduled = self_scheduled || pm.scheduled;
+  std::set<int> coupled;  // phases that cannot be simulated alone
   for (int ph : in_run) {
     const PhaseModel& pm = model.phases[ph];
     PhasePrediction row;
@@ -203,10 +207,33 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     Times t;
     t.w_low = pm.weight.At(p, -1);
     t.w_high = pm.weight.At(p, +1);
-    SynthOptions o;
-    o.only_phase = ph;
-    o.repetitions = 1;
-    t.t1 = SimulateModel(model, n, o, machine, &pred.simulated_events);
+    if (pm.scheduled) {
+      // A self-scheduled phase cannot run alone (the master's first wait needs the tasks
+      // handed out in the phase before it): its time is the list schedule's span, compute
+      // only (the full replay below times its messages too).
+      const SynthesizedTrace at(model, n);
+      const double w = std::max(1.0, row.weight);
+      t.scheduled_s = at.ScheduledPhase() == ph ? at.ScheduleMakespanS() : 0;
+      t.t1 = t.scheduled_s / w;
+    } else if (self_scheduled) {
+      // The phases around a self-scheduled one may exchange messages with it (the master's
+      // hand-out of the first tasks, its stops): alone they cannot complete, and their time
+      // is then only in the full replay (always used for such a run, see below).
+      SynthOptions o;
+      o.only_phase = ph;
+      o.repetitions = 1;
+      try {
+        t.t1 = SimulateModel(model, n, o, machine, &pred.simulated_events);
+      } catch (const sim::SimulationError&) {
+        t.t1 = 0;
+        coupled.insert(ph);
+      }
+    } else {
+      SynthOptions o;
+      o.only_phase = ph;
+      o.repetitions = 1;
+      t.t1 = SimulateModel(model, n, o, machine, &pred.simulated_events);
+    }
     t.occ = t.t1;
     times.push_back(t);
     pred.phases.push_back(row);
@@ -221,7 +248,8 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   for (std::size_t i = 0; i < pred.phases.size(); ++i) {
     PhasePrediction& row = pred.phases[i];
     Times& t = times[i];
-    if (row.weight > 1.5 && t.t1 * row.weight >= 0.01 * estimate) {
+    if (row.weight > 1.5 && t.t1 * row.weight >= 0.01 * estimate &&
+        !model.phases[row.phase].scheduled && !coupled.count(row.phase)) {
       SynthOptions o;
       o.only_phase = row.phase;
       o.repetitions = 2;
@@ -230,7 +258,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     }
     row.first_occurrence_s = t.t1;
     row.time_per_occurrence_s = t.occ;
-    row.total_s = total_of(t.t1, t.occ, row.weight);
+    row.total_s = t.scheduled_s >= 0 ? t.scheduled_s : total_of(t.t1, t.occ, row.weight);
     sum += row.total_s;
   }
   // The interval ends are simulated when the run is small enough to afford two more
@@ -242,7 +270,9 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     const Times& t = times[i];
     const PhaseModel& pm = model.phases[row.phase];
     double low = total_of(t.t1, t.occ, t.w_low), high = total_of(t.t1, t.occ, t.w_high);
-    if (options.intervals && affordable && row.total_s >= 0.01 * sum && PhaseHasWidth(pm, p)) {
+    if (t.scheduled_s >= 0) low = high = t.scheduled_s;
+    if (options.intervals && affordable && row.total_s >= 0.01 * sum && PhaseHasWidth(pm, p) &&
+        !pm.scheduled && !coupled.count(row.phase)) {
       SynthOptions o;
       o.only_phase = row.phase;
       o.repetitions = 1;
@@ -266,7 +296,10 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
 
   SynthesizedTrace full(model, n);
   const std::uint64_t events = full.MaxEventsPerRank() * static_cast<std::uint64_t>(n);
-  if (events <= options.full_replay_events) {
+  // A self-scheduled run is always replayed in full: its phases are coupled (the per-phase
+  // times above leave out what the master's hand-out and stops cost), and its events are
+  // O(tasks + P) whatever the count.
+  if (events <= options.full_replay_events || self_scheduled) {
     pred.predicted_time_s = SimulateTime(full, machine, &pred.simulated_events) * (1 + rest);
     pred.method = "full replay of the synthesized run";
   } else {
@@ -605,14 +638,38 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
       v.real_simulated_time_s >= v.interval_low_s && v.real_simulated_time_s <= v.interval_high_s;
 
   SynthesizedTrace synth(model, held_out);
-  std::uint64_t matched = 0;
+  std::uint64_t matched = 0, scheduled_matched = 0;
   std::int64_t real_cpu = 0, synth_cpu = 0;
+  // A self-scheduled master's partners depend on the timing (which worker answers first):
+  // its sends are compared as the number of messages to each partner, not in order.
+  const int master = synth.ScheduledPhase() >= 0
+                         ? model.phases[static_cast<std::size_t>(synth.ScheduledPhase())].master
+                         : -1;
   for (int r = 0; r < held_out; ++r) {
     const StreamTotals a = ReadTotals(real, r);
     const StreamTotals b = ReadTotals(synth, r);
     v.messages += a.send_peers.size();
-    for (std::size_t i = 0; i < a.send_peers.size() && i < b.send_peers.size(); ++i) {
-      matched += a.send_peers[i] == b.send_peers[i];
+    if (r == master) {
+      std::map<std::int32_t, std::int64_t> to;
+      for (std::int32_t p : a.send_peers) ++to[p];
+      for (std::int32_t p : b.send_peers) {
+        auto it = to.find(p);
+        if (it != to.end() && it->second > 0) {
+          --it->second;
+          ++scheduled_matched;
+        }
+      }
+      v.scheduled_messages += a.send_peers.size();
+      matched += scheduled_matched;
+    } else {
+      for (std::size_t i = 0; i < a.send_peers.size() && i < b.send_peers.size(); ++i) {
+        matched += a.send_peers[i] == b.send_peers[i];
+      }
+    }
+    if (master >= 0 && r != master) {
+      v.workers_cpu_s += static_cast<double>(a.cpu_ns) * 1e-9;
+      v.busiest_worker_cpu_s =
+          std::max(v.busiest_worker_cpu_s, static_cast<double>(a.cpu_ns) * 1e-9);
     }
     v.real_bytes += a.bytes;
     v.predicted_bytes += b.bytes;
@@ -620,6 +677,9 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
     synth_cpu += b.cpu_ns;
   }
   v.pattern_match = v.messages ? static_cast<double>(matched) / static_cast<double>(v.messages) : 1;
+  v.scheduled_match = v.scheduled_messages ? static_cast<double>(scheduled_matched) /
+                                                 static_cast<double>(v.scheduled_messages)
+                                           : 1;
   v.bytes_error =
       RelError(static_cast<double>(v.predicted_bytes), static_cast<double>(v.real_bytes));
   v.real_compute_s = static_cast<double>(real_cpu) * 1e-9;
@@ -698,6 +758,21 @@ std::string FormatValidation(const Validation& v, const std::string& application
   std::snprintf(line, sizeof line, "  pattern_match  %7.2f%%  (%llu point-to-point messages)\n",
                 100 * v.pattern_match, static_cast<unsigned long long>(v.messages));
   out << line;
+  if (v.scheduled_messages > 0) {
+    std::snprintf(line, sizeof line,
+                  "    of which %llu sent by a self-scheduled master (partners per worker "
+                  "compared, not their order): %.2f%% matched\n",
+                  static_cast<unsigned long long>(v.scheduled_messages), 100 * v.scheduled_match);
+    out << line;
+    std::snprintf(line, sizeof line,
+                  "    self-scheduled: the real run's workers computed %.6g s, %.6g s each if "
+                  "balanced over %lld; its busiest worker computed %.6g s (the simulation of the "
+                  "real trace keeps the traced assignment of tasks)\n",
+                  v.workers_cpu_s,
+                  v.workers_cpu_s / static_cast<double>(std::max<std::int64_t>(1, v.count - 1)),
+                  static_cast<long long>(v.count - 1), v.busiest_worker_cpu_s);
+    out << line;
+  }
   std::snprintf(line, sizeof line, "  bytes_error    %7.2f%%  (predicted %llu B, real %llu B)\n",
                 100 * v.bytes_error, static_cast<unsigned long long>(v.predicted_bytes),
                 static_cast<unsigned long long>(v.real_bytes));
@@ -751,6 +826,10 @@ std::string ValidationToJson(const Validation& v, const std::string& application
          {"training_counts", v.training_counts},
          {"messages", v.messages},
          {"pattern_match", v.pattern_match},
+         {"scheduled_messages", v.scheduled_messages},
+         {"scheduled_match", v.scheduled_match},
+         {"workers_cpu_s", v.workers_cpu_s},
+         {"busiest_worker_cpu_s", v.busiest_worker_cpu_s},
          {"bytes_error", v.bytes_error},
          {"compute_error", v.compute_error},
          {"time_error", v.time_error},

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <queue>
 
 #include "pas2p/core/error.h"
 #include "pas2p/core/simgrid_ti.h"
@@ -39,6 +40,19 @@ struct SynthesizedTrace::Impl {
   std::vector<std::vector<SlotAt>> phases;  // [phase][slot]
   // Distinct sub-communicator rules: the slot that defines each (its comm_base is the id).
   std::vector<const SlotAt*> comm_defs;
+  // Self-scheduling at N (PhaseModel::scheduled): phase -1 when no phase is scheduled.
+  struct Schedule {
+    int phase = -1;  // the scheduled phase (the workers run their tasks in its first run)
+    std::int32_t master = 0;
+    std::int64_t tasks = 0;  // tasks handed out = the master's replies in the synthesized run
+    double master_ns = 0;    // the master's compute per reply in the scheduled phase
+    // A worker's slots in one task (the phase's slots it makes) and their CPU per call.
+    std::vector<const SlotAt*> worker_slots;
+    std::vector<std::int64_t> worker_cpu_ns;
+    std::vector<std::int32_t> tasks_of;  // per rank: the tasks it runs (the master: 0)
+    double makespan_ns = 0;              // the schedule's last completion
+    std::int64_t busy = 0;               // workers with at least one task
+  } schedule;
 };
 
 namespace {
@@ -89,6 +103,76 @@ double ClippedFactorNorm(double spread) {
 struct PendingRequest {
   const SynthesizedTrace::SlotAt* slot = nullptr;
   std::int32_t peer = kNoRank;
+};
+
+// The draws of a worker's bursts in a self-scheduled phase are keyed by its task number
+// (from this base), so the schedule and the worker's stream draw the same compute.
+constexpr std::uint64_t kTaskDrawBase = std::uint64_t{1} << 62;
+
+// The factor SynthRank::StepBody applies to the burst before slot `s` on `rank` for the
+// draw key `occurrence` (1 without spread).
+double BurstFactor(const SynthesizedTrace::SlotAt& s, std::uint64_t rank,
+                   std::uint64_t occurrence) {
+  if (s.spread_between <= 0 && s.spread_within <= 0) return 1;
+  const std::uint64_t key = SplitMix(s.id ^ SplitMix(rank));
+  const double between = std::max(0.0, 1 + s.spread_between * Normalish(key)) * s.between_norm;
+  const double within =
+      std::max(0.0, 1 + s.spread_within * Normalish(key ^ SplitMix(occurrence))) * s.within_norm;
+  return between * within;
+}
+
+// The list schedule of a self-scheduled phase: the master first hands one task to each
+// worker (ascending rank), then each time a result arrives - from the worker that becomes
+// free first (ties: the lower rank) - replies to that worker with the next task, or with a
+// stop once every task is handed out. A worker's k-th task costs its slots' compute with
+// the model's spread (deterministic draws keyed by rank and k); the master serves one
+// result at a time and spends its own compute per reply; messages are taken as free (the
+// tasks' compute dominates such codes; the simulator then times the real messages). State:
+// O(P) (the free times and each worker's tasks so far), whatever the number of tasks.
+class ListSchedule {
+ public:
+  using Schedule = SynthesizedTrace::Impl::Schedule;
+  ListSchedule(const Schedule& s, std::int64_t nprocs)
+      : s_(s), given_(static_cast<std::size_t>(nprocs), 0) {
+    for (std::int64_t w = 0; w < nprocs && assigned_ < s_.tasks; ++w) {
+      if (w == s_.master) continue;
+      Give(static_cast<std::int32_t>(w), clock_);
+    }
+  }
+  // The worker whose result the master receives next (its reply goes there); -1 when every
+  // result has been received.
+  std::int32_t Next() {
+    if (free_.empty()) return -1;
+    const auto [t, w] = free_.top();
+    free_.pop();
+    makespan_ns_ = std::max(makespan_ns_, t);
+    clock_ = std::max(clock_, t) + s_.master_ns;
+    if (assigned_ < s_.tasks) Give(w, clock_);
+    return w;
+  }
+  std::int32_t TasksOf(std::int64_t rank) const { return given_[static_cast<std::size_t>(rank)]; }
+  double makespan_ns() const { return makespan_ns_; }
+
+ private:
+  void Give(std::int32_t w, double at) {
+    double cost = 0;
+    const std::uint64_t k = static_cast<std::uint64_t>(given_[static_cast<std::size_t>(w)]);
+    for (std::size_t i = 0; i < s_.worker_slots.size(); ++i) {
+      cost += static_cast<double>(s_.worker_cpu_ns[i]) *
+              BurstFactor(*s_.worker_slots[i], static_cast<std::uint64_t>(w), kTaskDrawBase + k);
+    }
+    free_.emplace(at + cost, w);
+    ++given_[static_cast<std::size_t>(w)];
+    ++assigned_;
+  }
+  const Schedule& s_;
+  std::priority_queue<std::pair<double, std::int32_t>, std::vector<std::pair<double, std::int32_t>>,
+                      std::greater<>>
+      free_;
+  std::vector<std::int32_t> given_;
+  std::int64_t assigned_ = 0;
+  double clock_ = 0;  // the master's clock
+  double makespan_ns_ = 0;
 };
 
 class SynthRank : public RankEventSource {
@@ -166,7 +250,7 @@ class SynthRank : public RankEventSource {
         const double between =
             std::max(0.0, 1 + cur_->spread_between * Normalish(key)) * cur_->between_norm;
         const double within =
-            std::max(0.0, 1 + cur_->spread_within * Normalish(key ^ SplitMix(occurrence_))) *
+            std::max(0.0, 1 + cur_->spread_within * Normalish(key ^ SplitMix(DrawOccurrence()))) *
             cur_->within_norm;
         // The shared factor: the same on every rank in the same occurrence of the phase.
         const double shared =
@@ -226,7 +310,8 @@ class SynthRank : public RankEventSource {
       std::int64_t reps = 0;
       if (!CurrentRun(&phase, &reps)) return false;
       const auto& slots = impl_->phases[phase];
-      if (rep_ >= reps || slots.empty()) {
+      if (rep_ >= Repetitions(phase, reps) || slots.empty()) {
+        if (static_cast<int>(phase) == impl_->schedule.phase) tasks_done_ = true;
         Frame& f = stack_.back();
         ++f.index;
         f.count = -1;
@@ -275,6 +360,87 @@ class SynthRank : public RankEventSource {
 
   bool Made(std::size_t k) const { return (made_[k / 64] >> (k % 64)) & 1U; }
 
+ public:
+  // Counting mode (used once, on the master, before the schedule exists): replies go to
+  // MPI_PROC_NULL and are counted.
+  void CountReplies() { counting_ = true; }
+  std::int64_t replies() const { return replies_; }
+  // The slots this rank makes in one occurrence of `phase`, with their CPU per call (its
+  // class's where it has one), as StepBody draws them.
+  void SlotsMadeIn(int phase, std::vector<const SlotAt*>* slots, std::vector<std::int64_t>* cpu) {
+    const auto& all = impl_->phases[static_cast<std::size_t>(phase)];
+    StartOccurrence(all, trace_->model().phases[static_cast<std::size_t>(phase)].block);
+    for (std::size_t k = 0; k < all.size(); ++k) {
+      if (!Made(k)) continue;
+      std::int64_t c = all[k].cpu_ns;
+      for (const auto& cl : all[k].classes) {
+        if (cl.bits == made_) {
+          c = cl.cpu_ns;
+          break;
+        }
+      }
+      slots->push_back(&all[k]);
+      cpu->push_back(c);
+    }
+  }
+
+ private:
+  // With a self-scheduled phase whose tasks are fewer than the workers, the workers without
+  // a task stay idle: no messages between them and the master (the traces, where every
+  // worker had tasks, cannot say what such a worker would exchange).
+  bool Busy() const { return !impl_->schedule.tasks_of.empty() && IsBusyRankRelevant(); }
+  bool IsBusyRankRelevant() const {
+    const auto& sch = impl_->schedule;
+    return rank_ == sch.master || sch.tasks_of[static_cast<std::size_t>(rank_)] == 0;
+  }
+  // Whether `peer` exchanges messages with this rank under the rule above.
+  bool IsBusy(std::int64_t peer) const {
+    const auto& sch = impl_->schedule;
+    if (peer < 0 || peer >= trace_->nprocs()) return true;
+    if (rank_ == sch.master)
+      return peer == sch.master || sch.tasks_of[static_cast<std::size_t>(peer)] > 0;
+    return peer != sch.master;  // an idle worker
+  }
+  std::size_t BusyPartners(const patterns::GeneralEquation::AtCount& eq) const {
+    std::size_t n = 0;
+    eq.ForEachDest(rank_, [&](std::int64_t d) { n += IsBusy(d); });
+    return n;
+  }
+  // A worker of a self-scheduled run receives whatever its master sends next, task or stop:
+  // the master's replies carry one tag per slot, while the code tells a stop by its tag
+  // (the trace has the tags received, not that the worker posted MPI_ANY_TAG), so a
+  // worker's receives from its master match any tag; their order is the master's
+  // (messages between two ranks do not overtake).
+  std::int32_t WorkerTag(std::int32_t peer, std::int32_t tag) const {
+    const auto& sch = impl_->schedule;
+    return sch.phase >= 0 && rank_ != sch.master && peer == sch.master ? kAnyTag : tag;
+  }
+  // Repetitions of sequence entry `entry` on this rank: a worker runs its tasks of a
+  // self-scheduled phase in the phase's first run (and none in later runs).
+  std::int64_t Repetitions(std::size_t phase, std::int64_t reps) {
+    const auto& sch = impl_->schedule;
+    cur_phase_ = static_cast<int>(phase);
+    if (cur_phase_ != sch.phase || rank_ == sch.master || sch.tasks_of.empty()) return reps;
+    return tasks_done_ ? 0 : sch.tasks_of[static_cast<std::size_t>(rank_)];
+  }
+  // The key of this occurrence's within-rank draws: a worker's task number in a
+  // self-scheduled phase (so that ListSchedule draws the same), else the occurrence count.
+  std::uint64_t DrawOccurrence() const {
+    const auto& sch = impl_->schedule;
+    if (sch.phase >= 0 && rank_ != sch.master && cur_phase_ == sch.phase) {
+      return kTaskDrawBase + static_cast<std::uint64_t>(rep_);
+    }
+    return occurrence_;
+  }
+  // The partner of a reply: the worker whose result the schedule has arrive next.
+  std::int32_t ReplyPeer() {
+    ++replies_;
+    if (counting_ || impl_->schedule.phase < 0) return kProcNull;
+    if (!schedule_) schedule_ = std::make_unique<ListSchedule>(impl_->schedule, trace_->nprocs());
+    const std::int32_t w = schedule_->Next();
+    return w >= 0 ? w : kProcNull;
+  }
+
   bool Present(const SlotAt& s) const {
     switch (s.model->presence) {
       case Presence::kAll:
@@ -322,8 +488,14 @@ class SynthRank : public RankEventSource {
       for (std::size_t k = 0; k < slots.size(); ++k) {
         if (!Made(k)) continue;
         if (slots[k].peer) {
-          most =
-              std::max<std::size_t>(most, static_cast<std::size_t>(slots[k].peer->NumDests(rank_)));
+          most = std::max<std::size_t>(
+              most, Busy() ? BusyPartners(*slots[k].peer)
+                           : static_cast<std::size_t>(slots[k].peer->NumDests(rank_)));
+        }
+        // Replies in a block (a master's last reply, the stop, to each worker that ran
+        // tasks): one per such worker.
+        if (slots[k].model->reply && impl_->schedule.phase >= 0 && !slots[k].peer) {
+          most = std::max<std::size_t>(most, static_cast<std::size_t>(impl_->schedule.busy));
         }
         if (slots[k].recv_peer) {
           most = std::max<std::size_t>(
@@ -343,11 +515,29 @@ class SynthRank : public RankEventSource {
     const EventKind kind = m.kind;
     if (IsPointToPoint(kind)) {
       dests_.clear();
-      if (cur_->peer)
-        cur_->peer->ForEachDest(rank_, [this](std::int64_t d) { dests_.push_back(d); });
-      OrderAndPick(&dests_);
+      if (block_ && cur_ == cache_slot_ && runs_done_ == cache_run_ && rep_ == cache_rep_) {
+        // A later iteration of a block with many partners (a master handing out one task to
+        // each worker): its i-th partner from the list sorted once, not P per iteration.
+        if (iter_ < cache_.size()) dests_.push_back(cache_[iter_]);
+      } else {
+        if (cur_->peer)
+          cur_->peer->ForEachDest(rank_, [this](std::int64_t d) {
+            if (!Busy() || IsBusy(d)) dests_.push_back(d);
+          });
+        if (block_ && dests_.size() > kCacheFrom) {
+          SortDests(cur_->model->dest_order, rank_, trace_->nprocs(), &dests_);
+          cache_ = dests_;
+          cache_slot_ = cur_;
+          cache_run_ = runs_done_;
+          cache_rep_ = rep_;
+          dests_.assign(iter_ < cache_.size() ? 1 : 0, iter_ < cache_.size() ? cache_[iter_] : 0);
+        } else {
+          OrderAndPick(&dests_);
+        }
+      }
       const bool recv_kind = kind == EventKind::kRecv || kind == EventKind::kIrecv;
       if (recv_kind && m.wildcard) dests_.assign(1, kAnySource);
+      if (m.reply && impl_->schedule.phase >= 0) dests_.assign(1, kProcNull);  // see ReplyPeer
       // A block iteration beyond this slot's partners makes no call.
       if (block_ && dests_.empty() && kind != EventKind::kSendrecv) return;
       if (kind == EventKind::kSendrecv) {
@@ -395,20 +585,24 @@ class SynthRank : public RankEventSource {
       event->recv_bytes = s.recv_bytes;
       return;
     }
-    const auto peer = static_cast<std::int32_t>(dests_[i]);
+    auto peer = static_cast<std::int32_t>(dests_[i]);
+    if (m.reply && impl_->schedule.phase >= 0 &&
+        (m.kind == EventKind::kSend || m.kind == EventKind::kIsend)) {
+      peer = ReplyPeer();
+    }
     switch (m.kind) {
       case EventKind::kSend:
         *event = MakeSend(peer, m.tag, s.bytes);
         break;
       case EventKind::kRecv:
-        *event = MakeRecv(peer, m.tag, s.bytes);
+        *event = MakeRecv(peer, WorkerTag(peer, m.tag), s.bytes);
         break;
       case EventKind::kIsend:
         *event = MakeIsend(peer, m.tag, s.bytes, next_request_++);
         pending_.push_back(PendingRequest{&s, peer});
         break;
       case EventKind::kIrecv:
-        *event = MakeIrecv(peer, m.tag, s.bytes, next_request_++);
+        *event = MakeIrecv(peer, WorkerTag(peer, m.tag), s.bytes, next_request_++);
         pending_.push_back(PendingRequest{&s, peer});
         break;
       default:
@@ -524,6 +718,18 @@ class SynthRank : public RankEventSource {
   std::size_t head_ = 0;  // pending_[head_..] are pending
   RequestId next_request_ = 1;
   std::string message_;
+  bool counting_ = false;
+  std::int64_t replies_ = 0;
+  // Sorted partners of the current block slot with more than kCacheFrom of them (only such
+  // ranks hold them: a master, O(P)).
+  static constexpr std::size_t kCacheFrom = 64;
+  std::vector<std::int64_t> cache_;
+  const SlotAt* cache_slot_ = nullptr;
+  std::uint64_t cache_run_ = 0;
+  int cur_phase_ = -1;       // the phase of the run item being made
+  bool tasks_done_ = false;  // a worker left the self-scheduled phase's (first) run
+  std::int64_t cache_rep_ = -1;
+  std::unique_ptr<ListSchedule> schedule_;  // the master's replies, generated on demand
 };
 
 }  // namespace
@@ -629,10 +835,76 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       double traced = w.model.training.empty() ? 0 : w.model.training.back().y;
       if (w.divided_by_p && !w.model.training.empty()) traced /= w.model.training.back().p;
       factor[static_cast<std::size_t>(ph)] = traced > 0 ? PhaseWeight(ph) / traced : 1.0;
+      // A self-scheduled phase keeps at least one occurrence (the workers run their tasks
+      // in it, even when the master's loop has none at N: fewer tasks than workers).
+      if (model_.phases[static_cast<std::size_t>(ph)].scheduled && traced > 0 && PhaseWeight(ph) < 1) {
+        factor[static_cast<std::size_t>(ph)] = 1.0 / traced;
+      }
     }
     std::vector<double> carry(model_.phases.size(), 0.0);
     sequence_ = phases::SimplifySequence(ScaleSequence(model_.sequence, 1, 1, 1.0, factor, &carry));
   }
+  BuildSchedule();
+}
+
+void SynthesizedTrace::BuildSchedule() {
+  auto& sch = impl_->schedule;
+  for (const int ph : phases::SequencePhases(sequence_)) {
+    const PhaseModel& pm = model_.phases[static_cast<std::size_t>(ph)];
+    if (!pm.scheduled || sch.phase >= 0) continue;
+    sch.phase = ph;
+    sch.master = pm.master;
+  }
+  if (sch.phase < 0) return;
+  // A worker's mean task cost differs from another's by the mix of tasks it happened to run,
+  // which the within-rank draws (per task) already reproduce; the traced spread between the
+  // workers' means is that mix again (plus the noise of tracing many ranks on few cores), so
+  // it is not drawn a second time per worker.
+  for (SlotAt& at : impl_->phases[static_cast<std::size_t>(sch.phase)]) {
+    at.spread_between = 0;
+    at.between_norm = 1;
+  }
+  if (sch.master < 0 || sch.master >= nprocs_) {
+    throw UserError("the self-scheduled phase " + std::to_string(sch.phase) +
+                    " has its master at rank " + std::to_string(sch.master) + ", which a run of " +
+                    std::to_string(nprocs_) + " processes does not have");
+  }
+  {
+    // The master's compute per reply, and a worker's per task (every worker makes the same
+    // slots: all ranks but the master are one class).
+    SynthRank master(this, impl_.get(), sch.master);
+    std::vector<const SlotAt*> slots;
+    std::vector<std::int64_t> cpu;
+    master.SlotsMadeIn(sch.phase, &slots, &cpu);
+    for (std::int64_t c : cpu) sch.master_ns += static_cast<double>(c);
+    if (nprocs_ > 1) {
+      SynthRank worker(this, impl_.get(), sch.master == 0 ? 1 : 0);
+      worker.SlotsMadeIn(sch.phase, &sch.worker_slots, &sch.worker_cpu_ns);
+    }
+  }
+  {
+    // The workers that run tasks: all of them unless the model's tasks are fewer.
+    const PhaseModel& pm = model_.phases[static_cast<std::size_t>(sch.phase)];
+    const double tasks = pm.tasks.present ? pm.tasks.At(static_cast<double>(nprocs_)) : 0;
+    sch.busy = std::min<std::int64_t>(nprocs_ - 1, std::max<std::int64_t>(0, std::llround(tasks)));
+  }
+  {
+    // Every result gets one reply (a task or a stop), so the tasks are the master's replies
+    // in this run: counting them keeps the workers' receives equal to the master's sends.
+    SynthRank master(this, impl_.get(), sch.master);
+    master.CountReplies();
+    Event e;
+    while (master.Next(&e)) {
+    }
+    sch.tasks = master.replies();
+  }
+  ListSchedule run(sch, nprocs_);
+  while (run.Next() >= 0) {
+  }
+  sch.makespan_ns = run.makespan_ns();
+  sch.tasks_of.resize(static_cast<std::size_t>(nprocs_));
+  for (std::int64_t r = 0; r < nprocs_; ++r)
+    sch.tasks_of[static_cast<std::size_t>(r)] = run.TasksOf(r);
 }
 
 // The order at N (see the header): `items` ran `from` times at the largest traced count and
@@ -674,6 +946,12 @@ phases::Sequence SynthesizedTrace::ScaleSequence(const phases::Sequence& items, 
 }
 
 SynthesizedTrace::~SynthesizedTrace() = default;
+
+double SynthesizedTrace::ScheduleMakespanS() const { return impl_->schedule.makespan_ns * 1e-9; }
+int SynthesizedTrace::ScheduledPhase() const { return impl_->schedule.phase; }
+const std::vector<std::int32_t>& SynthesizedTrace::TasksPerRank() const {
+  return impl_->schedule.tasks_of;
+}
 
 double SynthesizedTrace::PhaseWeight(int phase) const {
   const Quantity& w = model_.phases.at(static_cast<std::size_t>(phase)).weight;

@@ -38,8 +38,10 @@ std::string RowName(const ::testing::TestParamInfo<Row>& info) {
 // peers, bytes). Everything else must meet peers 100% and bytes within 2%.
 const std::set<std::string> kNotYet = {
     "transpose/heldout/bytes",  // alltoallv volume at 49: 3.1% (not divisible by the grid)
-    "masterworker/largest/runs",  // self-scheduled peers are not modelled
-    "masterworker/heldout/runs",
+    // Self-scheduled: which worker gets how many tasks follows the timing; the traces (up
+    // to 49 ranks on 2 cores) gave most tasks to a few workers, the list schedule balances.
+    "masterworker/largest/peers",
+    "masterworker/heldout/peers",
 };
 
 bool NotYet(const Row& row, const std::string& target) {

@@ -41,7 +41,8 @@ enum class EventKind : std::uint8_t {
   // Point-to-point. peer/tag/bytes as posted; for blocking receives the actual source/tag.
   kSend = 4,      // MPI_Send, MPI_Ssend (sync = true), MPI_Bsend, MPI_Rsend
   kIsend = 5,     // MPI_Isend, MPI_Issend (sync = true), ...: request = new request id
-  kRecv = 6,      // MPI_Recv: peer/tag/bytes: actual source, tag and bytes received
+  kRecv = 6,      // MPI_Recv: peer/tag/bytes: actual source, tag and bytes received;
+                  // recv_peer = kAnySource when it was posted with MPI_ANY_SOURCE
   kIrecv = 7,     // MPI_Irecv: peer/tag as posted (may be kAnySource/kAnyTag)
   kSendrecv = 8,  // MPI_Sendrecv(_replace): send part in peer/tag/bytes, receive in recv_*
   // Completion of non-blocking requests. `requests` lists what was passed (MPI_REQUEST_NULL

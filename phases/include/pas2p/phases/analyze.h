@@ -20,6 +20,16 @@
 // otherwise by logical time) into global phases, and equal global phases are merged.
 // Phase times are measured on the global clock (signature.h), so PET reproduces the run.
 //
+// Self-scheduled runs. A send to the source of the latest completed wildcard receive is the
+// symbol "reply" (PhaseEvent::reply), whoever that was. When one rank (the master) repeats a
+// loop with a reply and every other rank only talks to it, the ranks are regrouped before
+// alignment: each worker's calls become the calls before its first task, its task loop (the
+// busiest worker's loop body, found in loops and in unrolled calls alike; weight = that
+// worker's tasks, RankPhase::weight) and the calls after its last task; the master's loop
+// starts at its wildcard completion; what comes before and after the loop is cut at the
+// collectives, so the master's hand-out of the first tasks and its final replies (stops) are
+// phases of their own, the same at every count.
+//
 // Memory: per rank, the window plus the distinct phases; not the trace length.
 #pragma once
 

@@ -35,7 +35,8 @@
 //                "ranks": [{"rank", "weight", "time_s", "compute": {Stats x3},
 //                           "events": [{"kind", "peer", "recv_peer", "comm", "tag", "root",
 //                                       "bytes", "recv_bytes", "requests", "polls",
-//                                       "cpu_ns", "instructions", "cycles"}]}]}]}
+//                                       "cpu_ns", "instructions", "cycles", "reply"}]}]}]}
+// ("reply" is written only when true: a send to the source of the latest wildcard receive.)
 // A sequence item is a run of one phase, [phase id, repetitions], or a loop,
 // {"loop": iterations, "body": [item, ...]}; counts are per execution of the enclosing loop's
 // body (at the top level: once). When a count differs between executions (an inner loop of 8
@@ -112,6 +113,9 @@ struct PhaseEvent {
   CommId comm = kCommWorld;
   std::int32_t tag = 0;
   std::int32_t requests = 0;  // completions: requests passed
+  // A send to whichever rank the latest completed wildcard receive came from (a master's
+  // reply to the worker that answered); `peer` is then only the first occurrence's partner.
+  bool reply = false;
   Stats bytes;                // bytes sent (p2p send side, collectives) or received (recv)
   Stats recv_bytes;           // sendrecv receive half; collectives: bytes received
   Stats polls;                // failed tests folded into this call (polling loops)

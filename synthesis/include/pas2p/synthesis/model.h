@@ -33,7 +33,8 @@
 //                 version 1 wrote a flat [[phase index, repetitions], ...], read as such),
 //    "phases": [{"index", "ids": [phase id per count], "description", "relevant",
 //                "weight": Quantity, "traced_time_s": [per count],
-//                "slots": [{"kind", "tag", "presence", "like_slots": [...], "wildcard",
+//                "scheduled", "master", "tasks": Quantity (only for self-scheduled phases),
+//                "slots": [{"kind", "tag", "presence", "like_slots": [...], "wildcard", "reply",
 //                           "all_pending", "requests", "equation": "<words>",
 //                           "maps": [{"nprocs", "dests": [[...] per rank]}],
 //                           "recv_maps": [...], "communicator": "<words>",
@@ -108,6 +109,10 @@ struct SlotModel {
   std::optional<patterns::GeneralEquation> peer;
   std::optional<patterns::GeneralEquation> recv_peer;
   bool wildcard = false;
+  // A reply: a send to the rank whose wildcard receive completed last (a master handing the
+  // next task, or a stop, to whichever worker answered). It has no equation: synthesis takes
+  // the partner from the self-scheduling model (see PhaseModel::scheduled).
+  bool reply = false;
   DestOrder dest_order = DestOrder::kAscending;  // several partners: the order of the calls
   std::vector<patterns::CommMap> maps;           // training maps (rank -> partner) per count
   std::vector<patterns::CommMap> recv_maps;      // sendrecv receive half
@@ -175,6 +180,13 @@ struct PhaseModel {
   // slot's i-th partner (in dest_order). k = the most partners of any of the rank's slots.
   bool block = false;
   Quantity weight;
+  // Self-scheduled (master/worker): one rank, `master`, makes its slots `weight` times and
+  // replies to whoever answered; every other rank (a worker) makes its slots once per task
+  // it runs, a number that depends on the timing. `tasks` models the workers' tasks summed
+  // (a function of P); synthesis splits them over the workers with a list schedule.
+  bool scheduled = false;
+  int master = 0;
+  Quantity tasks;
   std::vector<double> traced_time_s;  // total time of the phase in each traced run
   std::vector<SlotModel> slots;
 };

@@ -119,6 +119,14 @@ struct Validation {
   std::vector<int> training_counts;
   std::uint64_t messages = 0;  // point-to-point messages sent in the real trace
   double pattern_match = 0;    // share of them with exactly the predicted peer
+  // Of `messages`, those sent by the master of a self-scheduled phase: their partners depend
+  // on the timing, so they count as matched up to the number of messages each partner gets
+  // in both runs (the multiset of destinations), whatever their order.
+  std::uint64_t scheduled_messages = 0;
+  double scheduled_match = 1;  // share of scheduled_messages matched that way
+  // Self-scheduled runs: the real trace's CPU time of all workers, and of the busiest one
+  // (how unevenly the traced run handed out its tasks; 0 without a self-scheduled phase).
+  double workers_cpu_s = 0, busiest_worker_cpu_s = 0;
   double bytes_error = 0;      // |predicted - real| / real, bytes sent
   double compute_error = 0;    // same for the CPU time of compute bursts
   double time_error = 0;       // predicted time vs simulated real trace

@@ -23,6 +23,15 @@
 // the outer loop scale differently (a loop of one phase is a run, scaled by its own f).
 // Counts that differ between executions are kept as totals spread evenly (SequenceItem).
 //
+// Self-scheduling: a self-scheduled phase (PhaseModel::scheduled) runs on the master as its
+// weight says and on each worker once per task of a list schedule at N (the next task to the
+// worker that becomes free first, from the model's compute per task with its spread; tasks =
+// the master's replies in the run); the master's replies go to the workers in that schedule's
+// order of completions, its wildcard receives stay MPI_ANY_SOURCE (the simulator matches what
+// arrives first), and workers receive their master's messages with any tag. With fewer tasks
+// than workers, the workers without a task exchange nothing with the master. Memory: O(P)
+// for the tasks per rank and the master's schedule, whatever the number of tasks.
+//
 // Memory: the model, the equations evaluated at N (a grid's extents) and the scaled order
 // (its size is the loop structure's, not the iterations'); a rank reader holds its position
 // (one frame per open loop) and its pending requests; occurrences are generated on demand. Nothing
@@ -77,11 +86,20 @@ class SynthesizedTrace : public TraceSource {
   double PhaseWeight(int phase) const;
   // Upper bound of the events of one rank (for choosing between a full replay and PET).
   std::uint64_t MaxEventsPerRank() const;
+  // Self-scheduling (PhaseModel::scheduled; the first such phase of the run): the phase (-1:
+  // none), each rank's tasks from the list schedule (empty: none), and the time the schedule
+  // ends, compute only (ListSchedule in synthesize.cc: task i goes to the worker that
+  // becomes free first; the master's replies follow that order, its receives stay
+  // MPI_ANY_SOURCE so the simulator matches whatever arrives first).
+  int ScheduledPhase() const;
+  const std::vector<std::int32_t>& TasksPerRank() const;
+  double ScheduleMakespanS() const;
 
   struct SlotAt;
   struct Impl;
 
  private:
+  void BuildSchedule();
   AppModel model_;
   std::int64_t nprocs_;
   SynthOptions options_;

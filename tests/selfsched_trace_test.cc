@@ -1,0 +1,67 @@
+// A self-scheduled master/worker whose master receives with a blocking MPI_Recv
+// (MPI_ANY_SOURCE) (tests/programs/selfsched_recv.c), traced under a real mpirun at 3..6
+// ranks and predicted at 8: the tracer keeps that the receive was a wildcard, the phases
+// find the master's replies and the workers' own task counts, the model has a self-scheduled
+// phase, and the synthesized run at 8 completes with every task run once. The time is not
+// checked: the traces are taken with up to 8 ranks on a shared machine, so which worker ran
+// how many tasks follows the OS scheduler (see `pas2p validate --help`).
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "pas2p/phases/analyze.h"
+#include "pas2p/synthesis/inputs.h"
+#include "pas2p/synthesis/model.h"
+#include "pas2p/synthesis/predict.h"
+#include "pas2p/synthesis/synthesize.h"
+#include "test_support.h"
+
+namespace pas2p::testing {
+namespace {
+
+constexpr int kTasks = 90;
+
+TEST(SelfScheduledTrace, BlockingWildcardMasterIsModelledAndPredicted) {
+  TempDir tmp;
+  std::vector<phases::Signature> sigs;
+  std::unique_ptr<TraceSource> held_out;
+  for (int n : {3, 4, 5, 6, 8}) {
+    auto traced = TraceApp("selfsched_recv", n, {std::to_string(kTasks), "4000"},
+                           tmp.path() / ("t" + std::to_string(n)));
+    ASSERT_FALSE(traced.trace_dir.empty());
+    auto trace = OpenTrace(traced.trace_dir);
+    if (n == 8) {
+      held_out = std::move(trace);
+      continue;
+    }
+    // The master's receives say they were posted as MPI_ANY_SOURCE.
+    const TraceData data = ReadTrace(*trace);
+    int wildcard = 0;
+    for (const Event& e : data.ranks[0])
+      wildcard += e.kind == EventKind::kRecv && e.recv_peer == kAnySource;
+    EXPECT_EQ(wildcard, kTasks) << "rank 0 at " << n;
+    sigs.push_back(phases::AnalyzeTrace(*trace));
+  }
+  const synthesis::AppModel m = synthesis::BuildModel(sigs);
+  const synthesis::PhaseModel* scheduled = nullptr;
+  for (const auto& p : m.phases) {
+    if (p.scheduled) scheduled = &p;
+  }
+  ASSERT_NE(scheduled, nullptr) << synthesis::DescribeModel(m);
+  EXPECT_EQ(scheduled->master, 0);
+  EXPECT_NEAR(scheduled->tasks.At(8), kTasks, 2) << synthesis::DescribeModel(m, 8);
+  const synthesis::SynthesizedTrace t(m, 8);
+  const auto& per_rank = t.TasksPerRank();
+  EXPECT_NEAR(std::accumulate(per_rank.begin(), per_rank.end(), 0.0), kTasks, 2);
+  std::string used;
+  const sim::Machine machine = synthesis::LoadMachineOrDefault("", &used);
+  const synthesis::Validation v = synthesis::ValidateAgainst(sigs, *held_out, machine);
+  EXPECT_EQ(v.count, 8);
+  EXPECT_GT(v.scheduled_messages, 0u);
+  EXPECT_LT(v.bytes_error, 0.05);
+  EXPECT_GT(v.predicted_time_s, 0);
+  EXPECT_GT(v.real_simulated_time_s, 0);
+}
+
+}  // namespace
+}  // namespace pas2p::testing
