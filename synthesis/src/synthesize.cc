@@ -860,9 +860,13 @@ void SynthesizedTrace::BuildSchedule() {
   // which the within-rank draws (per task) already reproduce; the traced spread between the
   // workers' means is that mix again (plus the noise of tracing many ranks on few cores), so
   // it is not drawn a second time per worker.
+  // Nor is a shared (per occurrence) part: a worker's k-th task is not the same occurrence
+  // as another worker's k-th task.
   for (SlotAt& at : impl_->phases[static_cast<std::size_t>(sch.phase)]) {
     at.spread_between = 0;
     at.between_norm = 1;
+    at.spread_shared = 0;
+    at.shared_norm = 1;
   }
   if (sch.master < 0 || sch.master >= nprocs_) {
     throw UserError("the self-scheduled phase " + std::to_string(sch.phase) +

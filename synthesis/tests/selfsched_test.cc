@@ -124,9 +124,9 @@ TEST_P(SelfScheduledTest, ValidatesAgainstTheRunAt25) {
 INSTANTIATE_TEST_SUITE_P(Shapes, SelfScheduledTest,
                          ::testing::Values(MasterShape::kWaitany, MasterShape::kIrecvWait,
                                            MasterShape::kBlockingRecv),
-                         [](const auto& info) {
-                           return std::string(info.param == MasterShape::kWaitany ? "Waitany"
-                                              : info.param == MasterShape::kIrecvWait
+                         [](const auto& param_info) {
+                           return std::string(param_info.param == MasterShape::kWaitany ? "Waitany"
+                                              : param_info.param == MasterShape::kIrecvWait
                                                   ? "IrecvWait"
                                                   : "BlockingRecv");
                          });
