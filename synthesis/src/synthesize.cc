@@ -52,6 +52,9 @@ struct SynthesizedTrace::Impl {
     std::vector<std::int32_t> tasks_of;  // per rank: the tasks it runs (the master: 0)
     double makespan_ns = 0;              // the schedule's last completion
     std::int64_t busy = 0;               // workers with at least one task
+    // The master's loop has no occurrence at N (fewer tasks than workers); the phase is kept
+    // in the run, once, for the workers' tasks.
+    bool master_idle = false;
   } schedule;
 };
 
@@ -420,6 +423,7 @@ class SynthRank : public RankEventSource {
   std::int64_t Repetitions(std::size_t phase, std::int64_t reps) {
     const auto& sch = impl_->schedule;
     cur_phase_ = static_cast<int>(phase);
+    if (cur_phase_ == sch.phase && rank_ == sch.master && sch.master_idle) return 0;
     if (cur_phase_ != sch.phase || rank_ == sch.master || sch.tasks_of.empty()) return reps;
     return tasks_done_ ? 0 : sch.tasks_of[static_cast<std::size_t>(rank_)];
   }
@@ -854,6 +858,7 @@ void SynthesizedTrace::BuildSchedule() {
     if (!pm.scheduled || sch.phase >= 0) continue;
     sch.phase = ph;
     sch.master = pm.master;
+    sch.master_idle = PhaseWeight(ph) < 1;
   }
   if (sch.phase < 0) return;
   // A worker's mean task cost differs from another's by the mix of tasks it happened to run,
