@@ -158,7 +158,9 @@ TEST(Stencil2dTrace, NineRanksUnevenBlocksGiveRankDependentBytes) {
   }
   // Rank 8 (row 2, column 2) owns a 16 x 16 block: 128-byte halos in all directions.
   for (const auto& e : mpi[8]) {
-    if (e.kind == EventKind::kIsend) EXPECT_EQ(e.bytes, 128u) << FormatEvent(e);
+    if (e.kind == EventKind::kIsend) {
+      EXPECT_EQ(e.bytes, 128u) << FormatEvent(e);
+    }
   }
   EXPECT_EQ(CheckPointToPointMatching(data), "");
 }
