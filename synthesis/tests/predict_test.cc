@@ -10,15 +10,7 @@
 namespace pas2p::synthesis {
 namespace {
 
-sim::Machine TestMachine() {
-  sim::Machine m;
-  m.name = "test";
-  m.nodes = 0;
-  m.cpus_per_node = 4;
-  m.inter_latency_s = 2e-6;
-  m.inter_bandwidth_Bps = 5e9;
-  return m;
-}
+using testing::TestMachine;
 
 using Generator = TraceData (*)(int, const testing::AppParams&);
 
@@ -178,8 +170,7 @@ TEST(PredictTest, LongPhaseDescriptionsArePrintedWholeOnePerLine) {
   }
   const std::string text = FormatPrediction(p, "test");
   for (int i = 0; i < 3; ++i) {
-    EXPECT_NE(text.find(std::string(900, static_cast<char>('a' + i)) + " end\n"),
-              std::string::npos)
+    EXPECT_NE(text.find(std::string(900, static_cast<char>('a' + i)) + " end\n"), std::string::npos)
         << "phase " << i << " cut or missing:\n"
         << text;
   }

@@ -11,6 +11,7 @@
 #include "pas2p/synthesis/model.h"
 #include "pas2p/synthesis/predict.h"
 #include "pas2p/synthesis/synthesize.h"
+#include "test_traces.h"
 
 namespace pas2p::synthesis {
 namespace {
@@ -21,15 +22,7 @@ using phases::testing::MasterShape;
 
 constexpr int kTasks = 400;
 
-sim::Machine TestMachine() {
-  sim::Machine m;
-  m.name = "test";
-  m.nodes = 0;
-  m.cpus_per_node = 4;
-  m.inter_latency_s = 2e-6;
-  m.inter_bandwidth_Bps = 5e9;
-  return m;
-}
+using testing::TestMachine;
 
 phases::Signature Analyze(TraceData data) {
   MemoryTrace trace(std::move(data));

@@ -155,6 +155,16 @@ TraceData RowAllreduce(int nprocs, const AppParams& p) {
   return d;
 }
 
+sim::Machine TestMachine() {
+  sim::Machine m;
+  m.name = "test";
+  m.nodes = 0;
+  m.cpus_per_node = 4;
+  m.inter_latency_s = 2e-6;
+  m.inter_bandwidth_Bps = 5e9;
+  return m;
+}
+
 phases::Signature Analyze(const TraceData& data) {
   MemoryTrace trace(data);
   return phases::AnalyzeTrace(trace);

@@ -9,6 +9,7 @@
 
 #include "pas2p/core/trace.h"
 #include "pas2p/phases/signature.h"
+#include "pas2p/simulator/machine.h"
 
 namespace pas2p::synthesis::testing {
 
@@ -54,5 +55,9 @@ TraceData MeshHalo(int nprocs, const AppParams& p = {});
 TraceData MeshSweeps(int nprocs, const AppParams& p = {});
 
 phases::Signature Analyze(const TraceData& data);
+
+// The small machine the prediction tests run on: 4 CPUs per node, 2 us and 5 GB/s between
+// nodes.
+sim::Machine TestMachine();
 
 }  // namespace pas2p::synthesis::testing
