@@ -169,12 +169,7 @@ TEST(SynthesisTest, LargeBurstSpreadKeepsTheModelsMeanCompute) {
 // the real run's CPU time in the phase that corresponds to it, and the phase's part of the
 // predicted time; the per-phase CPU adds up to the run's.
 TEST(SynthesisTest, ValidationReportsComputeAndTimePerPhase) {
-  sim::Machine machine;
-  machine.name = "test";
-  machine.nodes = 0;
-  machine.cpus_per_node = 4;
-  machine.inter_latency_s = 2e-6;
-  machine.inter_bandwidth_Bps = 5e9;
+  const sim::Machine machine = testing::TestMachine();
   std::vector<phases::Signature> sigs;
   for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
   testing::MemoryTrace real(testing::TorusStencil(36));
