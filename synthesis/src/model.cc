@@ -613,7 +613,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   std::map<std::int32_t, int> requests_seen;
   std::map<std::int32_t, int> tags_seen;
   std::vector<patterns::CommMap> traced_order;  // partners in the order the rank called them
-  std::vector<double> spread_between, spread_within, spread_shared;
+  std::vector<double> spread_between, spread_within, spread_shared, spread_own;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const int n = counts[ci];
     const CommLookup comms(*sigs[ci]);
@@ -743,6 +743,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       spread_within.push_back(within);
       const double shared = SharedShare(occurrence_stats);
       if (shared >= 0) spread_shared.push_back(within * std::sqrt(shared));
+      spread_own.push_back(shared >= 0 ? within * std::sqrt(1 - shared) : within);
     }
     if (nins == nall) instr.push_back({p, ins / nins});
   }
@@ -761,15 +762,18 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
   };
   slot.cpu_spread_between = median(spread_between);
-  // The within-rank spread at the largest count (each rank's own noise grew with P in every
-  // bundled app, e.g. stencil2d's halo burst 0.05 at 9 ranks, 0.14 at 36, so the median of
-  // the counts underestimates the stragglers at a larger target: cg 25% too fast at 36
-  // from 4-25); its shared part as the median share over the counts that measured it (it is
-  // steady, 0.45-0.55); what is left is each rank's own.
-  const double within = spread_within.empty() ? 0.0 : spread_within.back();
-  slot.cpu_spread_shared = std::min(within, median(spread_shared));
-  slot.cpu_spread_within =
-      std::sqrt(std::max(0.0, within * within - slot.cpu_spread_shared * slot.cpu_spread_shared));
+  // Each rank's own part of the within-rank spread at the largest count (it grew with P in
+  // every bundled app, e.g. stencil2d's halo burst 0.05 at 9 ranks, 0.14 at 36, so the median
+  // of the counts underestimates the stragglers at a larger target: cg 25% too fast at 36
+  // from 4-25); the part every rank shares in an occurrence as the median over the counts
+  // that measured it (steady with P). Both are measured apart at each count, not one taken
+  // as what is left of the other: a burst that is structurally different in a few
+  // occurrences (the first iteration's, one after a periodic reduction) makes a large shared
+  // spread, and the own part left after subtracting it from the total would be lost in the
+  // noise of two nearly equal numbers (stencil2d_f's halo burst: total 0.33, shared 0.32,
+  // own 0.08 measured, 0 by subtraction).
+  slot.cpu_spread_shared = median(spread_shared);
+  slot.cpu_spread_within = spread_own.empty() ? 0.0 : spread_own.back();
   int most = 0;
   for (const auto& [tag, times] : tags_seen) {
     if (times > most) {

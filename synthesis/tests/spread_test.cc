@@ -75,6 +75,22 @@ TEST(SpreadTest, ModelSeparatesTheSharedPartOfTheWithinRankSpread) {
   EXPECT_EQ(ModelToJson(back), ModelToJson(m));
 }
 
+// Each rank's own part is the one measured at the largest count, not what is left of the
+// total after the shared part of the other counts is taken away: when the shared part is
+// almost all of the spread at the smaller counts, the difference would be mostly noise.
+TEST(SpreadTest, OwnSpreadIsMeasuredNotTheRestOfTheShared) {
+  std::vector<phases::Signature> sigs = Stencils();  // 9, 16, 25, 36
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    std::vector<phases::Signature> one{sigs[i]};
+    SetSpread(&one, 0.5, i + 1 < sigs.size() ? 0.49 : 0.4);
+    sigs[i] = one.front();
+  }
+  const AppModel m = BuildModel(sigs);
+  const SlotModel& s = MainBurst(m);
+  EXPECT_NEAR(s.cpu_spread_shared, 0.49, 1e-6);  // the median over the counts
+  EXPECT_NEAR(s.cpu_spread_within, 0.3, 1e-6);   // at 36: sqrt(0.5^2 - 0.4^2)
+}
+
 TEST(SpreadTest, IndependentNoiseIsNotShared) {
   std::vector<phases::Signature> sigs = Stencils();
   SetSpread(&sigs, 0.5, 0.0);

@@ -143,13 +143,14 @@ struct SlotModel {
   Quantity root_recv_bytes;
   Quantity cpu_ns;  // compute burst before the call (mean over the ranks making it)
   // How the traced bursts spread around that mean (standard deviation / mean): between the
-  // ranks' own means (median over the counts); within a rank from one occurrence to the next
-  // (at the largest traced count: a rank's own noise grows with the ranks that share its
-  // node and network, and the largest count is the run closest to the target),
-  // split into the part every rank shares in the same occurrence (`cpu_spread_shared`: a cold
-  // first iteration, noise that slows all nodes at once; it costs no waiting, as no rank
-  // waits for another) and the part that is each rank's own (`cpu_spread_within` =
-  // sqrt(total within^2 - shared^2): a rank slow alone makes its partners wait). Synthesis
+  // ranks' own means (median over the counts); within a rank from one occurrence to the next,
+  // split into the part every rank shares in the same occurrence (`cpu_spread_shared`, median
+  // over the counts: a cold first iteration, noise that slows all nodes at once; it costs no
+  // waiting, as no rank waits for another) and the part that is each rank's own
+  // (`cpu_spread_within`, at the largest traced count: a rank's own noise grows with the ranks
+  // that share its node and network, and the largest count is the run closest to the target;
+  // a rank slow alone makes its partners wait). Both are measured apart at each count (shares
+  // of the within-rank variance, phases::ComputeStats), not one as the rest of the other. Synthesis
   // reproduces all three (SynthOptions::spread), the shared factor drawn once per occurrence
   // for all ranks, so stragglers cost at N what they cost in the traced runs. Signatures
   // without the occurrence statistics (older files) give shared = 0 (all of it per rank).
