@@ -6,7 +6,9 @@
 #                      datasets/traces/<app>` (train on every bundled count, predict a real
 #                      run at a larger count that was never trained on).
 # Columns: pattern_match (target 100%), bytes_error (target <= 2%), compute_error,
-# time_error (target <= 5%, against the simulation of the real trace on the same machine).
+# time_error (target <= 5%, against the simulation of the real trace on the same machine),
+# noise_floor (how far the real trace's own time moves when its compute noise is shuffled in
+# time: the error a model that knew the traced noise exactly would still have).
 # A row that fails prints the first line of the error instead.
 #
 #   bench/validate_table.sh [BUILD_DIR]     (default: build; needs BUILD_DIR/bin/pas2p)
@@ -18,8 +20,8 @@ pas2p="$build/bin/pas2p"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 echo "load: $(uptime | sed 's/.*load average: //')"
-printf '%-13s %-18s %6s %10s %9s %9s %9s %9s  %s\n' app check count pattern bytes compute time interval ok
-printf '%-13s %-18s %6s %10s %9s %9s %9s %9s\n' "" "" "" "(100%)" "(<=2%)" "" "(<=5%)" "(real in)"
+printf '%-13s %-18s %6s %10s %9s %9s %9s %9s %9s  %s\n' app check count pattern bytes compute time floor interval ok
+printf '%-13s %-18s %6s %10s %9s %9s %9s %9s %9s\n' "" "" "" "(100%)" "(<=2%)" "" "(<=5%)" "(noise)" "(real in)"
 pass=0 total=0
 row() {  # app check args...
   local app="$1" check="$2"
@@ -31,9 +33,10 @@ import json, sys
 app, check, path = sys.argv[1:4]
 v = json.load(open(path))
 ok = v["pattern_match"] == 1.0 and v["bytes_error"] <= 0.02 and v["time_error"] <= 0.05
-print("%-13s %-18s %6d %9.2f%% %8.2f%% %8.2f%% %8.2f%% %9s  %s" % (
+floor = "%8.2f%%" % (100 * v["noise_floor"]) if v.get("noise_floor") is not None else "%9s" % "-"
+print("%-13s %-18s %6d %9.2f%% %8.2f%% %8.2f%% %8.2f%% %s %9s  %s" % (
     app, check, v["count"], 100 * v["pattern_match"], 100 * v["bytes_error"],
-    100 * v["compute_error"], 100 * v["time_error"], "yes" if v["in_interval"] else "no",
+    100 * v["compute_error"], 100 * v["time_error"], floor, "yes" if v["in_interval"] else "no",
     "yes" if ok else "no"))
 sys.exit(0 if ok else 3)
 PY

@@ -17,6 +17,7 @@ struct ValidateOptions {
   std::string machine;
   std::string against;
   bool json = false;
+  int noise_draws = 8;
 };
 
 void RunValidate(const ValidateOptions& o) {
@@ -25,6 +26,8 @@ void RunValidate(const ValidateOptions& o) {
   const auto inputs = synthesis::ExpandTraceArgs(o.traces);
   const auto sigs = synthesis::LoadSignatures(inputs);
   const std::string app = sigs.empty() ? "" : sigs.front().application;
+  synthesis::PredictOptions options;
+  options.noise_draws = o.noise_draws;
   auto print = [&](const synthesis::Validation& v) {
     if (o.json) {
       std::fputs(synthesis::ValidationToJson(v, app).c_str(), stdout);
@@ -49,7 +52,7 @@ void RunValidate(const ValidateOptions& o) {
       }
     }
     auto real = OpenTrace(held.front().path);
-    print(synthesis::ValidateAgainst(sigs, *real, machine));
+    print(synthesis::ValidateAgainst(sigs, *real, machine, options));
     return;
   }
   // The real trace of the largest count.
@@ -61,7 +64,7 @@ void RunValidate(const ValidateOptions& o) {
     throw UserError("validation needs the trace of the largest count, not only its signature");
   }
   auto real = OpenTrace(inputs[largest].path);
-  print(synthesis::Validate(sigs, *real, machine));
+  print(synthesis::Validate(sigs, *real, machine, options));
 }
 
 void SetupValidate(CLI::App& root) {
@@ -86,7 +89,16 @@ void SetupValidate(CLI::App& root) {
       "  compute_error  the same for the CPU time of the compute bursts;\n"
       "  time_error     predicted time vs the simulation of the real trace on the same machine;\n"
       "  interval_s     the prediction's interval [low, high] (as `predict` prints it), and\n"
-      "  in_interval    whether the simulated real trace lies in it.\n"
+      "  in_interval    whether the simulated real trace lies in it;\n"
+      "  noise_floor    how close any model of the compute noise could come: every compute\n"
+      "                 burst of the real trace is split into the rank's mean (per call it\n"
+      "                 precedes) x the occurrence's factor shared by all ranks x a residual\n"
+      "                 of its own; each rank's residuals are shuffled in time (--noise-draws\n"
+      "                 times, fixed seeds) and the shuffled traces simulated on the same\n"
+      "                 machine. noise_floor = |their mean - simulated real| / simulated real:\n"
+      "                 the error of a model that knew the traced noise exactly but not when\n"
+      "                 each straggler struck. A time_error near noise_floor is as good as\n"
+      "                 the traces allow; noise_time_s is [lowest, highest] of the draws.\n"
       "--json prints those keys (fractions, 0.01 = 1%) and the totals behind them.\n"
       "Needs at least 4 counts. Example: pas2p validate datasets/traces/stencil2d\n"
       "\n"
@@ -103,6 +115,11 @@ void SetupValidate(CLI::App& root) {
                   "A run at a larger count, not trained on: train on all TRACES and predict it");
   cmd->add_option("-m,--machine", o->machine, "Machine file (default: the shipped default)");
   cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_option("--noise-draws", o->noise_draws,
+                  "Simulations of the real trace with its noise shuffled, for noise_floor "
+                  "(0 = skip)")
+      ->check(CLI::Range(0, 1000))
+      ->capture_default_str();
   cmd->callback([o]() { RunValidate(*o); });
 }
 

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
@@ -618,6 +619,230 @@ void ComparePhases(const AppModel& model, const std::vector<phases::Signature>& 
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Noise floor (Validation::noise_floor).
+
+// Real traces above this many compute bursts are not re-drawn (24 bytes of state per burst).
+constexpr std::uint64_t kNoiseMaxBursts = 50'000'000;
+
+std::uint64_t Mix(std::uint64_t x) {  // SplitMix64's finalizer
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// The compute bursts of a trace, each split into base (the rank's mean for the call it
+// precedes x the occurrence's shared factor) and residual (burst / base).
+class BurstNoise {
+ public:
+  BurstNoise(const TraceSource& trace, const sim::Machine& machine) : machine_(machine) {
+    const int n = trace.nprocs();
+    ranks_.resize(static_cast<std::size_t>(n));
+    // A burst's group: the call before it and the call after it (kind, tag, communicator).
+    using CallKey = std::tuple<int, std::int32_t, CommId>;
+    std::map<std::pair<CallKey, CallKey>, int> groups;
+    std::vector<std::vector<double>> occ_sum, occ_count;  // [group][ordinal]
+    std::uint64_t total = 0;
+    for (int r = 0; r < n; ++r) {
+      auto source = trace.OpenRank(r);
+      std::vector<Burst>& bursts = ranks_[static_cast<std::size_t>(r)];
+      std::vector<std::size_t> pending;  // bursts waiting for the call they precede
+      std::vector<std::int32_t> ordinal;
+      CallKey before{-1, 0, CommId{}};
+      Event e;
+      auto close = [&](int g) {
+        if (ordinal.size() <= static_cast<std::size_t>(g)) ordinal.resize(g + 1, 0);
+        for (std::size_t i : pending) {
+          bursts[i].group = g;
+          bursts[i].ordinal = ordinal[static_cast<std::size_t>(g)]++;
+        }
+        pending.clear();
+      };
+      while (source->Next(&e)) {
+        if (e.kind == EventKind::kCompute) {
+          pending.push_back(bursts.size());
+          bursts.push_back(Burst{0, 0, static_cast<double>(Measure(e)), 0, 0});
+          if (++total > kNoiseMaxBursts) {
+            throw UserError("the real trace has more than " + std::to_string(kNoiseMaxBursts) +
+                            " compute bursts");
+          }
+          continue;
+        }
+        const CallKey after{static_cast<int>(e.kind), e.tag, e.comm};
+        if (!pending.empty()) {
+          close(groups.emplace(std::make_pair(before, after), static_cast<int>(groups.size()))
+                    .first->second);
+        }
+        before = after;
+      }
+      if (source->status() == StreamStatus::kTruncated ||
+          source->status() == StreamStatus::kCorrupt) {
+        throw TraceError(source->message());
+      }
+      if (!pending.empty()) {  // bursts after the last call
+        const CallKey end{-1, 0, CommId{}};
+        close(groups.emplace(std::make_pair(before, end), static_cast<int>(groups.size()))
+                  .first->second);
+      }
+      // The rank's mean per group, and each burst's ratio to it.
+      std::vector<double> sum(groups.size(), 0), count(groups.size(), 0);
+      for (const Burst& b : bursts) {
+        sum[static_cast<std::size_t>(b.group)] += b.value;
+        count[static_cast<std::size_t>(b.group)] += 1;
+      }
+      if (occ_sum.size() < groups.size()) {
+        occ_sum.resize(groups.size());
+        occ_count.resize(groups.size());
+      }
+      for (Burst& b : bursts) {
+        const auto g = static_cast<std::size_t>(b.group);
+        b.base = sum[g] / count[g];
+        if (b.base <= 0) continue;
+        auto& os = occ_sum[g];
+        auto& oc = occ_count[g];
+        const auto j = static_cast<std::size_t>(b.ordinal);
+        if (os.size() <= j) {
+          os.resize(j + 1, 0);
+          oc.resize(j + 1, 0);
+        }
+        os[j] += b.value / b.base;
+        oc[j] += 1;
+      }
+    }
+    for (auto& bursts : ranks_) {
+      for (Burst& b : bursts) {
+        if (b.base <= 0) continue;
+        const auto g = static_cast<std::size_t>(b.group);
+        const auto j = static_cast<std::size_t>(b.ordinal);
+        b.base *= occ_sum[g][j] / occ_count[g][j];
+        b.residual = b.base > 0 ? b.value / b.base : 0;
+      }
+    }
+  }
+
+  // Every rank's bursts with its residuals shuffled (per call group) by draw `draw`.
+  std::vector<std::vector<std::int64_t>> Draw(int draw) const {
+    std::vector<std::vector<std::int64_t>> out(ranks_.size());
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      const auto& bursts = ranks_[r];
+      std::map<int, std::vector<std::size_t>> by_group;
+      for (std::size_t i = 0; i < bursts.size(); ++i) {
+        if (bursts[i].base > 0) by_group[bursts[i].group].push_back(i);
+      }
+      auto& values = out[r];
+      values.resize(bursts.size());
+      for (std::size_t i = 0; i < bursts.size(); ++i) {
+        values[i] = static_cast<std::int64_t>(std::llround(bursts[i].value));
+      }
+      for (const auto& [g, idx] : by_group) {
+        std::vector<double> residuals;
+        residuals.reserve(idx.size());
+        for (std::size_t i : idx) residuals.push_back(bursts[i].residual);
+        std::uint64_t state = Mix(Mix(Mix(static_cast<std::uint64_t>(draw) + 1) ^ r) ^
+                                  static_cast<std::uint64_t>(g + 1));
+        for (std::size_t k = residuals.size(); k > 1; --k) {  // Fisher-Yates
+          state = Mix(state);
+          std::swap(residuals[k - 1], residuals[state % k]);
+        }
+        for (std::size_t k = 0; k < idx.size(); ++k) {
+          values[idx[k]] =
+              static_cast<std::int64_t>(std::llround(bursts[idx[k]].base * residuals[k]));
+        }
+      }
+    }
+    return out;
+  }
+
+  // The quantity the simulator turns into time (instructions where the machine has a rate
+  // for them and the burst has them, CPU time otherwise).
+  std::int64_t Measure(const Event& e) const {
+    return e.instructions >= 0 && machine_.instructions_per_second > 0 ? e.instructions : e.cpu_ns;
+  }
+  void Set(Event* e, std::int64_t value) const {
+    if (e->instructions >= 0 && machine_.instructions_per_second > 0) {
+      e->instructions = value;
+    } else {
+      e->cpu_ns = value;
+    }
+  }
+
+ private:
+  struct Burst {
+    int group;
+    std::int32_t ordinal;
+    double value, base, residual;
+  };
+  const sim::Machine& machine_;
+  std::vector<std::vector<Burst>> ranks_;
+};
+
+// `base` with compute bursts replaced by `values` (per rank, in order).
+class RedrawnTrace : public TraceSource {
+ public:
+  RedrawnTrace(const TraceSource& base, const BurstNoise& noise,
+               std::vector<std::vector<std::int64_t>> values)
+      : base_(base), noise_(noise), values_(std::move(values)) {}
+  const TraceMetadata& metadata() const override { return base_.metadata(); }
+  std::string description() const override { return base_.description() + " (noise re-drawn)"; }
+  std::unique_ptr<RankEventSource> OpenRank(int rank) const override {
+    return std::make_unique<Reader>(base_.OpenRank(rank), noise_,
+                                    values_[static_cast<std::size_t>(rank)]);
+  }
+
+ private:
+  class Reader : public RankEventSource {
+   public:
+    Reader(std::unique_ptr<RankEventSource> in, const BurstNoise& noise,
+           const std::vector<std::int64_t>& values)
+        : in_(std::move(in)), noise_(noise), values_(values) {}
+    bool Next(Event* e) override {
+      if (!in_->Next(e)) return false;
+      if (e->kind == EventKind::kCompute && next_ < values_.size()) noise_.Set(e, values_[next_++]);
+      return true;
+    }
+    StreamStatus status() const override { return in_->status(); }
+    const std::string& message() const override { return in_->message(); }
+    int rank() const override { return in_->rank(); }
+
+   private:
+    std::unique_ptr<RankEventSource> in_;
+    const BurstNoise& noise_;
+    const std::vector<std::int64_t>& values_;
+    std::size_t next_ = 0;
+  };
+  const TraceSource& base_;
+  const BurstNoise& noise_;
+  std::vector<std::vector<std::int64_t>> values_;
+};
+
+void NoiseFloor(const TraceSource& real, const sim::Machine& machine, int draws, Validation* v) {
+  if (draws <= 0) {
+    v->noise_note = "not computed (--noise-draws 0)";
+    return;
+  }
+  try {
+    const BurstNoise noise(real, machine);
+    double sum = 0, low = 0, high = 0;
+    for (int d = 0; d < draws; ++d) {
+      const RedrawnTrace trace(real, noise, noise.Draw(d));
+      const double t = SimulateTime(trace, machine, nullptr);
+      sum += t;
+      low = d == 0 ? t : std::min(low, t);
+      high = d == 0 ? t : std::max(high, t);
+    }
+    v->noise_draws = draws;
+    v->noise_low_s = low;
+    v->noise_high_s = high;
+    v->noise_mean_s = sum / draws;
+    v->noise_floor = RelError(v->noise_mean_s, v->real_simulated_time_s);
+  } catch (const UserError& e) {
+    v->noise_note = std::string("not computed: ") + e.what();
+  } catch (const sim::SimulationError& e) {
+    v->noise_note = std::string("not computed: a re-drawn trace did not replay: ") + e.what();
+  }
+}
+
 // Predicts `real`'s count from `model` and compares.
 Validation CompareWithReal(const AppModel& model, const TraceSource& real,
                            const sim::Machine& machine, const PredictOptions& options,
@@ -636,6 +861,7 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   v.interval_high_s = pred.interval_high_s;
   v.in_interval =
       v.real_simulated_time_s >= v.interval_low_s && v.real_simulated_time_s <= v.interval_high_s;
+  NoiseFloor(real, machine, options.noise_draws, &v);
 
   SynthesizedTrace synth(model, held_out);
   std::uint64_t matched = 0, scheduled_matched = 0;
@@ -792,6 +1018,16 @@ std::string FormatValidation(const Validation& v, const std::string& application
                 : v.real_simulated_time_s < v.interval_low_s ? "below"
                                                              : "above");
   out << line;
+  if (v.noise_draws > 0) {
+    std::snprintf(line, sizeof line,
+                  "  noise_floor    %7.2f%%  (the real trace with each rank's compute noise "
+                  "shuffled in time, %d draws: %.6g s mean, %.6g to %.6g s)\n",
+                  100 * v.noise_floor, v.noise_draws, v.noise_mean_s, v.noise_low_s,
+                  v.noise_high_s);
+    out << line;
+  } else {
+    out << "  noise_floor    " << v.noise_note << "\n";
+  }
   if (!v.phases.empty()) {
     out << "per phase (CPU summed over ranks and occurrences; predicted time = the phase's part "
            "of the prediction; traced share = of the real run's wall time):\n";
@@ -837,6 +1073,12 @@ std::string ValidationToJson(const Validation& v, const std::string& application
          {"real_simulated_time_s", v.real_simulated_time_s},
          {"interval_s", json::array({v.interval_low_s, v.interval_high_s})},
          {"in_interval", v.in_interval},
+         {"noise_draws", v.noise_draws},
+         {"noise_floor", v.noise_draws > 0 ? json(v.noise_floor) : json(nullptr)},
+         {"noise_time_s",
+          v.noise_draws > 0 ? json::array({v.noise_low_s, v.noise_high_s}) : json(nullptr)},
+         {"noise_mean_s", v.noise_draws > 0 ? json(v.noise_mean_s) : json(nullptr)},
+         {"noise_note", v.noise_note},
          {"predicted_bytes", v.predicted_bytes},
          {"real_bytes", v.real_bytes},
          {"predicted_compute_s", v.predicted_compute_s},

@@ -131,6 +131,53 @@ TEST(ValidateAgainstTest, HeldOutMustBeLargerAndOfTheSameApplication) {
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
 }
 
+// The noise floor splits each burst into rank mean x occurrence factor x residual and
+// shuffles only the residuals: noise that is all occurrence-shared or all a rank's persistent
+// offset is kept where it was (every draw replays the real trace exactly); a lone straggler
+// moves from draw to draw.
+TEST(NoiseFloorTest, ShufflesOnlyEachRanksOwnResiduals) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
+  auto scaled = [](auto factor) {
+    TraceData data = testing::TorusStencil(49);
+    for (std::size_t r = 0; r < data.ranks.size(); ++r) {
+      int k = 0;
+      for (Event& e : data.ranks[r]) {
+        if (e.kind != EventKind::kCompute) continue;
+        e.cpu_ns = std::llround(static_cast<double>(e.cpu_ns) * factor(static_cast<int>(r), k++));
+      }
+    }
+    return data;
+  };
+  // Every rank slower in the same occurrences (a shared factor per burst index).
+  testing::MemoryTrace shared(scaled([](int, int k) { return 1.0 + 0.5 * (k % 7 == 3); }));
+  Validation v = ValidateAgainst(sigs, shared, TestMachine());
+  EXPECT_EQ(v.noise_draws, 8);
+  EXPECT_EQ(v.noise_low_s, v.real_simulated_time_s);
+  EXPECT_EQ(v.noise_high_s, v.real_simulated_time_s);
+  EXPECT_LT(v.noise_floor, 1e-12);  // the mean of 8 equal times
+  // One rank persistently slower: its mean, not its residuals.
+  testing::MemoryTrace offset(scaled([](int r, int) { return r == 5 ? 1.5 : 1.0; }));
+  v = ValidateAgainst(sigs, offset, TestMachine());
+  EXPECT_EQ(v.noise_low_s, v.real_simulated_time_s);
+  EXPECT_EQ(v.noise_high_s, v.real_simulated_time_s);
+  // Stragglers of their own (rank r slow in its own occurrences): the draws move them.
+  testing::MemoryTrace own(
+      scaled([](int r, int k) { return (r * 13 + k * 7) % 41 == 0 ? 3.0 : 1.0; }));
+  v = ValidateAgainst(sigs, own, TestMachine());
+  EXPECT_LT(v.noise_low_s, v.noise_high_s);
+  EXPECT_GT(v.noise_mean_s, 0);
+  EXPECT_LT(v.noise_floor, 0.2) << v.noise_mean_s << " vs " << v.real_simulated_time_s;
+  const std::string text = FormatValidation(v, "torus");
+  EXPECT_NE(text.find("noise_floor"), std::string::npos) << text;
+  // Off on request.
+  PredictOptions off;
+  off.noise_draws = 0;
+  v = ValidateAgainst(sigs, own, TestMachine(), off);
+  EXPECT_EQ(v.noise_draws, 0);
+  EXPECT_NE(ValidationToJson(v, "torus").find("\"noise_floor\": null"), std::string::npos);
+}
+
 AppModel TorusModel() {
   std::vector<phases::Signature> sigs;
   for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));

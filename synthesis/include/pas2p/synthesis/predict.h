@@ -32,6 +32,9 @@ struct PredictOptions {
   // Simulate the whole synthesized run when ranks x events per rank stay below this.
   std::uint64_t full_replay_events = 20'000'000;
   bool intervals = true;  // simulate the low/high ends (costs two more simulations per phase)
+  // Validation only: simulations of the real trace with its compute noise re-drawn, for the
+  // noise floor (Validation::noise_floor); 0 = do not compute it.
+  int noise_draws = 8;
 };
 
 struct PhasePrediction {
@@ -127,15 +130,28 @@ struct Validation {
   // Self-scheduled runs: the real trace's CPU time of all workers, and of the busiest one
   // (how unevenly the traced run handed out its tasks; 0 without a self-scheduled phase).
   double workers_cpu_s = 0, busiest_worker_cpu_s = 0;
-  double bytes_error = 0;      // |predicted - real| / real, bytes sent
-  double compute_error = 0;    // same for the CPU time of compute bursts
-  double time_error = 0;       // predicted time vs simulated real trace
+  double bytes_error = 0;    // |predicted - real| / real, bytes sent
+  double compute_error = 0;  // same for the CPU time of compute bursts
+  double time_error = 0;     // predicted time vs simulated real trace
   double predicted_time_s = 0;
   double real_simulated_time_s = 0;
   // The prediction's interval (Prediction::interval_low_s/high_s) and whether the simulated
   // real trace lies in it: how honest the interval is.
   double interval_low_s = 0, interval_high_s = 0;
   bool in_interval = false;
+  // Noise floor: how far from its own trace a model that knew the real run's compute noise
+  // exactly (each rank's mean per call, each occurrence's shared factor, each rank's own
+  // residuals) but not where each residual fell would be. Every compute burst of the real
+  // trace is split into rank mean x occurrence factor x residual (bursts grouped by the call
+  // they precede and their ordinal on the rank), each rank's residuals are shuffled in time
+  // `noise_draws` times (deterministic seeds) and each shuffled trace is simulated on the
+  // same machine. noise_floor = |their mean - real_simulated_time_s| / real_simulated_time_s;
+  // a time_error near it is as close as the traced noise lets any model come. noise_draws = 0
+  // when it was not computed (noise_note says why).
+  int noise_draws = 0;
+  double noise_low_s = 0, noise_high_s = 0, noise_mean_s = 0;
+  double noise_floor = 0;
+  std::string noise_note;
   std::uint64_t real_bytes = 0, predicted_bytes = 0;
   double real_compute_s = 0, predicted_compute_s = 0;
   std::vector<PhaseCheck> phases;  // per modelled phase, in model order
