@@ -632,8 +632,8 @@ std::uint64_t Mix(std::uint64_t x) {  // SplitMix64's finalizer
   return x ^ (x >> 31);
 }
 
-// The compute bursts of a trace, each split into base (the rank's mean for the call it
-// precedes x the occurrence's shared factor) and residual (burst / base).
+// The compute bursts of a trace, each split into base (the rank's mean for the pair of calls
+// around it x the occurrence's shared factor) and residual (burst / base).
 class BurstNoise {
  public:
   BurstNoise(const TraceSource& trace, const sim::Machine& machine) : machine_(machine) {

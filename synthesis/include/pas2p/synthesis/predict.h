@@ -141,9 +141,10 @@ struct Validation {
   bool in_interval = false;
   // Noise floor: how far from its own trace a model that knew the real run's compute noise
   // exactly (each rank's mean per call, each occurrence's shared factor, each rank's own
-  // residuals) but not where each residual fell would be. Every compute burst of the real
-  // trace is split into rank mean x occurrence factor x residual (bursts grouped by the call
-  // they precede and their ordinal on the rank), each rank's residuals are shuffled in time
+  // residuals) but drew it independently from burst to burst (as the synthesis does) would
+  // be; large when the real noise was correlated in time. Every compute burst of the real
+  // trace is split into rank mean x occurrence factor x residual (bursts grouped by the calls
+  // around them and their ordinal on the rank), each rank's residuals are shuffled in time
   // `noise_draws` times (deterministic seeds) and each shuffled trace is simulated on the
   // same machine. noise_floor = |their mean - real_simulated_time_s| / real_simulated_time_s;
   // a time_error near it is as close as the traced noise lets any model come. noise_draws = 0
