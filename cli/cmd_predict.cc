@@ -1,9 +1,11 @@
 // pas2p predict: the predicted run time at a target count (or a sweep of counts).
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include "command.h"
 #include "pas2p/core/error.h"
+#include "pas2p/core/trace.h"
 #include "pas2p/synthesis/inputs.h"
 #include "pas2p/synthesis/model.h"
 #include "pas2p/synthesis/predict.h"
@@ -20,13 +22,32 @@ struct PredictCliOptions {
   std::size_t sweep_points = 12;
   bool json = false;
   bool allow_idle = false;
+  bool self_check = true;
 };
 
 void RunPredict(const PredictCliOptions& o) {
   if (o.target == 0 && o.sweep.empty()) throw UserError("give --target N or --sweep A:B");
   std::string machine_path;
   const sim::Machine machine = synthesis::LoadMachineOrDefault(o.machine, &machine_path);
-  const synthesis::AppModel model = synthesis::ModelFromArgs(o.inputs);
+  // The model, and (from traces at >= 4 counts) the traces of the largest count for the
+  // self-check.
+  synthesis::AppModel model;
+  std::vector<phases::Signature> sigs;
+  std::unique_ptr<TraceSource> largest;
+  if (synthesis::IsModelFile(o.inputs)) {
+    model = synthesis::ModelFromArgs(o.inputs);
+  } else {
+    const auto inputs = synthesis::ExpandTraceArgs(o.inputs);
+    sigs = synthesis::LoadSignatures(inputs);
+    model = synthesis::BuildModel(sigs);
+    std::size_t top = 0;
+    for (std::size_t i = 1; i < sigs.size(); ++i) {
+      if (sigs[i].nprocs > sigs[top].nprocs) top = i;
+    }
+    if (o.self_check && o.sweep.empty() && !inputs.empty() && !inputs[top].path.empty()) {
+      largest = OpenTrace(inputs[top].path);
+    }
+  }
   // What limits every prediction of this model (phases not followed across counts, calls
   // that are not modelled), on stderr so that --json output stays clean.
   for (const auto& w : model.warnings) std::fprintf(stderr, "pas2p: warning: %s\n", w.c_str());
@@ -53,7 +74,16 @@ void RunPredict(const PredictCliOptions& o) {
     return;
   }
   if (o.target < 1) throw UserError("--target must be a positive process count");
-  const synthesis::Prediction p = synthesis::Predict(model, o.target, machine, po);
+  synthesis::Prediction p = synthesis::Predict(model, o.target, machine, po);
+  synthesis::SelfCheck check;
+  if (!o.self_check) {
+    check.note = "--no-self-check";
+  } else if (sigs.empty()) {
+    check.note = "a saved model holds no traces to check against";
+  } else {
+    check = synthesis::CheckLargestCount(sigs, largest.get(), machine, po);
+  }
+  synthesis::WidenBySelfCheck(check, &p);
   if (o.json) {
     std::fputs(synthesis::PredictionToJson(p, machine.name).c_str(), stdout);
   } else {
@@ -72,13 +102,18 @@ void SetupPredict(CLI::App& root) {
       "Builds the scaling model from the traces (or reads a model file), synthesizes the run\n"
       "at --target N and simulates it on the machine (default: the shipped\n"
       "datasets/machines/default.toml; $PAS2P_DATA_DIR overrides the datasets directory).\n"
-      "Prints the predicted time with an interval (the regressions' interval ends simulated),\n"
+      "Prints the predicted time with an interval (the regressions' interval ends simulated,\n"
+      "widened by the self-check), the self-check (from traces at >= 4 counts: the model of\n"
+      "all but the largest count predicts the largest, compared with the simulation of its\n"
+      "trace as `pas2p validate` does; the interval is at least +- that error),\n"
       "the per-phase breakdown (weight at N, time of one occurrence, total, share; PAS2P's\n"
       "PET = sum of time x weight) and the valid-count check. A target the application cannot\n"
       "run at is an error naming the nearest valid counts; with --allow-idle the run is\n"
       "predicted at the largest valid count <= N with the other ranks idle.\n"
       "--json prints {target, run_count, predicted_time_s, interval_s: [low, high], phases:\n"
-      "[{phase, description, weight, time_per_occurrence_s, total_s, share}], ...}.\n"
+      "[{phase, description, weight, time_per_occurrence_s, total_s, share}], self_check:\n"
+      "{done, count, training_counts, predicted_s, real_simulated_s, error} or {done: false,\n"
+      "note}, ...}.\n"
       "--sweep A:B predicts every valid count in A..B (a log-spaced subset of at most\n"
       "--points counts), with speedup, parallel efficiency and core-hours relative to the\n"
       "first, and recommends the largest count whose efficiency stays >= --efficiency.\n"
@@ -94,6 +129,8 @@ void SetupPredict(CLI::App& root) {
                   "Sweep: recommend the largest count with at least this efficiency (default 0.5)");
   cmd->add_option("--points", o->sweep_points, "Sweep: at most this many counts (default 12)");
   cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_flag("!--no-self-check", o->self_check,
+                "Do not check the model on the largest traced count (nor widen the interval)");
   cmd->add_flag("--allow-idle", o->allow_idle,
                 "Predict an invalid target at the largest valid count below it, rest idle");
   cmd->callback([o]() { RunPredict(*o); });

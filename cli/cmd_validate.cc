@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 
 #include "command.h"
 #include "pas2p/core/error.h"
@@ -18,7 +19,26 @@ struct ValidateOptions {
   std::string against;
   bool json = false;
   int noise_draws = 8;
+  bool self_check = true;
 };
+
+// The self-check of the training runs (the largest of `sigs` except `skip`, predicted from
+// the others), as `pas2p predict` makes it.
+synthesis::SelfCheck TrainingSelfCheck(const std::vector<synthesis::TraceInput>& inputs,
+                                       const std::vector<phases::Signature>& sigs, std::size_t skip,
+                                       const sim::Machine& machine,
+                                       const synthesis::PredictOptions& options) {
+  std::vector<phases::Signature> training;
+  std::size_t top = inputs.size();
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    if (i == skip) continue;
+    training.push_back(sigs[i]);
+    if (top == inputs.size() || sigs[i].nprocs > sigs[top].nprocs) top = i;
+  }
+  std::unique_ptr<TraceSource> largest;
+  if (top < inputs.size() && !inputs[top].path.empty()) largest = OpenTrace(inputs[top].path);
+  return synthesis::CheckLargestCount(training, largest.get(), machine, options);
+}
 
 void RunValidate(const ValidateOptions& o) {
   std::string machine_path;
@@ -52,7 +72,12 @@ void RunValidate(const ValidateOptions& o) {
       }
     }
     auto real = OpenTrace(held.front().path);
-    print(synthesis::ValidateAgainst(sigs, *real, machine, options));
+    synthesis::Validation v = synthesis::ValidateAgainst(sigs, *real, machine, options);
+    if (o.self_check) {
+      synthesis::WidenBySelfCheck(TrainingSelfCheck(inputs, sigs, sigs.size(), machine, options),
+                                  &v);
+    }
+    print(v);
     return;
   }
   // The real trace of the largest count.
@@ -64,7 +89,11 @@ void RunValidate(const ValidateOptions& o) {
     throw UserError("validation needs the trace of the largest count, not only its signature");
   }
   auto real = OpenTrace(inputs[largest].path);
-  print(synthesis::Validate(sigs, *real, machine, options));
+  synthesis::Validation v = synthesis::Validate(sigs, *real, machine, options);
+  if (o.self_check) {
+    synthesis::WidenBySelfCheck(TrainingSelfCheck(inputs, sigs, largest, machine, options), &v);
+  }
+  print(v);
 }
 
 void SetupValidate(CLI::App& root) {
@@ -88,7 +117,10 @@ void SetupValidate(CLI::App& root) {
       "  bytes_error    |predicted - real| / real of the bytes sent (messages + collectives);\n"
       "  compute_error  the same for the CPU time of the compute bursts;\n"
       "  time_error     predicted time vs the simulation of the real trace on the same machine;\n"
-      "  interval_s     the prediction's interval [low, high] (as `predict` prints it), and\n"
+      "  interval_s     the prediction's interval [low, high] as `predict` prints it: widened\n"
+      "                 to at least +-|error| of the training runs' own self-check (their\n"
+      "                 largest count predicted from the others; needs 4 training counts;\n"
+      "                 --no-self-check leaves it out), and\n"
       "  in_interval    whether the simulated real trace lies in it;\n"
       "  noise_floor    how close any model of the compute noise could come: every compute\n"
       "                 burst of the real trace is split into the rank's mean (per call it\n"
@@ -118,6 +150,8 @@ void SetupValidate(CLI::App& root) {
                   "A run at a larger count, not trained on: train on all TRACES and predict it");
   cmd->add_option("-m,--machine", o->machine, "Machine file (default: the shipped default)");
   cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_flag("!--no-self-check", o->self_check,
+                "Do not widen the interval by the training runs' self-check");
   cmd->add_option("--noise-draws", o->noise_draws,
                   "Simulations of the real trace with its noise shuffled, for noise_floor "
                   "(0 = skip)")

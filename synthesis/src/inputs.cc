@@ -123,15 +123,18 @@ sim::Machine LoadMachineOrDefault(const std::string& file, std::string* used) {
   return sim::LoadAnyMachine(path);
 }
 
-AppModel ModelFromArgs(const std::vector<std::string>& args) {
+bool IsModelFile(const std::vector<std::string>& args) {
   std::error_code ec;
-  if (args.size() == 1 && fs::is_regular_file(args[0], ec)) {
-    std::ifstream in(args[0], std::ios::binary);
-    std::string head(512, '\0');
-    in.read(head.data(), static_cast<std::streamsize>(head.size()));
-    head.resize(static_cast<std::size_t>(in.gcount()));
-    if (head.find("pas2p-model") != std::string::npos) return LoadModel(args[0]);
-  }
+  if (args.size() != 1 || !fs::is_regular_file(args[0], ec)) return false;
+  std::ifstream in(args[0], std::ios::binary);
+  std::string head(512, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  return head.find("pas2p-model") != std::string::npos;
+}
+
+AppModel ModelFromArgs(const std::vector<std::string>& args) {
+  if (IsModelFile(args)) return LoadModel(args[0]);
   return BuildModel(LoadSignatures(ExpandTraceArgs(args)));
 }
 

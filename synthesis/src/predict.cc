@@ -313,12 +313,65 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   return pred;
 }
 
+void WidenBySelfCheck(const SelfCheck& check, Prediction* p) {
+  p->self_check = check;
+  if (!check.done) return;
+  const double half = std::fabs(check.error) * p->predicted_time_s;
+  p->interval_low_s = std::max(0.0, std::min(p->interval_low_s, p->predicted_time_s - half));
+  p->interval_high_s = std::max(p->interval_high_s, p->predicted_time_s + half);
+}
+
+void WidenBySelfCheck(const SelfCheck& check, Validation* v) {
+  v->self_check = check;
+  if (!check.done) return;
+  const double half = std::fabs(check.error) * v->predicted_time_s;
+  v->interval_low_s = std::max(0.0, std::min(v->interval_low_s, v->predicted_time_s - half));
+  v->interval_high_s = std::max(v->interval_high_s, v->predicted_time_s + half);
+  v->in_interval = v->real_simulated_time_s >= v->interval_low_s &&
+                   v->real_simulated_time_s <= v->interval_high_s;
+}
+
+namespace {
+
+std::string Percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", 100 * fraction);
+  return buf;
+}
+
+std::string SelfCheckLine(const SelfCheck& c) {
+  std::ostringstream out;
+  if (c.done) {
+    out << "trained on " << JoinCounts(c.training_counts) << " only, it predicts " << c.count
+        << " at " << Seconds(c.predicted_s) << " against " << Seconds(c.real_simulated_s)
+        << " for the trace (" << Percent(c.error) << "); the interval is at least +-"
+        << Percent(std::fabs(c.error)).substr(1);
+  } else if (!c.note.empty()) {
+    out << "not done: " << c.note;
+  }
+  return out.str();
+}
+
+json SelfCheckJson(const SelfCheck& c) {
+  return c.done ? json{{"done", true},
+                       {"count", c.count},
+                       {"training_counts", c.training_counts},
+                       {"predicted_s", c.predicted_s},
+                       {"real_simulated_s", c.real_simulated_s},
+                       {"error", c.error}}
+                : json{{"done", false}, {"note", c.note}};
+}
+
+}  // namespace
+
 std::string FormatPrediction(const Prediction& p, const std::string& machine_name) {
   std::ostringstream out;
   out << "predicted time at " << p.run_count << " processes on " << machine_name << ": "
       << Seconds(p.predicted_time_s) << "  [" << Seconds(p.interval_low_s) << ", "
       << Seconds(p.interval_high_s) << "]\n";
   out << "method: " << p.method << "\n";
+  const std::string check = SelfCheckLine(p.self_check);
+  if (!check.empty()) out << "self-check: " << check << "\n";
   out << "valid counts: " << p.valid_counts << "\n";
   if (!p.check_message.empty()) out << "note: " << p.check_message << "\n";
   out << "\n";
@@ -356,6 +409,7 @@ std::string PredictionToJson(const Prediction& p, const std::string& machine_nam
   j["method"] = p.method;
   j["valid_counts"] = p.valid_counts;
   j["note"] = p.check_message;
+  j["self_check"] = SelfCheckJson(p.self_check);
   json phases = json::array();
   for (const auto& r : p.phases) {
     phases.push_back(json{{"phase", r.phase},
@@ -974,6 +1028,42 @@ Validation ValidateAgainst(const std::vector<phases::Signature>& training, const
   return v;
 }
 
+SelfCheck CheckLargestCount(const std::vector<phases::Signature>& signatures,
+                            const TraceSource* largest, const sim::Machine& machine,
+                            const PredictOptions& options) {
+  SelfCheck c;
+  if (signatures.size() < 4) {
+    c.note = "it needs 4 traced counts (3 to train, the largest to check), " +
+             std::to_string(signatures.size()) + " given";
+    return c;
+  }
+  if (!largest) {
+    c.note = "the largest count was given as a signature without its trace";
+    return c;
+  }
+  PredictOptions o = options;
+  o.noise_draws = 0;
+  o.allow_idle = false;
+  try {
+    const Validation v = Validate(signatures, *largest, machine, o);
+    c.done = v.real_simulated_time_s > 0;
+    if (!c.done) {
+      c.note = "the simulated trace of the largest count takes no time";
+      return c;
+    }
+    c.count = v.count;
+    c.training_counts = v.training_counts;
+    c.predicted_s = v.predicted_time_s;
+    c.real_simulated_s = v.real_simulated_time_s;
+    c.error = v.predicted_time_s / v.real_simulated_time_s - 1;
+  } catch (const UserError& e) {
+    c.note = std::string("the counts below the largest do not make a model: ") + e.what();
+  } catch (const sim::SimulationError& e) {
+    c.note = std::string("the trace of the largest count did not replay: ") + e.what();
+  }
+  return c;
+}
+
 std::string FormatValidation(const Validation& v, const std::string& application) {
   std::ostringstream out;
   char line[256];
@@ -1018,6 +1108,9 @@ std::string FormatValidation(const Validation& v, const std::string& application
                 : v.real_simulated_time_s < v.interval_low_s ? "below"
                                                              : "above");
   out << line;
+  if (const std::string check = SelfCheckLine(v.self_check); !check.empty()) {
+    out << "  self-check     " << check << "\n";
+  }
   if (v.noise_draws > 0) {
     std::snprintf(line, sizeof line,
                   "  noise_floor    %7.2f%%  (the real trace with each rank's compute noise "
@@ -1073,6 +1166,7 @@ std::string ValidationToJson(const Validation& v, const std::string& application
          {"real_simulated_time_s", v.real_simulated_time_s},
          {"interval_s", json::array({v.interval_low_s, v.interval_high_s})},
          {"in_interval", v.in_interval},
+         {"self_check", SelfCheckJson(v.self_check)},
          {"noise_draws", v.noise_draws},
          {"noise_floor", v.noise_draws > 0 ? json(v.noise_floor) : json(nullptr)},
          {"noise_time_s",

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "pas2p/core/error.h"
 #include "pas2p/simulator/engine.h"
 #include "test_traces.h"
@@ -176,6 +178,45 @@ TEST(NoiseFloorTest, ShufflesOnlyEachRanksOwnResiduals) {
   v = ValidateAgainst(sigs, own, TestMachine(), off);
   EXPECT_EQ(v.noise_draws, 0);
   EXPECT_NE(ValidationToJson(v, "torus").find("\"noise_floor\": null"), std::string::npos);
+}
+
+TEST(SelfCheckTest, ChecksTheLargestCountOrSaysWhyNot) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
+  testing::MemoryTrace largest(testing::TorusStencil(36));
+  const SelfCheck c = CheckLargestCount(sigs, &largest, TestMachine());
+  ASSERT_TRUE(c.done) << c.note;
+  EXPECT_EQ(c.count, 36);
+  EXPECT_EQ(c.training_counts, (std::vector<int>{9, 16, 25}));
+  EXPECT_LT(std::fabs(c.error), 0.05);
+  EXPECT_DOUBLE_EQ(c.error, c.predicted_s / c.real_simulated_s - 1);
+
+  const SelfCheck no_trace = CheckLargestCount(sigs, nullptr, TestMachine());
+  EXPECT_FALSE(no_trace.done);
+  EXPECT_NE(no_trace.note.find("without its trace"), std::string::npos) << no_trace.note;
+  const std::vector<phases::Signature> three(sigs.begin(), sigs.begin() + 3);
+  const SelfCheck few = CheckLargestCount(three, &largest, TestMachine());
+  EXPECT_FALSE(few.done);
+  EXPECT_NE(few.note.find("needs 4 traced counts"), std::string::npos) << few.note;
+
+  // Widening: at least +-|error| around the prediction, never below 0, never narrower.
+  Prediction p;
+  p.predicted_time_s = 10;
+  p.interval_low_s = 9.5;
+  p.interval_high_s = 13;
+  SelfCheck big;
+  big.done = true;
+  big.error = -0.2;
+  WidenBySelfCheck(big, &p);
+  EXPECT_DOUBLE_EQ(p.interval_low_s, 8);
+  EXPECT_DOUBLE_EQ(p.interval_high_s, 13);
+  EXPECT_TRUE(p.self_check.done);
+  big.error = 3;
+  WidenBySelfCheck(big, &p);
+  EXPECT_DOUBLE_EQ(p.interval_low_s, 0);
+  EXPECT_DOUBLE_EQ(p.interval_high_s, 40);
+  const std::string text = FormatPrediction(p, "m");
+  EXPECT_NE(text.find("self-check: trained on"), std::string::npos) << text;
 }
 
 AppModel TorusModel() {

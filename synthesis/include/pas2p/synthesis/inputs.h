@@ -35,6 +35,8 @@ std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inp
 // recognised by its "pas2p-model" format tag), or else the model built from the traces and
 // signatures the arguments name (ExpandTraceArgs, LoadSignatures, BuildModel).
 AppModel ModelFromArgs(const std::vector<std::string>& args);
+// Is `args` one saved model file (what ModelFromArgs loads instead of building)?
+bool IsModelFile(const std::vector<std::string>& args);
 
 // The directory of shipped data (datasets/): $PAS2P_DATA_DIR if set, else found relative to
 // the running executable (<prefix>/share/pas2p, or the source tree the build came from).

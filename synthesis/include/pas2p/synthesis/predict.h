@@ -48,6 +48,22 @@ struct PhasePrediction {
   bool relevant = false;
 };
 
+// The model's own error where it can be checked: trained on every traced count but the
+// largest, the largest predicted and compared with the simulation of its trace (as
+// `pas2p validate`). A prediction's interval is widened to at least +-|error| around it
+// (WidenBySelfCheck): an error the model makes one step beyond its training counts is a
+// floor for its error further out, which the regressions' intervals alone do not include
+// (they know the fits' uncertainty, not the compute noise of the traced runs).
+struct SelfCheck {
+  bool done = false;
+  std::int64_t count = 0;            // the largest traced count, predicted from the others
+  std::vector<int> training_counts;  // the others
+  double predicted_s = 0;
+  double real_simulated_s = 0;
+  double error = 0;  // predicted / real - 1 (signed)
+  std::string note;  // why it was not done (empty when done)
+};
+
 struct Prediction {
   std::int64_t target = 0;
   std::int64_t run_count = 0;  // target, or the largest valid count <= target (idle mode)
@@ -62,6 +78,7 @@ struct Prediction {
   std::string method;      // "full replay of the synthesized run" or "PET"
   std::uint64_t simulated_events = 0;
   std::vector<PhasePrediction> phases;
+  SelfCheck self_check;  // set by WidenBySelfCheck; done = false when not checked
 };
 
 // What one occurrence of a phase does at `nprocs` (calls, partners' grid, bytes at that
@@ -70,6 +87,16 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs);
 
 Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machine& machine,
                    const PredictOptions& options = {});
+
+// The self-check of `signatures` (>= 4 counts; `largest` is the trace of the largest one,
+// null when only its signature is at hand): never throws for what the check cannot do, it
+// says why in SelfCheck::note.
+SelfCheck CheckLargestCount(const std::vector<phases::Signature>& signatures,
+                            const TraceSource* largest, const sim::Machine& machine,
+                            const PredictOptions& options = {});
+// Keeps `check` in `p` and, when it was done, widens p's interval to at least
+// predicted x (1 +- |error|) (the low end not below 0).
+void WidenBySelfCheck(const SelfCheck& check, Prediction* p);
 
 std::string FormatPrediction(const Prediction& p, const std::string& machine_name);
 std::string PredictionToJson(const Prediction& p, const std::string& machine_name);
@@ -139,6 +166,9 @@ struct Validation {
   // real trace lies in it: how honest the interval is.
   double interval_low_s = 0, interval_high_s = 0;
   bool in_interval = false;
+  // The self-check of the training counts (their largest predicted from the others), when
+  // WidenBySelfCheck was applied: the interval above includes it, as `predict`'s does.
+  SelfCheck self_check;
   // Noise floor: how far from its own trace a model that knew the real run's compute noise
   // exactly (each rank's mean per call, each occurrence's shared factor, each rank's own
   // residuals) but drew it independently from burst to burst (as the synthesis does) would
@@ -169,6 +199,9 @@ Validation Validate(const std::vector<phases::Signature>& signatures, const Trac
 // larger than the training counts.
 Validation ValidateAgainst(const std::vector<phases::Signature>& training, const TraceSource& real,
                            const sim::Machine& machine, const PredictOptions& options = {});
+// The same for a validation's prediction (interval and in_interval updated), with the
+// self-check of its training counts.
+void WidenBySelfCheck(const SelfCheck& check, Validation* v);
 std::string FormatValidation(const Validation& v, const std::string& application);
 std::string ValidationToJson(const Validation& v, const std::string& application);
 

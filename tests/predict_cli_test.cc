@@ -1,0 +1,86 @@
+// `pas2p predict` and `pas2p validate` run as a user runs them, on the bundled stencil2d
+// traces: the JSON keys the README documents, the self-check and the interval it widens,
+// and byte-identical output from one run to the next.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "test_support.h"
+
+namespace pas2p::testing {
+namespace {
+
+using nlohmann::json;
+
+std::string Stencil() { return (SourceDir() / "datasets" / "traces" / "stencil2d").string(); }
+
+json Predict(const std::vector<std::string>& extra) {
+  std::vector<std::string> argv = {Binary("pas2p").string(), "predict", "--json"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  const RunResult r = RunCommand(argv);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+TEST(PredictCli, SelfCheckWidensTheIntervalToItsError) {
+  const json p = Predict({"--target", "1024", Stencil()});
+  EXPECT_EQ(p.at("target"), 1024);
+  const double t = p.at("predicted_time_s");
+  const double low = p.at("interval_s")[0], high = p.at("interval_s")[1];
+  EXPECT_GT(t, 0);
+  EXPECT_LE(low, t);
+  EXPECT_GE(high, t);
+  const json& c = p.at("self_check");
+  ASSERT_TRUE(c.at("done").get<bool>()) << c.dump();
+  EXPECT_EQ(c.at("count"), 36);
+  EXPECT_EQ(c.at("training_counts"), json::array({4, 9, 16, 25}));
+  const double err = c.at("error");
+  EXPECT_NEAR(err, c.at("predicted_s").get<double>() / c.at("real_simulated_s").get<double>() - 1,
+              1e-12);
+  EXPECT_LE(low, t * (1 - std::fabs(err)) * (1 + 1e-12));
+  EXPECT_GE(high, t * (1 + std::fabs(err)) * (1 - 1e-12));
+
+  // Without it, the same prediction with the regressions' interval alone.
+  const json plain = Predict({"--target", "1024", "--no-self-check", Stencil()});
+  EXPECT_EQ(plain.at("predicted_time_s"), p.at("predicted_time_s"));
+  EXPECT_FALSE(plain.at("self_check").at("done").get<bool>());
+  EXPECT_EQ(plain.at("self_check").at("note"), "--no-self-check");
+  EXPECT_GE(plain.at("interval_s")[0].get<double>(), low);
+  EXPECT_LE(plain.at("interval_s")[1].get<double>(), high);
+}
+
+TEST(PredictCli, SameInputsGiveByteIdenticalOutput) {
+  const std::vector<std::string> argv = {Binary("pas2p").string(), "predict", "--target", "1024",
+                                         Stencil()};
+  const RunResult a = RunCommand(argv), b = RunCommand(argv);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("self-check: trained on 4, 9, 16, 25 only, it predicts 36"),
+            std::string::npos)
+      << a.out;
+}
+
+TEST(ValidateCli, HeldOutReportsTheNoiseFloorAndTheSelfCheck) {
+  const RunResult r = RunCommand(
+      {Binary("pas2p").string(), "validate", "--json", "--against",
+       (SourceDir() / "datasets" / "heldout" / "stencil2d" / "stencil2d.49").string(), Stencil()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const json v = json::parse(r.out);
+  EXPECT_EQ(v.at("count"), 49);
+  EXPECT_EQ(v.at("noise_draws"), 8);
+  const double floor = v.at("noise_floor");
+  EXPECT_GE(floor, 0);
+  EXPECT_LT(floor, 1);
+  EXPECT_LE(v.at("noise_time_s")[0].get<double>(), v.at("noise_mean_s").get<double>());
+  EXPECT_GE(v.at("noise_time_s")[1].get<double>(), v.at("noise_mean_s").get<double>());
+  EXPECT_TRUE(v.at("self_check").at("done").get<bool>());
+  EXPECT_EQ(v.at("self_check").at("count"), 36);
+  const double real = v.at("real_simulated_time_s");
+  const bool inside =
+      real >= v.at("interval_s")[0].get<double>() && real <= v.at("interval_s")[1].get<double>();
+  EXPECT_EQ(v.at("in_interval").get<bool>(), inside);
+}
+
+}  // namespace
+}  // namespace pas2p::testing
