@@ -676,8 +676,9 @@ void ComparePhases(const AppModel& model, const std::vector<phases::Signature>& 
 // ---------------------------------------------------------------------------------------
 // Noise floor (Validation::noise_floor).
 
-// Real traces above this many compute bursts are not re-drawn (24 bytes of state per burst).
-constexpr std::uint64_t kNoiseMaxBursts = 50'000'000;
+// Real traces above this many compute bursts are not re-drawn (32 bytes of state per burst,
+// and each draw is one more simulation of the whole trace).
+constexpr std::uint64_t kNoiseMaxBursts = 10'000'000;
 
 std::uint64_t Mix(std::uint64_t x) {  // SplitMix64's finalizer
   x += 0x9e3779b97f4a7c15ULL;
@@ -719,7 +720,8 @@ class BurstNoise {
           bursts.push_back(Burst{0, 0, static_cast<double>(Measure(e)), 0, 0});
           if (++total > kNoiseMaxBursts) {
             throw UserError("the real trace has more than " + std::to_string(kNoiseMaxBursts) +
-                            " compute bursts");
+                            " compute bursts (each draw would replay it whole); pass "
+                            "--noise-draws 0 to skip it");
           }
           continue;
         }
