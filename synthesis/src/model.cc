@@ -609,11 +609,14 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   const bool rooted = coll && IsRooted(slot.kind);
 
   std::vector<regression::Point> bytes, recv_bytes, root_bytes, root_recv, cpu, instr;
+  // Repeated blocks: the compute before this slot summed over a rank's iterations.
+  std::vector<regression::Point> cpu_occ, instr_occ;
   bool wildcard_any = false, specific_any = false;
   std::map<std::int32_t, int> requests_seen;
   std::map<std::int32_t, int> tags_seen;
   std::vector<patterns::CommMap> traced_order;  // partners in the order the rank called them
   std::vector<double> spread_between, spread_within, spread_shared, spread_own;
+  std::vector<double> occ_between, occ_within, occ_shared, occ_own;  // block: per occurrence
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const int n = counts[ci];
     const CommLookup comms(*sigs[ci]);
@@ -623,21 +626,44 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     rmap.dests.resize(n);
     std::set<std::vector<int>> groups;
     double sb = 0, rb = 0, c = 0, ins = 0, rsb = 0, rrb = 0;
-    int nb = 0, nroot = 0, nins = 0, nall = 0;
-    // For the spread of the bursts: each rank's burst statistics and its class (mask).
-    std::vector<std::pair<const std::string*, const phases::Stats*>> cpu_stats;
+    int nb = 0, nroot = 0, nins = 0, nall = 0, nranks = 0;
+    // For the spread of the bursts: each rank's burst statistics and its class (mask, and in
+    // a repeated block the iteration: the first stage's burst is not the last one's).
+    struct CpuStat {
+      const std::string* mask;
+      std::size_t position;
+      const phases::Stats* st;
+    };
+    std::vector<CpuStat> cpu_stats;
     std::vector<const phases::ComputeStats*> occurrence_stats;  // with the shared part
+    // Repeated blocks: per rank, the mean and variance of its compute before this slot summed
+    // over an occurrence's iterations (the iterations' bursts taken as independent).
+    struct RankTotal {
+      const std::string* mask;
+      double mean = 0, var = 0;
+    };
+    std::vector<RankTotal> rank_totals;
     for (int r = 0; r < n; ++r) {
       const phases::PhaseEvent* first = data[ci].event_of_rank[r];
       if (!first) continue;
+      ++nranks;
+      if (phase.block) rank_totals.push_back({&masks[ci][r]});
       std::vector<const phases::PhaseEvent*> all_events{first};
       if (!data[ci].more_of_rank.empty()) {
         const auto& more = data[ci].more_of_rank[static_cast<std::size_t>(r)];
         all_events.insert(all_events.end(), more.begin(), more.end());
       }
-      for (const phases::PhaseEvent* e : all_events) {
+      for (std::size_t position = 0; position < all_events.size(); ++position) {
+        const phases::PhaseEvent* e = all_events[position];
         ++nall;
-        if (e->compute.cpu_ns.n > 0) cpu_stats.emplace_back(&masks[ci][r], &e->compute.cpu_ns);
+        if (e->compute.cpu_ns.n > 0) {
+          cpu_stats.push_back({&masks[ci][r], position, &e->compute.cpu_ns});
+          if (phase.block) {
+            rank_totals.back().mean += e->compute.cpu_ns.mean;
+            rank_totals.back().var +=
+                e->compute.cpu_ns.m2 / static_cast<double>(e->compute.cpu_ns.n);
+          }
+        }
         if (e->compute.occurrence_cpu_ns.n > 1) occurrence_stats.push_back(&e->compute);
         c += e->compute.cpu_ns.n > 0 ? e->compute.cpu_ns.mean : 0;
         if (e->compute.instructions.n > 0) {
@@ -716,20 +742,24 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       root_recv.push_back({p, rrb / nroot});
     }
     cpu.push_back({p, c / nall});
+    if (phase.block) {
+      cpu_occ.push_back({p, c / nranks});
+      if (nins == nall) instr_occ.push_back({p, ins / nranks});
+    }
     // Spread of the bursts at this count, relative to their mean: between the ranks' means
     // (around their class's mean: a mesh corner that computes less is a class, not noise),
     // and within a rank over its occurrences.
     if (!cpu_stats.empty() && c > 0) {
       const double mean = c / nall;
-      std::map<std::string, std::pair<double, int>> class_sum;
-      for (const auto& [mask, st] : cpu_stats) {
-        auto& cs = class_sum[*mask];
+      std::map<std::pair<std::string, std::size_t>, std::pair<double, int>> class_sum;
+      for (const auto& [mask, position, st] : cpu_stats) {
+        auto& cs = class_sum[{*mask, position}];
         cs.first += st->mean;
         ++cs.second;
       }
       double between = 0, within = 0, occurrences = 0;
-      for (const auto& [mask, st] : cpu_stats) {
-        const auto& cs = class_sum[*mask];
+      for (const auto& [mask, position, st] : cpu_stats) {
+        const auto& cs = class_sum[{*mask, position}];
         const double class_mean = cs.first / cs.second;
         if (class_mean > 0) {
           between += (st->mean / class_mean - 1) * (st->mean / class_mean - 1);
@@ -741,9 +771,35 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       within = occurrences > 0 ? std::sqrt(within / occurrences) / mean : 0;
       spread_between.push_back(between);
       spread_within.push_back(within);
+      if (phase.block && !rank_totals.empty()) {
+        // The same over an occurrence: what a per-occurrence compute model spreads.
+        std::map<std::string, std::pair<double, int>> total_sum;
+        double total_mean = 0, var = 0, b2 = 0;
+        for (const RankTotal& t : rank_totals) {
+          auto& ts = total_sum[*t.mask];
+          ts.first += t.mean;
+          ++ts.second;
+          total_mean += t.mean;
+          var += t.var;
+        }
+        total_mean /= static_cast<double>(rank_totals.size());
+        for (const RankTotal& t : rank_totals) {
+          const auto& ts = total_sum[*t.mask];
+          const double class_mean = ts.first / ts.second;
+          if (class_mean > 0) b2 += (t.mean / class_mean - 1) * (t.mean / class_mean - 1);
+        }
+        const auto k = static_cast<double>(rank_totals.size());
+        occ_between.push_back(std::sqrt(b2 / k));
+        occ_within.push_back(total_mean > 0 ? std::sqrt(var / k) / total_mean : 0);
+      }
       const double shared = SharedShare(occurrence_stats);
       if (shared >= 0) spread_shared.push_back(within * std::sqrt(shared));
       spread_own.push_back(shared >= 0 ? within * std::sqrt(1 - shared) : within);
+      if (!occ_within.empty() && occ_within.size() == spread_within.size()) {
+        const double w = occ_within.back();
+        if (shared >= 0) occ_shared.push_back(w * std::sqrt(shared));
+        occ_own.push_back(shared >= 0 ? w * std::sqrt(1 - shared) : w);
+      }
     }
     if (nins == nall) instr.push_back({p, ins / nins});
   }
@@ -799,6 +855,23 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   slot.cpu_ns = FitQuantity(cpu, what + "CPU time before the call (ns)", Precision::kMeasured);
   slot.instructions =
       FitQuantity(instr, what + "instructions before the call", Precision::kMeasured);
+  if (phase.block && cpu_occ.size() == cpu.size() && cpu.size() >= 3) {
+    // Per iteration or per occurrence: whichever predicts the left-out counts better.
+    Quantity occ = FitQuantity(cpu_occ, what + "CPU time before the call over an occurrence (ns)",
+                               Precision::kMeasured);
+    if (occ.present && slot.cpu_ns.present && occ.model.loo_error < slot.cpu_ns.model.loo_error) {
+      slot.cpu_per_occurrence = true;
+      slot.cpu_ns = occ;
+      // Spread of the per-occurrence totals: the iterations' bursts differ by position in
+      // the block (the first stage computes, the others combine), which is no noise.
+      slot.cpu_spread_between = median(occ_between);
+      slot.cpu_spread_shared = median(occ_shared);
+      slot.cpu_spread_within = occ_own.empty() ? 0.0 : occ_own.back();
+      slot.instructions =
+          FitQuantity(instr_occ, what + "instructions before the call over an occurrence",
+                      Precision::kMeasured);
+    }
+  }
   // Per class of ranks (the calls of the phase they make).
   struct Acc {
     double cpu = 0, ins = 0;
@@ -818,7 +891,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       }
     }
   }
-  if (by_mask.size() > 1) {
+  if (by_mask.size() > 1 && !slot.cpu_per_occurrence) {  // classes: per-iteration values
     for (const auto& [mask, per_count] : by_mask) {
       std::vector<regression::Point> cp, ip;
       for (const auto& [ci, a] : per_count) {
@@ -1730,8 +1803,10 @@ std::string SlotModel::Describe() const {
   }
   q(root_bytes, "root bytes sent");
   q(root_recv_bytes, "root bytes received");
-  q(cpu_ns, "CPU ns before");
-  q(instructions, "instructions before");
+  q(cpu_ns,
+    cpu_per_occurrence ? "CPU ns before, summed over an occurrence's iterations" : "CPU ns before");
+  q(instructions, cpu_per_occurrence ? "instructions before, summed over an occurrence's iterations"
+                                     : "instructions before");
   return out.str();
 }
 
@@ -1838,6 +1913,7 @@ std::string ModelToJson(const AppModel& model) {
       sj["face_recv_bytes"] = s.face_recv_bytes;
       sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["cpu_spread_shared"] = s.cpu_spread_shared;
+      if (s.cpu_per_occurrence) sj["cpu_per_occurrence"] = true;
       sj["all_pending"] = s.all_pending;
       sj["requests"] = s.requests;
       sj["equation"] = s.peer ? s.peer->Describe() : "";
@@ -1938,6 +2014,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.face_recv_bytes = sj.value("face_recv_bytes", 0.0);
         s.cpu_spread_within = sj.value("cpu_spread_within", 0.0);
         s.cpu_spread_shared = sj.value("cpu_spread_shared", 0.0);
+        s.cpu_per_occurrence = sj.value("cpu_per_occurrence", false);
         s.all_pending = sj.at("all_pending").get<bool>();
         s.requests = sj.at("requests").get<std::int32_t>();
         for (const auto& m : sj.at("maps")) s.maps.push_back(MapFromJson(m));

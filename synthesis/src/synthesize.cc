@@ -247,6 +247,11 @@ class SynthRank : public RankEventSource {
         }
       }
       PrepareCalls();
+      if (cur_->model->cpu_per_occurrence && iters_ > 1) {  // the occurrence's total, split
+        const auto k = static_cast<std::int64_t>(iters_);
+        cpu = (cpu + k / 2) / k;
+        if (ins > 0) ins = (ins + k / 2) / k;
+      }
       if (cpu > 0 &&
           (cur_->spread_between > 0 || cur_->spread_within > 0 || cur_->spread_shared > 0)) {
         const std::uint64_t key = SplitMix(cur_->id ^ SplitMix(static_cast<std::uint64_t>(rank_)));
@@ -841,7 +846,8 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       factor[static_cast<std::size_t>(ph)] = traced > 0 ? PhaseWeight(ph) / traced : 1.0;
       // A self-scheduled phase keeps at least one occurrence (the workers run their tasks
       // in it, even when the master's loop has none at N: fewer tasks than workers).
-      if (model_.phases[static_cast<std::size_t>(ph)].scheduled && traced > 0 && PhaseWeight(ph) < 1) {
+      if (model_.phases[static_cast<std::size_t>(ph)].scheduled && traced > 0 &&
+          PhaseWeight(ph) < 1) {
         factor[static_cast<std::size_t>(ph)] = 1.0 / traced;
       }
     }

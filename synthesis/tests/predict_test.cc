@@ -59,6 +59,30 @@ TEST(ValidateGrowingTest, ButterflyStagesGrowWithLog2P) {
                                 << v.real_simulated_time_s;
 }
 
+// The work of an iteration computed before the first of log2 P stages: the model keeps the
+// compute before the receive per occurrence (over all stages), which scales as 1 / P, and
+// splits it over the stages at the target.
+TEST(ValidateGrowingTest, ButterflyComputeIsKeptPerOccurrence) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 16, 32}) {
+    sigs.push_back(testing::Analyze(testing::ButterflyOneCompute(n, {})));
+  }
+  const AppModel model = BuildModel(sigs);
+  bool per_occurrence = false;
+  for (const auto& ph : model.phases) {
+    for (const auto& s : ph.slots) per_occurrence = per_occurrence || s.cpu_per_occurrence;
+  }
+  EXPECT_TRUE(per_occurrence);
+  EXPECT_EQ(ModelToJson(ModelFromJson(ModelToJson(model), "mem")), ModelToJson(model));
+  testing::MemoryTrace real(testing::ButterflyOneCompute(64, {}));
+  const Validation v = ValidateAgainst(sigs, real, TestMachine());
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.compute_error, 0.02)
+      << "predicted " << v.predicted_compute_s << " real " << v.real_compute_s;
+  EXPECT_LT(v.time_error, 0.05) << "predicted " << v.predicted_time_s << " real "
+                                << v.real_simulated_time_s;
+}
+
 // Non-periodic MPI_Dims_create(P, 2) grids from 4 ranks: edge ranks skip missing neighbours,
 // and at 4 (2 x 2) every rank is a corner, so no rank of that count makes every call. Each
 // call must still land in the slot of its direction (north, south, ...) at every count.

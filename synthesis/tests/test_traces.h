@@ -39,6 +39,10 @@ TraceData RowAllreduce(int nprocs, const AppParams& p = {});
 // Recursive doubling: log2 P stages per iteration, stage k exchanges with rank XOR 2^k
 // (irecv, blocking send, wait). P a power of two.
 TraceData Butterfly(int nprocs, const AppParams& p = {});
+// The same exchanges after one compute burst per iteration (compute_ns / P before the first
+// stage, 2 us before the others), as butterfly codes that compute then combine: the burst
+// before the stage's receive, averaged over the log2 P stages, follows no smooth law in P.
+TraceData ButterflyOneCompute(int nprocs, const AppParams& p = {});
 // A torus north/south exchange whose loop pre-posts the NEXT iteration's receive from the
 // north after its waitall (the first one before the loop), so a phase found in the loop
 // starts or ends with a receive that another iteration completes.

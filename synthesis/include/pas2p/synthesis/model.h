@@ -43,6 +43,7 @@
 //                           "bytes", "recv_bytes", "root_bytes", "root_recv_bytes",
 //                           "cpu_ns", "instructions": Quantity or null, "cpu_spread_between",
 //                           "cpu_spread_within", "cpu_spread_shared" (optional, absent = 0),
+//                           "cpu_per_occurrence" (optional, absent = false),
 //                           "class_compute": [{"mask", "cpu_ns", "instructions"}]}]}]}
 // The equations and communicator rules are stored as their training maps and layouts (and
 // their description in words); loading refits them, which is deterministic, so a saved model
@@ -157,6 +158,12 @@ struct SlotModel {
   double cpu_spread_between = 0;
   double cpu_spread_within = 0;
   double cpu_spread_shared = 0;
+  // Repeated-block phases (PhaseModel::block): cpu_ns and instructions are what a rank
+  // computes before this call over a whole occurrence (all its iterations), not per
+  // iteration; synthesis divides it by the rank's iterations at N. Chosen when it predicts
+  // the left-out counts better: a butterfly's work per iteration is split over log2 P
+  // stages, so its per-stage burst follows no smooth law in P, its per-occurrence total does.
+  bool cpu_per_occurrence = false;
   Quantity instructions;
   // The same per rank class, where ranks differ in which of the phase's calls they make (a
   // mesh corner, an edge, the interior): `mask` has '1' for each slot of the phase the class
