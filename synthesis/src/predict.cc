@@ -313,20 +313,26 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   return pred;
 }
 
+namespace {
+
+// [low, high] widened to at least predicted x (1 +- |check.error|), low not below 0.
+void Widen(const SelfCheck& check, double predicted, double* low, double* high) {
+  if (!check.done) return;
+  const double half = std::fabs(check.error) * predicted;
+  *low = std::max(0.0, std::min(*low, predicted - half));
+  *high = std::max(*high, predicted + half);
+}
+
+}  // namespace
+
 void WidenBySelfCheck(const SelfCheck& check, Prediction* p) {
   p->self_check = check;
-  if (!check.done) return;
-  const double half = std::fabs(check.error) * p->predicted_time_s;
-  p->interval_low_s = std::max(0.0, std::min(p->interval_low_s, p->predicted_time_s - half));
-  p->interval_high_s = std::max(p->interval_high_s, p->predicted_time_s + half);
+  Widen(check, p->predicted_time_s, &p->interval_low_s, &p->interval_high_s);
 }
 
 void WidenBySelfCheck(const SelfCheck& check, Validation* v) {
   v->self_check = check;
-  if (!check.done) return;
-  const double half = std::fabs(check.error) * v->predicted_time_s;
-  v->interval_low_s = std::max(0.0, std::min(v->interval_low_s, v->predicted_time_s - half));
-  v->interval_high_s = std::max(v->interval_high_s, v->predicted_time_s + half);
+  Widen(check, v->predicted_time_s, &v->interval_low_s, &v->interval_high_s);
   v->in_interval = v->real_simulated_time_s >= v->interval_low_s &&
                    v->real_simulated_time_s <= v->interval_high_s;
 }

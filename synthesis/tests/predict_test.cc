@@ -63,10 +63,10 @@ TEST(ValidateGrowingTest, ButterflyStagesGrowWithLog2P) {
 // compute before the receive per occurrence (over all stages), which scales as 1 / P, and
 // splits it over the stages at the target.
 TEST(ValidateGrowingTest, ButterflyComputeIsKeptPerOccurrence) {
+  testing::AppParams params;
+  params.stage_compute_ns = 2000;  // the work before the first stage, 2 us before the others
   std::vector<phases::Signature> sigs;
-  for (int n : {4, 8, 16, 32}) {
-    sigs.push_back(testing::Analyze(testing::ButterflyOneCompute(n, {})));
-  }
+  for (int n : {4, 8, 16, 32}) sigs.push_back(testing::Analyze(testing::Butterfly(n, params)));
   const AppModel model = BuildModel(sigs);
   bool per_occurrence = false;
   for (const auto& ph : model.phases) {
@@ -74,7 +74,7 @@ TEST(ValidateGrowingTest, ButterflyComputeIsKeptPerOccurrence) {
   }
   EXPECT_TRUE(per_occurrence);
   EXPECT_EQ(ModelToJson(ModelFromJson(ModelToJson(model), "mem")), ModelToJson(model));
-  testing::MemoryTrace real(testing::ButterflyOneCompute(64, {}));
+  testing::MemoryTrace real(testing::Butterfly(64, params));
   const Validation v = ValidateAgainst(sigs, real, TestMachine());
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
   EXPECT_LT(v.compute_error, 0.02)

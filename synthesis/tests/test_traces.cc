@@ -194,31 +194,8 @@ TraceData Butterfly(int nprocs, const AppParams& p) {
     for (int it = 0; it < p.iterations; ++it) {
       for (int k = 0; k < stages; ++k) {
         const int partner = r ^ (1 << k);
-        ev.push_back(MakeCompute(cpu));
-        const RequestId req = next++;
-        ev.push_back(MakeIrecv(partner, k, bytes, req));
-        ev.push_back(MakeSend(partner, k, bytes));
-        ev.push_back(Wait(req));
-      }
-    }
-  }
-  End(&d);
-  return d;
-}
-
-TraceData ButterflyOneCompute(int nprocs, const AppParams& p) {
-  TraceData d = Begin("butterfly_one_compute", nprocs);
-  int stages = 0;
-  while ((1 << stages) < nprocs) ++stages;
-  const auto bytes = static_cast<std::uint64_t>(8 * p.domain);
-  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
-  for (int r = 0; r < nprocs; ++r) {
-    RequestId next = 1;
-    auto& ev = d.ranks[r];
-    for (int it = 0; it < p.iterations; ++it) {
-      for (int k = 0; k < stages; ++k) {
-        const int partner = r ^ (1 << k);
-        ev.push_back(MakeCompute(k == 0 ? cpu : 2000));
+        const bool combine = p.stage_compute_ns >= 0 && k > 0;
+        ev.push_back(MakeCompute(combine ? static_cast<std::int64_t>(p.stage_compute_ns) : cpu));
         const RequestId req = next++;
         ev.push_back(MakeIrecv(partner, k, bytes, req));
         ev.push_back(MakeSend(partner, k, bytes));

@@ -17,10 +17,11 @@ using MemoryTrace = ::pas2p::MemoryTrace;  // core/include/pas2p/core/trace.h
 
 struct AppParams {
   int iterations = 40;
-  int check_every = 10;     // allreduce every this many iterations (0: never)
-  double domain = 5040;     // global side: messages carry 8 * domain / side bytes
-  double compute_ns = 4e9;  // total compute per iteration, split over the ranks
-  int stages = 1;           // MeshSweeps: forward stages, then as many backward, per iteration
+  int check_every = 10;          // allreduce every this many iterations (0: never)
+  double domain = 5040;          // global side: messages carry 8 * domain / side bytes
+  double compute_ns = 4e9;       // total compute per iteration, split over the ranks
+  int stages = 1;                // MeshSweeps: forward stages, then as many backward, per iteration
+  double stage_compute_ns = -1;  // Butterfly: compute before each later stage (-1: as the first)
 };
 
 // 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags
@@ -38,11 +39,9 @@ TraceData RowAllreduce(int nprocs, const AppParams& p = {});
 
 // Recursive doubling: log2 P stages per iteration, stage k exchanges with rank XOR 2^k
 // (irecv, blocking send, wait). P a power of two.
+// With stage_compute_ns >= 0 only the first stage computes compute_ns / P, the others
+// stage_compute_ns, as butterfly codes that compute then combine.
 TraceData Butterfly(int nprocs, const AppParams& p = {});
-// The same exchanges after one compute burst per iteration (compute_ns / P before the first
-// stage, 2 us before the others), as butterfly codes that compute then combine: the burst
-// before the stage's receive, averaged over the log2 P stages, follows no smooth law in P.
-TraceData ButterflyOneCompute(int nprocs, const AppParams& p = {});
 // A torus north/south exchange whose loop pre-posts the NEXT iteration's receive from the
 // north after its waitall (the first one before the loop), so a phase found in the loop
 // starts or ends with a receive that another iteration completes.
