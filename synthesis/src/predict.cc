@@ -1065,7 +1065,12 @@ SelfCheck CheckLargestCount(const std::vector<phases::Signature>& signatures,
     c.real_simulated_s = v.real_simulated_time_s;
     c.error = v.predicted_time_s / v.real_simulated_time_s - 1;
   } catch (const UserError& e) {
-    c.note = std::string("the counts below the largest do not make a model: ") + e.what();
+    // The first line of the reason (`pas2p model` on those counts prints all of it).
+    std::string why = e.what();
+    if (const auto eol = why.find('\n'); eol != std::string::npos) {
+      why = why.substr(0, eol) + " (`pas2p model` on those counts says more)";
+    }
+    c.note = "the counts below the largest do not make a model: " + why;
   } catch (const sim::SimulationError& e) {
     c.note = std::string("the trace of the largest count did not replay: ") + e.what();
   }
