@@ -44,6 +44,9 @@ int RunDump(const DumpOptions& o) {
   std::printf("# trace %s\n# application %s, %d ranks, source %s, status %s%s%s\n",
               source->description().c_str(), m.application.c_str(), m.nprocs, m.source.c_str(),
               m.status.c_str(), m.status_reason.empty() ? "" : ": ", m.status_reason.c_str());
+  // Where the ranks ran: more ranks than cores means compute measured under contention.
+  std::printf("# placement %s%s\n", m.DescribePlacement().c_str(),
+              m.IsOversubscribed() ? " -- more ranks than cores" : "");
   if (!command.empty()) std::printf("# command %s\n", command.c_str());
   if (!m.mpi_library.empty()) std::printf("# mpi %s\n", m.mpi_library.c_str());
   std::string counters;
@@ -110,6 +113,9 @@ void SetupDump(CLI::App& root) {
       "Prints one event per line ('RANK INDEX KIND fields... t=[start,end]'),\n"
       "or with --summary a per-rank table (events, CPU seconds, bytes sent, wall seconds) and\n"
       "event counts by kind. Reads pas2p trace directories and SimGrid TI traces.\n"
+      "The header ('# ...' lines) gives the run: application, ranks, status, where the ranks\n"
+      "ran ('# placement 49 ranks on 1 host (vm: 49 ranks on 2 cores, 24.5 per core)';\n"
+      "cores = CPUs the ranks' affinity masks allow), command, MPI library, counters.\n"
       "Exit status 2 if a stream is cut or damaged (its readable prefix is printed).");
   cmd->add_option("trace", o->trace, "Trace directory or SimGrid TI list file")->required();
   cmd->add_option("-r,--rank", o->ranks, "Only these ranks (repeatable; default: all)");

@@ -7,6 +7,7 @@
 #include "command.h"
 #include "pas2p/core/error.h"
 #include "pas2p/core/trace.h"
+#include "pas2p/phases/analyze.h"
 #include "pas2p/synthesis/inputs.h"
 #include "pas2p/synthesis/predict.h"
 
@@ -48,6 +49,17 @@ void RunValidate(const ValidateOptions& o) {
   const std::string app = sigs.empty() ? "" : sigs.front().application;
   synthesis::PredictOptions options;
   options.noise_draws = o.noise_draws;
+  // What limits the check, as `predict` prints its model's warnings: calls that are not
+  // modelled, and traces (the held-out one too) taken with more ranks than cores, whose
+  // compute was measured under contention. On stderr so that --json output stays clean.
+  for (const auto& s : sigs) {
+    for (const auto& w : s.warnings) {
+      if (w.starts_with(phases::kUntracedCallsWarning) ||
+          w.starts_with(phases::kOversubscribedWarning)) {
+        std::fprintf(stderr, "pas2p: warning: at %d processes, %s\n", s.nprocs, w.c_str());
+      }
+    }
+  }
   auto print = [&](const synthesis::Validation& v) {
     if (o.json) {
       std::fputs(synthesis::ValidationToJson(v, app).c_str(), stdout);
@@ -72,6 +84,10 @@ void RunValidate(const ValidateOptions& o) {
       }
     }
     auto real = OpenTrace(held.front().path);
+    if (const std::string w = phases::OversubscriptionWarning(real->metadata()); !w.empty()) {
+      std::fprintf(stderr, "pas2p: warning: the held-out run at %d processes: %s\n", real->nprocs(),
+                   w.c_str());
+    }
     synthesis::Validation v = synthesis::ValidateAgainst(sigs, *real, machine, options);
     if (o.self_check) {
       synthesis::WidenBySelfCheck(TrainingSelfCheck(inputs, sigs, sigs.size(), machine, options),

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -14,6 +15,57 @@ bool TraceMetadata::HasInstructions() const {
 }
 bool TraceMetadata::HasCycles() const {
   return std::find(counters.begin(), counters.end(), "PAPI_TOT_CYC") != counters.end();
+}
+
+bool TraceMetadata::IsOversubscribed() const {
+  return std::any_of(hosts.begin(), hosts.end(),
+                     [](const HostPlacement& h) { return h.Oversubscribed(); });
+}
+
+namespace {
+
+// "24.5", "2", "0.333": ranks per core with at most 3 significant digits.
+std::string PerCore(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", value);
+  return buf;
+}
+
+std::string Plural(long long n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+std::string DescribeHost(const HostPlacement& h) {
+  std::string out = h.host + ": " + Plural(h.ranks, "rank");
+  if (h.cores <= 0) return out + ", cores unknown";
+  return out + " on " + Plural(h.cores, "core") + ", " + PerCore(h.RanksPerCore()) + " per core";
+}
+
+}  // namespace
+
+std::string TraceMetadata::DescribePlacement() const {
+  if (hosts.empty()) {
+    return "placement unknown (no hosts and cores in the trace: written by an older pas2p "
+           "tracer, or converted from another format)";
+  }
+  // Up to kListed hosts by name; beyond that the most crowded one and the rest as a count.
+  constexpr std::size_t kListed = 4;
+  std::string list;
+  if (hosts.size() <= kListed) {
+    for (const HostPlacement& h : hosts) list += (list.empty() ? "" : "; ") + DescribeHost(h);
+  } else {
+    const auto busiest = std::max_element(hosts.begin(), hosts.end(),
+                                          [](const HostPlacement& a, const HostPlacement& b) {
+                                            return a.RanksPerCore() < b.RanksPerCore();
+                                          });
+    list =
+        "most crowded " + DescribeHost(*busiest) + "; " +
+        std::to_string(std::count_if(hosts.begin(), hosts.end(),
+                                     [](const HostPlacement& h) { return h.Oversubscribed(); })) +
+        " of " + std::to_string(hosts.size()) + " hosts with more ranks than cores";
+  }
+  return Plural(nprocs, "rank") + " on " + Plural(static_cast<long long>(hosts.size()), "host") +
+         " (" + list + ")";
 }
 
 std::string MetadataToJson(const TraceMetadata& m) {
@@ -34,6 +86,13 @@ std::string MetadataToJson(const TraceMetadata& m) {
   j["status_reason"] = m.status_reason;
   j["started"] = m.started;
   if (!m.untraced_calls.empty()) j["untraced_calls"] = m.untraced_calls;
+  if (!m.hosts.empty()) {
+    ordered_json hosts = ordered_json::array();
+    for (const HostPlacement& h : m.hosts) {
+      hosts.push_back({{"host", h.host}, {"ranks", h.ranks}, {"cores", h.cores}});
+    }
+    j["hosts"] = hosts;
+  }
   return j.dump(2) + "\n";
 }
 
@@ -68,6 +127,31 @@ TraceMetadata MetadataFromJson(const std::string& text, const std::string& origi
     m.status_reason = j.value("status_reason", std::string());
     m.started = j.value("started", std::string());
     m.untraced_calls = j.value("untraced_calls", std::map<std::string, std::uint64_t>());
+    if (j.contains("hosts")) {
+      const ordered_json& hosts = j.at("hosts");
+      if (!hosts.is_array()) throw TraceError(origin + ": field \"hosts\" must be an array");
+      long long placed = 0;
+      for (std::size_t i = 0; i < hosts.size(); ++i) {
+        const ordered_json& h = hosts[i];
+        const std::string where = origin + ": hosts[" + std::to_string(i) + "]";
+        if (!h.is_object()) throw TraceError(where + ": expected an object {host, ranks, cores}");
+        HostPlacement p;
+        p.host = h.at("host").get<std::string>();
+        p.ranks = h.at("ranks").get<int>();
+        p.cores = h.value("cores", 0);
+        if (p.ranks <= 0 || p.cores < 0) {
+          throw TraceError(where + " (" + p.host + "): expected ranks >= 1 and cores >= 0, found " +
+                           std::to_string(p.ranks) + " ranks and " + std::to_string(p.cores) +
+                           " cores");
+        }
+        placed += p.ranks;
+        m.hosts.push_back(std::move(p));
+      }
+      if (placed != m.nprocs) {
+        throw TraceError(origin + ": \"hosts\" places " + std::to_string(placed) +
+                         " ranks, but nprocs is " + std::to_string(m.nprocs));
+      }
+    }
   } catch (const nlohmann::json::exception& e) {
     throw TraceError(origin + ": missing or malformed field: " + e.what());
   }

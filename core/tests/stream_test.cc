@@ -422,6 +422,68 @@ TEST(Metadata, JsonRoundTripAndErrors) {
       TraceError);
 }
 
+// trace.json "hosts": round trip, its description, and files without it (written before the
+// tracer recorded it) still load with the placement unknown.
+TEST(Metadata, HostPlacementRoundTripsAndOldFilesLoad) {
+  TraceMetadata m;
+  m.nprocs = 49;
+  m.hosts = {{"vm", 49, 2}};
+  const std::string json = MetadataToJson(m);
+  EXPECT_NE(json.find("\"hosts\""), std::string::npos) << json;
+  const TraceMetadata back = MetadataFromJson(json, "x.json");
+  EXPECT_EQ(back.hosts, m.hosts);
+  EXPECT_TRUE(back.IsOversubscribed());
+  EXPECT_EQ(back.DescribePlacement(),
+            "49 ranks on 1 host (vm: 49 ranks on 2 cores, 24.5 per core)");
+
+  TraceMetadata two;
+  two.nprocs = 8;
+  two.hosts = {{"n1", 4, 16}, {"n2", 4, 4}};
+  const TraceMetadata two_back = MetadataFromJson(MetadataToJson(two), "x.json");
+  EXPECT_EQ(two_back.hosts, two.hosts);       // order kept
+  EXPECT_FALSE(two_back.IsOversubscribed());  // 4 ranks on 4 cores is not more than cores
+  EXPECT_EQ(two_back.DescribePlacement(),
+            "8 ranks on 2 hosts (n1: 4 ranks on 16 cores, 0.25 per core; n2: 4 ranks on 4 cores, "
+            "1 per core)");
+
+  // A file of the bundle's era: no "hosts" key.
+  const std::string old = R"({"format":"pas2p-trace","format_version":1,"application":"a",
+      "nprocs":49,"host":"vm","status":"complete"})";
+  const TraceMetadata old_back = MetadataFromJson(old, "old.json");
+  EXPECT_TRUE(old_back.hosts.empty());
+  EXPECT_FALSE(old_back.IsOversubscribed());
+  EXPECT_NE(old_back.DescribePlacement().find("placement unknown"), std::string::npos);
+  // And writing it back does not invent a placement.
+  EXPECT_EQ(MetadataToJson(old_back).find("\"hosts\""), std::string::npos);
+
+  // Unknown cores (0) are never oversubscribed.
+  TraceMetadata unknown;
+  unknown.nprocs = 4;
+  unknown.hosts = {{"h", 4, 0}};
+  EXPECT_FALSE(unknown.IsOversubscribed());
+  EXPECT_EQ(unknown.DescribePlacement(), "4 ranks on 1 host (h: 4 ranks, cores unknown)");
+
+  // Malformed placements name the file and the entry.
+  auto error_of = [](const std::string& hosts) {
+    try {
+      MetadataFromJson(
+          R"({"format":"pas2p-trace","format_version":1,"nprocs":4,"hosts":)" + hosts + "}",
+          "t/trace.json");
+    } catch (const TraceError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(
+      error_of(R"([{"host":"h","ranks":3,"cores":2}])").find("places 3 ranks, but nprocs is 4"),
+      std::string::npos);
+  EXPECT_NE(error_of(R"([{"host":"h","ranks":0,"cores":2},{"host":"g","ranks":4,"cores":2}])")
+                .find("t/trace.json: hosts[0] (h)"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"host":"h"})").find("\"hosts\" must be an array"), std::string::npos);
+  EXPECT_NE(error_of(R"([{"ranks":4}])").find("t/trace.json"), std::string::npos);
+}
+
 TEST(Wildcards, ResolvedFromCompletion) {
   std::vector<Event> ev = {MakeIrecv(kAnySource, kAnyTag, 10, 4)};
   Event w;

@@ -818,6 +818,15 @@ double TimeOnGlobalClock(std::vector<std::vector<Instance>>* seqs,
 
 }  // namespace
 
+std::string OversubscriptionWarning(const TraceMetadata& metadata) {
+  if (!metadata.IsOversubscribed()) return {};
+  return std::string(kOversubscribedWarning) + ": " + metadata.DescribePlacement() +
+         ". Its compute times were measured while ranks shared cores and caches, so they are "
+         "inflated and noisier than on a real allocation, and the prediction carries that "
+         "contention to the target count; to predict a real allocation, trace with at most one "
+         "rank per core";
+}
+
 Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options) {
   std::string error;
   if (!options.IsValid(&error)) throw UserError(error);
@@ -868,6 +877,9 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
     sig.warnings.push_back(std::string(kUntracedCallsWarning) + " (" + calls +
                            ", over all ranks): their time is counted as compute, so a "
                            "prediction scales it like compute");
+  }
+  if (std::string w = OversubscriptionWarning(source.metadata()); !w.empty()) {
+    sig.warnings.push_back(std::move(w));
   }
   if (!source.metadata().IsComplete() && !summary.cut) {
     sig.warnings.push_back("the trace metadata says the run is " + source.metadata().status +

@@ -207,6 +207,36 @@ TEST(Phases, NoRepetitionIsOnePhaseWithAWarning) {
   ExpectSignatureHolds(sig);
 }
 
+// A run with more ranks than cores on some host (trace.json "hosts") carries the
+// oversubscription warning, saying where and by how much; a run with at most one rank per
+// core, or whose placement is unknown (older traces), does not.
+TEST(Phases, OversubscribedRunCarriesAWarning) {
+  auto warnings_with = [](std::vector<HostPlacement> hosts) {
+    TraceData d = MakeStencil(testing::StencilSpec{});
+    d.metadata.hosts = std::move(hosts);
+    std::vector<std::string> found;
+    for (const std::string& w : Analyze(std::move(d)).warnings) {
+      if (w.starts_with(kOversubscribedWarning)) found.push_back(w);
+    }
+    return found;
+  };
+  const auto crowded = warnings_with({{"vm", 16, 2}});
+  ASSERT_EQ(crowded.size(), 1u);
+  EXPECT_NE(crowded[0].find("16 ranks on 1 host (vm: 16 ranks on 2 cores, 8 per core)"),
+            std::string::npos)
+      << crowded[0];
+  EXPECT_NE(crowded[0].find("at most one rank per core"), std::string::npos) << crowded[0];
+  // One crowded host of two is enough.
+  EXPECT_EQ(warnings_with({{"a", 4, 8}, {"b", 12, 8}}).size(), 1u);
+  EXPECT_TRUE(warnings_with({{"a", 8, 8}, {"b", 8, 8}}).empty());
+  EXPECT_TRUE(warnings_with({}).empty());
+  EXPECT_TRUE(warnings_with({{"a", 16, 0}}).empty());  // cores unknown
+  TraceMetadata fits;
+  fits.nprocs = 4;
+  fits.hosts = {{"a", 4, 4}};
+  EXPECT_EQ(OversubscriptionWarning(fits), "");
+}
+
 TEST(Phases, OneEventTrace) {
   TraceData d;
   d.ranks.resize(1);

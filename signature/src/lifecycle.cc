@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <papi.h>
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <system_error>
 
@@ -190,6 +192,58 @@ void InstallCrashHandlers() {
   }
 }
 
+// What each rank sends rank 0 at MPI_Init: its host name (truncated to a fixed size, so one
+// PMPI_Gather of fixed records suffices: O(P) bytes at rank 0, one collective) and the CPUs
+// its affinity mask allows.
+constexpr std::size_t kHostNameBytes = 72;  // HOST_NAME_MAX (64) + NUL, rounded up
+struct PlacementRecord {
+  char host[kHostNameBytes];
+  unsigned char cpus[sizeof(cpu_set_t)];
+};
+
+void LocalPlacement(PlacementRecord* record) {
+  std::memset(record, 0, sizeof *record);
+  gethostname(record->host, kHostNameBytes - 1);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) {
+    // More CPUs than a cpu_set_t holds (or no affinity support): every online CPU.
+    const long online = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long cpu = 0; cpu < online && cpu < CPU_SETSIZE; ++cpu) CPU_SET(cpu, &set);
+  }
+  std::memcpy(record->cpus, &set, sizeof set);
+}
+
+// Collective over MPI_COMM_WORLD (every rank calls it). Rank 0 gets the hosts in the order of
+// their lowest rank, each with its rank count and the union of its ranks' affinity masks
+// (ranks bound one per core count each core once; unbound ranks share the whole mask).
+std::vector<HostPlacement> GatherPlacement(int rank, int nprocs) {
+  PlacementRecord mine;
+  LocalPlacement(&mine);
+  std::vector<PlacementRecord> all(rank == 0 ? static_cast<std::size_t>(nprocs) : 0);
+  PMPI_Gather(&mine, static_cast<int>(sizeof mine), MPI_BYTE, all.data(),
+              static_cast<int>(sizeof mine), MPI_BYTE, 0, MPI_COMM_WORLD);
+  std::vector<HostPlacement> hosts;
+  if (rank != 0) return hosts;
+  std::vector<cpu_set_t> masks;
+  std::map<std::string, std::size_t> index;
+  for (const PlacementRecord& record : all) {
+    const std::string name(record.host, strnlen(record.host, kHostNameBytes));
+    auto [it, added] = index.emplace(name, hosts.size());
+    if (added) {
+      hosts.push_back(HostPlacement{name, 0, 0});
+      masks.emplace_back();
+      CPU_ZERO(&masks.back());
+    }
+    cpu_set_t set;
+    std::memcpy(&set, record.cpus, sizeof set);
+    hosts[it->second].ranks += 1;
+    CPU_OR(&masks[it->second], &masks[it->second], &set);
+  }
+  for (std::size_t i = 0; i < hosts.size(); ++i) hosts[i].cores = CPU_COUNT(&masks[i]);
+  return hosts;
+}
+
 void Start(CallScope& scope, int rc, int thread_level) {
   Runtime& rt = GetRuntime();
   if (rc != MPI_SUCCESS) return;
@@ -198,6 +252,8 @@ void Start(CallScope& scope, int rc, int thread_level) {
   PMPI_Comm_rank(MPI_COMM_WORLD, &rt.rank);
   PMPI_Comm_size(MPI_COMM_WORLD, &rt.nprocs);
   PMPI_Comm_group(MPI_COMM_WORLD, &rt.world_group);
+  // Before anything that can fail on one rank only: every rank must reach the gather.
+  rt.metadata.hosts = GatherPlacement(rt.rank, rt.nprocs);
 
   const std::vector<std::string> command = CommandLine();
   std::string app = command.empty() ? "app" : std::filesystem::path(command[0]).filename().string();

@@ -1,6 +1,8 @@
 // The tracer under real mpirun: each test program's calls, read back with ReadTrace, must be
 // exactly what its source code implies.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -16,6 +18,7 @@ namespace {
 using testing::CallEvents;
 using testing::FreshDir;
 using testing::Program;
+using testing::Quote;
 using testing::RunMpi;
 
 // Runs `program` traced at `np` ranks and reads the whole trace back.
@@ -27,6 +30,40 @@ TraceData TraceProgram(const std::string& name, int np, const std::string& progr
   EXPECT_EQ(result.err.find("pas2p-trace"), std::string::npos) << result.err;
   TraceDirectory trace(dir);
   return ReadTrace(trace, /*require_complete=*/true);
+}
+
+// trace.json records where the ranks ran: one host here, named as gethostname() names it,
+// with the 4 ranks and the CPUs their affinity masks allow (unbound ranks inherit this
+// test's mask). `pas2p dump` states it in its header.
+TEST(TracerMetadata, RecordsRanksAndCoresPerHost) {
+  const std::string dir = FreshDir("placement");
+  const auto run = testing::Run(Quote(PAS2P_MPIEXEC) +
+                                " -np 4 --oversubscribe --allow-run-as-root --bind-to none"
+                                " -x LD_PRELOAD=" +
+                                Quote(PAS2P_TRACER_PATH) + " -x PAS2P_TRACE_DIR=" + Quote(dir) +
+                                " " + Quote(Program("p2p_program")));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  char host[256] = {0};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  const int cores = CPU_COUNT(&set);
+  const TraceMetadata md = ReadMetadata(dir);
+  ASSERT_EQ(md.hosts.size(), 1u) << MetadataToJson(md);
+  EXPECT_EQ(md.hosts[0].host, host);
+  EXPECT_EQ(md.hosts[0].ranks, 4);
+  EXPECT_EQ(md.hosts[0].cores, cores);
+  EXPECT_EQ(md.IsOversubscribed(), cores < 4);
+
+  const auto dump = testing::Run(Quote(PAS2P_EXE) + " dump --summary " + Quote(dir));
+  ASSERT_EQ(dump.exit_code, 0) << dump.err;
+  char per_core[32];
+  std::snprintf(per_core, sizeof per_core, "%.3g", 4.0 / cores);
+  const std::string expected = "# placement 4 ranks on 1 host (" + std::string(host) +
+                               ": 4 ranks on " + std::to_string(cores) +
+                               (cores == 1 ? " core, " : " cores, ") + per_core + " per core)";
+  EXPECT_NE(dump.out.find(expected), std::string::npos) << expected << "\n" << dump.out;
 }
 
 // Walks the non-compute events of one rank in order.
@@ -616,6 +653,53 @@ TEST(TracerCoverage, NonBlockingCollectivesAreRecordedAsTheirCollective) {
     c.Next(EventKind::kAllreduce);
     c.Next(EventKind::kFinalize);
     EXPECT_TRUE(c.Done());
+  }
+}
+
+// The Fortran entry points of the non-blocking collectives (mpi_ibarrier_, mpi_iallreduce_,
+// mpi_ibcast_, mpi_ialltoall_, mpi_iallgatherv_, mpi_ireduce_, mpi_iscan_; programs/
+// nbcoll_f.f90, `use mpi`) record exactly what the C ones of nbcoll_c.c do, event by event,
+// and the collective requests they return complete in mpi_wait_/mpi_waitall_/mpi_test_
+// without being listed as point-to-point requests.
+TEST(TracerCoverage, FortranNonBlockingCollectivesTracedExactlyLikeC) {
+  std::vector<std::vector<std::vector<Event>>> traces;
+  std::vector<std::string> outputs;
+  for (const char* name : {"nbcoll_c", "nbcoll_f"}) {
+    const std::string dir = FreshDir(std::string("twin-") + name);
+    const auto run = RunMpi(4, Program(name), {}, dir);
+    ASSERT_EQ(run.exit_code, 0) << name << ": " << run.err;
+    EXPECT_EQ(run.err.find("pas2p-trace"), std::string::npos) << run.err;
+    outputs.push_back(run.out);
+    TraceData data = ReadTrace(TraceDirectory(dir), /*require_complete=*/true);
+    for (auto& rank : data.ranks) {
+      rank = CallEvents(rank);
+      for (Event& e : rank) e.wall_start_ns = e.wall_end_ns = 0;
+    }
+    traces.push_back(data.ranks);
+  }
+  EXPECT_NE(outputs[0].find("nbcoll checksum"), std::string::npos) << outputs[0];
+  EXPECT_EQ(outputs[1], outputs[0]);
+  ASSERT_EQ(traces[0].size(), 4u);
+  ASSERT_EQ(traces[1].size(), traces[0].size());
+  const std::vector<EventKind> collectives = {
+      EventKind::kBarrier,    EventKind::kAllreduce, EventKind::kBcast, EventKind::kAlltoall,
+      EventKind::kAllgatherv, EventKind::kReduce,    EventKind::kScan};
+  for (std::size_t r = 0; r < traces[0].size(); ++r) {
+    const auto& c = traces[0][r];
+    const auto& f = traces[1][r];
+    // Every non-blocking collective of the program is in the Fortran trace (not only equal
+    // to C's, which would also hold if both missed one).
+    for (EventKind kind : collectives) {
+      EXPECT_NE(std::find_if(f.begin(), f.end(), [&](const Event& e) { return e.kind == kind; }),
+                f.end())
+          << "rank " << r << ": no " << EventKindName(kind) << " in the Fortran trace";
+    }
+    ASSERT_EQ(f.size(), c.size()) << "rank " << r;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      EXPECT_EQ(f[i], c[i]) << "rank " << r << " event " << i
+                            << ":\n  C:       " << FormatEvent(c[i])
+                            << "\n  Fortran: " << FormatEvent(f[i]);
+    }
   }
 }
 

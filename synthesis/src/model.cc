@@ -1587,7 +1587,8 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
   model.warnings = corr.warnings;
   for (const auto& s : signatures) {
     for (const auto& w : s.warnings) {
-      if (w.starts_with(phases::kUntracedCallsWarning)) {
+      if (w.starts_with(phases::kUntracedCallsWarning) ||
+          w.starts_with(phases::kOversubscribedWarning)) {
         model.warnings.push_back("at " + std::to_string(s.nprocs) + " processes, " + w);
       }
     }

@@ -33,6 +33,22 @@ class TraceError : public std::runtime_error {
 inline constexpr int kTraceFormatVersion = 1;
 inline constexpr const char* kMetadataFileName = "trace.json";
 
+// Where a traced run's ranks ran: one host, how many ranks it had and how many cores they
+// could use. A trace taken with more ranks than cores measured its compute under contention
+// (time slicing, shared caches), and that contention grows with the count.
+struct HostPlacement {
+  std::string host;  // gethostname() of the ranks on it
+  int ranks = 0;     // ranks of MPI_COMM_WORLD on this host
+  // Logical CPUs the job's ranks on this host may run on: the union of their affinity masks
+  // (sched_getaffinity), which is what cgroups/cpusets and mpirun's binding leave them.
+  // 0 = unknown.
+  int cores = 0;
+
+  double RanksPerCore() const { return cores > 0 ? static_cast<double>(ranks) / cores : 0.0; }
+  bool Oversubscribed() const { return cores > 0 && ranks > cores; }
+  bool operator==(const HostPlacement&) const = default;
+};
+
 // Run-level facts, stored as JSON in trace.json.
 struct TraceMetadata {
   int format_version = kTraceFormatVersion;
@@ -52,8 +68,17 @@ struct TraceMetadata {
   // collectives), summed over the ranks: their time is inside the compute bursts. JSON key
   // "untraced_calls", absent when empty.
   std::map<std::string, std::uint64_t> untraced_calls;
+  // The hosts of the run in the order of their lowest rank (JSON key "hosts": [{"host",
+  // "ranks", "cores"}], absent when unknown: traces written before the tracer recorded it,
+  // and traces of other sources). The ranks add up to nprocs.
+  std::vector<HostPlacement> hosts;
 
   bool HasInstructions() const;
+  // True when some host ran more ranks than it had cores (false when unknown).
+  bool IsOversubscribed() const;
+  // E.g. "49 ranks on 1 host (vm: 49 ranks on 2 cores, 24.5 per core)", or "placement
+  // unknown (...)" when `hosts` is empty.
+  std::string DescribePlacement() const;
   bool HasCycles() const;
   bool IsComplete() const { return status == "complete"; }
 };

@@ -86,6 +86,17 @@ struct AnalyzeOptions {
 inline constexpr std::string_view kUntracedCallsWarning =
     "the run made MPI calls pas2p does not model";
 
+// The start of the warning a signature carries when its run had more ranks than cores on some
+// host (trace.json "hosts"): compute was measured under contention, and the model passes the
+// warning on, like kUntracedCallsWarning, since the prediction inherits that contention.
+inline constexpr std::string_view kOversubscribedWarning =
+    "the traced run had more ranks than cores";
+
+// The oversubscription warning for a run, e.g. "the traced run had more ranks than cores: 49
+// ranks on 1 host (vm: 49 ranks on 2 cores, 24.5 per core); ...", or "" when no host had more
+// ranks than cores or the trace does not say (older traces, other formats).
+std::string OversubscriptionWarning(const TraceMetadata& metadata);
+
 // Analyses a trace. Throws TraceError when the ranks disagree, UserError on bad options.
 // Problems that do not stop the analysis (a cut trace, no repetition) are in
 // Signature::warnings.
