@@ -85,8 +85,8 @@ void RunValidate(const ValidateOptions& o) {
     }
     auto real = OpenTrace(held.front().path);
     if (const std::string w = phases::OversubscriptionWarning(real->metadata()); !w.empty()) {
-      std::fprintf(stderr, "pas2p: warning: the held-out run at %d processes: %s\n", real->nprocs(),
-                   w.c_str());
+      std::fprintf(stderr, "pas2p: warning: at %d processes (the held-out run), %s\n",
+                   real->nprocs(), w.c_str());
     }
     synthesis::Validation v = synthesis::ValidateAgainst(sigs, *real, machine, options);
     if (o.self_check) {

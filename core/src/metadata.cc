@@ -45,8 +45,8 @@ std::string DescribeHost(const HostPlacement& h) {
 
 std::string TraceMetadata::DescribePlacement() const {
   if (hosts.empty()) {
-    return "placement unknown (no hosts and cores in the trace: written by an older pas2p "
-           "tracer, or converted from another format)";
+    return "unknown (no hosts and cores in the trace: written by an older pas2p tracer, or "
+           "converted from another format)";
   }
   // Up to kListed hosts by name; beyond that the most crowded one and the rest as a count.
   constexpr std::size_t kListed = 4;

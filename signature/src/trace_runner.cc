@@ -359,6 +359,7 @@ TraceRunSummary RunTraces(const TraceRunOptions& options) {
     run.events = CountEvents(run.dir, count);
 
     std::string reason;
+    std::string crowded;  // for the progress line: the run had more ranks than cores
     if (!child.started) {
       reason = "cannot start " + options.mpirun + ": " + child.error;
     } else if (!(WIFEXITED(child.status) && WEXITSTATUS(child.status) == 0)) {
@@ -368,6 +369,10 @@ TraceRunSummary RunTraces(const TraceRunOptions& options) {
     } else {
       try {
         const TraceMetadata md = ReadMetadata(run.dir);
+        if (md.IsOversubscribed()) {
+          crowded = "; " + md.DescribePlacement() +
+                    ": more ranks than cores, compute measured under contention";
+        }
         if (md.status != "complete") {
           reason = "the trace is '" + md.status + "'" +
                    (md.status_reason.empty() ? "" : ": " + md.status_reason);
@@ -380,7 +385,7 @@ TraceRunSummary RunTraces(const TraceRunOptions& options) {
     run.ok = reason.empty();
     if (options.progress != nullptr) {
       *options.progress << FormatSeconds(run.wall_s) << ", " << run.events << " events"
-                        << (run.ok ? "" : " (FAILED)") << "\n";
+                        << (run.ok ? "" : " (FAILED)") << crowded << "\n";
     }
     if (!run.ok) {
       run.failure = reason;

@@ -76,8 +76,8 @@ struct TraceMetadata {
   bool HasInstructions() const;
   // True when some host ran more ranks than it had cores (false when unknown).
   bool IsOversubscribed() const;
-  // E.g. "49 ranks on 1 host (vm: 49 ranks on 2 cores, 24.5 per core)", or "placement
-  // unknown (...)" when `hosts` is empty.
+  // E.g. "49 ranks on 1 host (vm: 49 ranks on 2 cores, 24.5 per core)", or "unknown (...)"
+  // when `hosts` is empty.
   std::string DescribePlacement() const;
   bool HasCycles() const;
   bool IsComplete() const { return status == "complete"; }
