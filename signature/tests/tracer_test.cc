@@ -64,6 +64,22 @@ TEST(TracerMetadata, RecordsRanksAndCoresPerHost) {
                                ": 4 ranks on " + std::to_string(cores) +
                                (cores == 1 ? " core, " : " cores, ") + per_core + " per core)";
   EXPECT_NE(dump.out.find(expected), std::string::npos) << expected << "\n" << dump.out;
+
+  // Cores are what the ranks may run on, not what the machine has: the same job confined to
+  // one CPU (taskset, as a batch system's cpuset would) records 1 core for its 4 ranks.
+  int first_cpu = 0;
+  while (!CPU_ISSET(first_cpu, &set)) ++first_cpu;
+  const std::string confined_dir = FreshDir("placement-confined");
+  const auto confined =
+      testing::Run("taskset -c " + std::to_string(first_cpu) + " " + Quote(PAS2P_MPIEXEC) +
+                   " -np 4 --oversubscribe --allow-run-as-root --bind-to none -x LD_PRELOAD=" +
+                   Quote(PAS2P_TRACER_PATH) + " -x PAS2P_TRACE_DIR=" + Quote(confined_dir) + " " +
+                   Quote(Program("p2p_program")));
+  ASSERT_EQ(confined.exit_code, 0) << confined.err;
+  const TraceMetadata confined_md = ReadMetadata(confined_dir);
+  EXPECT_EQ(confined_md.hosts, (std::vector<HostPlacement>{{host, 4, 1}}))
+      << MetadataToJson(confined_md);
+  EXPECT_TRUE(confined_md.IsOversubscribed());
 }
 
 // Walks the non-compute events of one rank in order.
