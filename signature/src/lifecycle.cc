@@ -193,17 +193,27 @@ void InstallCrashHandlers() {
 }
 
 // What each rank sends rank 0 at MPI_Init: its host name (truncated to a fixed size, so one
-// PMPI_Gather of fixed records suffices: O(P) bytes at rank 0, one collective) and the CPUs
-// its affinity mask allows.
+// PMPI_Gather of fixed records suffices: O(P) bytes at rank 0, one collective), the id of
+// the running kernel (two nodes of a container cluster may share a host name, never a boot
+// id), and the CPUs its affinity mask allows.
 constexpr std::size_t kHostNameBytes = 72;  // HOST_NAME_MAX (64) + NUL, rounded up
+constexpr std::size_t kBootIdBytes = 40;    // a UUID (36) + NUL, rounded up
 struct PlacementRecord {
   char host[kHostNameBytes];
+  char boot_id[kBootIdBytes];
   unsigned char cpus[sizeof(cpu_set_t)];
 };
 
 void LocalPlacement(PlacementRecord* record) {
   std::memset(record, 0, sizeof *record);
   gethostname(record->host, kHostNameBytes - 1);
+  if (const int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC); fd >= 0) {
+    const ssize_t n = read(fd, record->boot_id, kBootIdBytes - 1);
+    close(fd);
+    for (ssize_t i = 0; i < n; ++i) {
+      if (record->boot_id[i] == '\n') record->boot_id[i] = '\0';
+    }
+  }
   cpu_set_t set;
   CPU_ZERO(&set);
   if (sched_getaffinity(0, sizeof set, &set) != 0) {
@@ -214,9 +224,10 @@ void LocalPlacement(PlacementRecord* record) {
   std::memcpy(record->cpus, &set, sizeof set);
 }
 
-// Collective over MPI_COMM_WORLD (every rank calls it). Rank 0 gets the hosts in the order of
-// their lowest rank, each with its rank count and the union of its ranks' affinity masks
-// (ranks bound one per core count each core once; unbound ranks share the whole mask).
+// Collective over MPI_COMM_WORLD (every rank calls it). Rank 0 gets the hosts (ranks with the
+// same host name and boot id) in the order of their lowest rank, each with its rank count
+// and the union of its ranks' affinity masks (ranks bound one per core count each core once;
+// unbound ranks share the whole mask).
 std::vector<HostPlacement> GatherPlacement(int rank, int nprocs) {
   PlacementRecord mine;
   LocalPlacement(&mine);
@@ -229,7 +240,8 @@ std::vector<HostPlacement> GatherPlacement(int rank, int nprocs) {
   std::map<std::string, std::size_t> index;
   for (const PlacementRecord& record : all) {
     const std::string name(record.host, strnlen(record.host, kHostNameBytes));
-    auto [it, added] = index.emplace(name, hosts.size());
+    const std::string boot(record.boot_id, strnlen(record.boot_id, kBootIdBytes));
+    auto [it, added] = index.emplace(name + '\n' + boot, hosts.size());
     if (added) {
       hosts.push_back(HostPlacement{name, 0, 0});
       masks.emplace_back();
