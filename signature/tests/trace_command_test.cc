@@ -30,6 +30,12 @@ TEST(TraceCommand, TracesEachCountIntoItsOwnDirectory) {
   EXPECT_EQ(trace.metadata().nprocs, 4);
   const TraceData data = ReadTrace(trace);
   EXPECT_EQ(data.ranks.size(), 4u);
+  // The progress line says so when the count had more ranks than cores (4 ranks on this
+  // 2-core test machine), and only then.
+  const std::string crowded =
+      "; " + trace.metadata().DescribePlacement() + ": more ranks than cores";
+  EXPECT_EQ(run.err.find(crowded) != std::string::npos, trace.metadata().IsOversubscribed())
+      << run.err;
 }
 
 TEST(TraceCommand, DefaultOutputIsTracesAppAppDotCountAndRerunReplaces) {
