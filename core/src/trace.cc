@@ -61,6 +61,11 @@ void WriteTrace(const std::filesystem::path& dir, const TraceData& data) {
   if (ec) throw TraceError(dir.string() + ": cannot create trace directory: " + ec.message());
   TraceMetadata metadata = data.metadata;
   metadata.nprocs = static_cast<int>(data.ranks.size());
+  // A placement recorded for another rank count (ranks added or dropped since) no longer
+  // describes this trace: unknown rather than wrong.
+  long long placed = 0;
+  for (const HostPlacement& h : metadata.hosts) placed += h.ranks;
+  if (placed != metadata.nprocs) metadata.hosts.clear();
   for (int r = 0; r < metadata.nprocs; ++r) {
     RankStreamWriter writer;
     bool ok = writer.Open(RankStreamPath(dir, r), r);

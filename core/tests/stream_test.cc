@@ -456,6 +456,18 @@ TEST(Metadata, HostPlacementRoundTripsAndOldFilesLoad) {
   // And writing it back does not invent a placement.
   EXPECT_EQ(MetadataToJson(old_back).find("\"hosts\""), std::string::npos);
 
+  // WriteTrace keeps a placement that fits its ranks and drops one that does not.
+  const fs::path dir = TempDir("placement");
+  TraceData data;
+  data.metadata.hosts = {{"vm", 2, 2}};
+  data.ranks.resize(2);
+  WriteTrace(dir, data);
+  EXPECT_EQ(ReadMetadata(dir).hosts, data.metadata.hosts);
+  data.ranks.resize(3);
+  WriteTrace(dir, data);
+  EXPECT_TRUE(ReadMetadata(dir).hosts.empty());
+  fs::remove_all(dir);
+
   // Unknown cores (0) are never oversubscribed.
   TraceMetadata unknown;
   unknown.nprocs = 4;

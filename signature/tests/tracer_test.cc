@@ -672,53 +672,75 @@ TEST(TracerCoverage, NonBlockingCollectivesAreRecordedAsTheirCollective) {
   }
 }
 
-// The Fortran entry points of the non-blocking collectives (mpi_ibarrier_, mpi_iallreduce_,
-// mpi_ibcast_, mpi_ialltoall_, mpi_iallgatherv_, mpi_ireduce_, mpi_iscan_ from `use mpi` in
-// programs/nbcoll_f.f90, and their _f08 names from `use mpi_f08` in nbcoll_f08.f90) record
-// exactly what the C ones of nbcoll_c.c do, event by event, and the collective requests they
-// return complete in mpi_wait_/mpi_waitall_/mpi_test_ without being listed as point-to-point
-// requests.
-TEST(TracerCoverage, FortranNonBlockingCollectivesTracedExactlyLikeC) {
-  const std::vector<std::string> names = {"nbcoll_c", "nbcoll_f", "nbcoll_f08"};
-  std::vector<std::vector<std::vector<Event>>> traces;
-  std::vector<std::string> outputs;
+// Runs each program traced at 4 ranks; returns their stdout and their call events (compute
+// bursts and times left out, so that twins in different languages compare equal).
+void TraceTwins(const std::vector<std::string>& names, std::vector<std::string>* outputs,
+                std::vector<std::vector<std::vector<Event>>>* traces) {
   for (const std::string& name : names) {
     const std::string dir = FreshDir("twin-" + name);
     const auto run = RunMpi(4, Program(name), {}, dir);
     ASSERT_EQ(run.exit_code, 0) << name << ": " << run.err;
     EXPECT_EQ(run.err.find("pas2p-trace"), std::string::npos) << run.err;
-    outputs.push_back(run.out);
+    outputs->push_back(run.out);
     TraceData data = ReadTrace(TraceDirectory(dir), /*require_complete=*/true);
     for (auto& rank : data.ranks) {
       rank = CallEvents(rank);
       for (Event& e : rank) e.wall_start_ns = e.wall_end_ns = 0;
     }
-    traces.push_back(data.ranks);
+    traces->push_back(data.ranks);
   }
-  EXPECT_NE(outputs[0].find("nbcoll checksum"), std::string::npos) << outputs[0];
-  ASSERT_EQ(traces[0].size(), 4u);
-  const std::vector<EventKind> collectives = {
-      EventKind::kBarrier,    EventKind::kAllreduce, EventKind::kBcast, EventKind::kAlltoall,
-      EventKind::kAllgatherv, EventKind::kReduce,    EventKind::kScan};
-  for (std::size_t v = 1; v < names.size(); ++v) {
-    SCOPED_TRACE(names[v]);
-    EXPECT_EQ(outputs[v], outputs[0]);
-    ASSERT_EQ(traces[v].size(), traces[0].size());
-    for (std::size_t r = 0; r < traces[0].size(); ++r) {
-      const auto& c = traces[0][r];
-      const auto& f = traces[v][r];
-      // Every non-blocking collective of the program is in the Fortran trace (not only equal
-      // to C's, which would also hold if both missed one).
-      for (EventKind kind : collectives) {
-        EXPECT_NE(std::find_if(f.begin(), f.end(), [&](const Event& e) { return e.kind == kind; }),
-                  f.end())
-            << "rank " << r << ": no " << EventKindName(kind) << " in the Fortran trace";
-      }
-      ASSERT_EQ(f.size(), c.size()) << "rank " << r;
-      for (std::size_t i = 0; i < c.size(); ++i) {
-        EXPECT_EQ(f[i], c[i]) << "rank " << r << " event " << i
-                              << ":\n  C:       " << FormatEvent(c[i])
-                              << "\n  Fortran: " << FormatEvent(f[i]);
+}
+
+// The Fortran entry points of the non-blocking collectives record exactly what the C ones
+// do, event by event, and the collective requests they return complete in mpi_wait_ /
+// mpi_waitall_ / mpi_test_ without being listed as point-to-point requests:
+//   nbcoll_c.c vs nbcoll_f.f90 (`use mpi`: mpi_ibarrier_, mpi_iallreduce_, mpi_ibcast_,
+//   mpi_ialltoall_, mpi_iallgatherv_, mpi_ireduce_, mpi_iscan_) and nbcoll_f08.f90
+//   (`use mpi_f08`: the same calls through their _f08 names);
+//   nbcoll_more_c.c vs nbcoll_more_f.f90 (mpi_igather_, mpi_igatherv_, mpi_iscatter_,
+//   mpi_iscatterv_, mpi_iallgather_, mpi_ialltoallv_, mpi_iexscan_, mpi_ireduce_scatter_,
+//   mpi_ireduce_scatter_block_).
+TEST(TracerCoverage, FortranNonBlockingCollectivesTracedExactlyLikeC) {
+  struct Twins {
+    std::vector<std::string> names;  // the C program first
+    std::vector<EventKind> collectives;
+  };
+  const std::vector<Twins> groups = {
+      {{"nbcoll_c", "nbcoll_f", "nbcoll_f08"},
+       {EventKind::kBarrier, EventKind::kAllreduce, EventKind::kBcast, EventKind::kAlltoall,
+        EventKind::kAllgatherv, EventKind::kReduce, EventKind::kScan}},
+      {{"nbcoll_more_c", "nbcoll_more_f"},
+       {EventKind::kGather, EventKind::kGatherv, EventKind::kScatter, EventKind::kScatterv,
+        EventKind::kAllgather, EventKind::kAlltoallv, EventKind::kExscan,
+        EventKind::kReduceScatter}}};
+  for (const Twins& group : groups) {
+    std::vector<std::string> outputs;
+    std::vector<std::vector<std::vector<Event>>> traces;
+    TraceTwins(group.names, &outputs, &traces);
+    ASSERT_EQ(traces.size(), group.names.size());
+    EXPECT_NE(outputs[0].find("checksum"), std::string::npos) << outputs[0];
+    ASSERT_EQ(traces[0].size(), 4u);
+    for (std::size_t v = 1; v < group.names.size(); ++v) {
+      SCOPED_TRACE(group.names[v]);
+      EXPECT_EQ(outputs[v], outputs[0]);
+      ASSERT_EQ(traces[v].size(), traces[0].size());
+      for (std::size_t r = 0; r < traces[0].size(); ++r) {
+        const auto& c = traces[0][r];
+        const auto& f = traces[v][r];
+        // Every non-blocking collective of the program is in the Fortran trace (not only
+        // equal to C's, which would also hold if both missed one).
+        for (EventKind kind : group.collectives) {
+          EXPECT_NE(
+              std::find_if(f.begin(), f.end(), [&](const Event& e) { return e.kind == kind; }),
+              f.end())
+              << "rank " << r << ": no " << EventKindName(kind) << " in the Fortran trace";
+        }
+        ASSERT_EQ(f.size(), c.size()) << "rank " << r;
+        for (std::size_t i = 0; i < c.size(); ++i) {
+          EXPECT_EQ(f[i], c[i]) << "rank " << r << " event " << i
+                                << ":\n  C:       " << FormatEvent(c[i])
+                                << "\n  Fortran: " << FormatEvent(f[i]);
+        }
       }
     }
   }
