@@ -287,7 +287,10 @@ std::int64_t GeneralEquation::AtCount::NumDests(std::int64_t src) const {
     }
     return eq.include_self ? size : size - 1;
   }
-  return static_cast<std::int64_t>(Dests(src).size());
+  // Counted, not listed: the synthesis asks this per slot, rank and occurrence.
+  std::int64_t count = 0;
+  ForEachDest(src, [&count](std::int64_t) { ++count; });
+  return count;
 }
 
 CommMap GeneralEquation::AtCount::Map() const {

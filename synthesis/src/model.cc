@@ -54,19 +54,24 @@ std::string_view DestOrderName(DestOrder order) {
 
 void SortDests(DestOrder order, std::int64_t rank, std::int64_t nprocs,
                std::vector<std::int64_t>* dests) {
+  SortDests(order, rank, nprocs, std::span<std::int64_t>(*dests));
+}
+
+void SortDests(DestOrder order, std::int64_t rank, std::int64_t nprocs,
+               std::span<std::int64_t> dests) {
   switch (order) {
     case DestOrder::kAscending:
-      std::sort(dests->begin(), dests->end());
+      std::sort(dests.begin(), dests.end());
       break;
     case DestOrder::kDistance:
-      std::sort(dests->begin(), dests->end(), [rank](std::int64_t a, std::int64_t b) {
+      std::sort(dests.begin(), dests.end(), [rank](std::int64_t a, std::int64_t b) {
         const std::int64_t da = a > rank ? a - rank : rank - a;
         const std::int64_t db = b > rank ? b - rank : rank - b;
         return da != db ? da < db : a < b;
       });
       break;
     case DestOrder::kRing:
-      std::sort(dests->begin(), dests->end(), [rank, nprocs](std::int64_t a, std::int64_t b) {
+      std::sort(dests.begin(), dests.end(), [rank, nprocs](std::int64_t a, std::int64_t b) {
         const std::int64_t p = std::max<std::int64_t>(1, nprocs);
         return ((a - rank) % p + p) % p < ((b - rank) % p + p) % p;
       });

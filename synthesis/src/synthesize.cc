@@ -1,10 +1,12 @@
 #include "pas2p/synthesis/synthesize.h"
 
 #include <algorithm>
+#include <boost/container/small_vector.hpp>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <queue>
+#include <span>
 
 #include "pas2p/core/error.h"
 #include "pas2p/core/simgrid_ti.h"
@@ -103,6 +105,51 @@ double ClippedFactorNorm(double spread) {
   return mean > 0 ? 1 / mean : 1;
 }
 
+// Resets *e to Event{} in place: the simulator reads every event of a rank into one Event,
+// and assigning a fresh Event would free the capacity of its lists (a waitall's request
+// list) only to allocate it again for the next completion. The static_assert catches a
+// field added to Event that this would miss.
+static_assert(sizeof(Event) == 248, "Event changed: update ClearEvent");
+void ClearEvent(Event* e) {
+  e->kind = EventKind::kCompute;
+  e->wall_start_ns = e->wall_end_ns = 0;
+  e->cpu_ns = 0;
+  e->instructions = e->cycles = kNotMeasured;
+  e->comm = kCommWorld;
+  e->peer = kNoRank;
+  e->tag = 0;
+  e->bytes = 0;
+  e->request = 0;
+  e->sync = false;
+  e->recv_peer = kNoRank;
+  e->recv_tag = 0;
+  e->recv_bytes = 0;
+  e->send_bytes = 0;
+  e->send_counts.clear();
+  e->recv_counts.clear();
+  e->requests.clear();
+  e->completed.clear();
+  e->new_comm = 0;
+  e->members.clear();
+  e->value = 0;
+}
+
+// MakeSend/MakeRecv/MakeIsend/MakeIrecv (on MPI_COMM_WORLD) and MakeCompute, in place.
+void SetP2P(Event* e, EventKind kind, std::int32_t peer, std::int32_t tag, std::uint64_t bytes,
+            RequestId request) {
+  ClearEvent(e);
+  e->kind = kind;
+  e->peer = peer;
+  e->tag = tag;
+  e->bytes = bytes;
+  e->request = request;
+}
+void SetCompute(Event* e, std::int64_t cpu_ns, std::int64_t instructions) {
+  ClearEvent(e);
+  e->cpu_ns = cpu_ns;
+  e->instructions = instructions;
+}
+
 struct PendingRequest {
   const SynthesizedTrace::SlotAt* slot = nullptr;
   std::int32_t peer = kNoRank;
@@ -179,6 +226,12 @@ class ListSchedule {
 };
 
 class SynthRank : public RankEventSource {
+  // The lists of a rank reader hold a few entries on most ranks: kept inline, a reader is
+  // one allocation (a million of them are open at once in the simulator).
+  template <typename T, std::size_t N>
+  using SmallVector = boost::container::small_vector<T, N>;
+  using Dests = SmallVector<std::int64_t, 8>;
+
  public:
   SynthRank(const SynthesizedTrace* trace, const SynthesizedTrace::Impl* impl, int rank)
       : trace_(trace), impl_(impl), rank_(rank) {}
@@ -187,7 +240,7 @@ class SynthRank : public RankEventSource {
     for (;;) {
       switch (stage_) {
         case Stage::kInit:
-          *event = Event{};
+          ClearEvent(event);
           event->kind = EventKind::kInit;
           stage_ = Stage::kComms;
           return true;
@@ -196,7 +249,7 @@ class SynthRank : public RankEventSource {
             const auto* def = impl_->comm_defs[comm_index_++];
             const std::int64_t group = def->comm->GroupIndex(rank_);
             if (group < 0) continue;
-            *event = Event{};
+            ClearEvent(event);
             event->kind = EventKind::kCommCreate;
             event->comm = kCommWorld;
             event->new_comm = def->comm_base + static_cast<CommId>(group);
@@ -213,7 +266,7 @@ class SynthRank : public RankEventSource {
           stage_ = Stage::kEnd;
           break;
         case Stage::kEnd:
-          *event = Event{};
+          ClearEvent(event);
           event->kind = EventKind::kFinalize;
           stage_ = Stage::kDone;
           return true;
@@ -240,7 +293,7 @@ class SynthRank : public RankEventSource {
       if (!NextSlot()) return false;
       std::int64_t cpu = cur_->cpu_ns, ins = cur_->instructions;
       for (const auto& c : cur_->classes) {
-        if (c.bits == made_) {
+        if (std::equal(c.bits.begin(), c.bits.end(), made_.begin(), made_.end())) {
           cpu = c.cpu_ns;
           ins = c.instructions;
           break;
@@ -267,7 +320,7 @@ class SynthRank : public RankEventSource {
             std::llround(static_cast<double>(cpu) * between * within * shared));
       }
       if (cpu > 0 || ins > 0) {
-        *event = MakeCompute(cpu, ins);
+        SetCompute(event, cpu, ins);
         return true;
       }
     }
@@ -382,7 +435,7 @@ class SynthRank : public RankEventSource {
       if (!Made(k)) continue;
       std::int64_t c = all[k].cpu_ns;
       for (const auto& cl : all[k].classes) {
-        if (cl.bits == made_) {
+        if (std::equal(cl.bits.begin(), cl.bits.end(), made_.begin(), made_.end())) {
           c = cl.cpu_ns;
           break;
         }
@@ -534,8 +587,9 @@ class SynthRank : public RankEventSource {
             if (!Busy() || IsBusy(d)) dests_.push_back(d);
           });
         if (block_ && dests_.size() > kCacheFrom) {
-          SortDests(cur_->model->dest_order, rank_, trace_->nprocs(), &dests_);
-          cache_ = dests_;
+          SortDests(cur_->model->dest_order, rank_, trace_->nprocs(),
+                    std::span<std::int64_t>(dests_.data(), dests_.size()));
+          cache_.assign(dests_.begin(), dests_.end());
           cache_slot_ = cur_;
           cache_run_ = runs_done_;
           cache_rep_ = rep_;
@@ -557,7 +611,7 @@ class SynthRank : public RankEventSource {
         }
         num_calls_ = std::max<std::size_t>({dests_.size(), sources_.size(), 1});
       } else {
-        if (dests_.empty()) dests_.push_back(kProcNull);
+        if (dests_.empty()) dests_.assign(1, kProcNull);
         num_calls_ = dests_.size();
       }
     } else if (IsCompletion(kind)) {
@@ -568,8 +622,11 @@ class SynthRank : public RankEventSource {
   }
 
   // Partners in the slot's call order; in a repeated block only this iteration's one.
-  void OrderAndPick(std::vector<std::int64_t>* dests) const {
-    if (dests->size() > 1) SortDests(cur_->model->dest_order, rank_, trace_->nprocs(), dests);
+  void OrderAndPick(Dests* dests) const {
+    if (dests->size() > 1) {
+      SortDests(cur_->model->dest_order, rank_, trace_->nprocs(),
+                std::span<std::int64_t>(dests->data(), dests->size()));
+    }
     if (!block_) return;
     if (iter_ < dests->size()) {
       const std::int64_t d = (*dests)[iter_];
@@ -585,7 +642,7 @@ class SynthRank : public RankEventSource {
     if (IsCompletion(m.kind)) return EmitCompletion(event);
     if (IsCollective(m.kind)) return EmitCollective(event);
     if (m.kind == EventKind::kSendrecv) {
-      *event = Event{};
+      ClearEvent(event);
       event->kind = EventKind::kSendrecv;
       event->peer = i < dests_.size() ? static_cast<std::int32_t>(dests_[i]) : kProcNull;
       event->recv_peer = i < sources_.size() ? static_cast<std::int32_t>(sources_[i]) : kProcNull;
@@ -601,21 +658,21 @@ class SynthRank : public RankEventSource {
     }
     switch (m.kind) {
       case EventKind::kSend:
-        *event = MakeSend(peer, m.tag, s.bytes);
+        SetP2P(event, EventKind::kSend, peer, m.tag, s.bytes, 0);
         break;
       case EventKind::kRecv:
-        *event = MakeRecv(peer, WorkerTag(peer, m.tag), s.bytes);
+        SetP2P(event, EventKind::kRecv, peer, WorkerTag(peer, m.tag), s.bytes, 0);
         break;
       case EventKind::kIsend:
-        *event = MakeIsend(peer, m.tag, s.bytes, next_request_++);
+        SetP2P(event, EventKind::kIsend, peer, m.tag, s.bytes, next_request_++);
         pending_.push_back(PendingRequest{&s, peer});
         break;
       case EventKind::kIrecv:
-        *event = MakeIrecv(peer, WorkerTag(peer, m.tag), s.bytes, next_request_++);
+        SetP2P(event, EventKind::kIrecv, peer, WorkerTag(peer, m.tag), s.bytes, next_request_++);
         pending_.push_back(PendingRequest{&s, peer});
         break;
       default:
-        *event = MakeSend(peer, m.tag, s.bytes);
+        SetP2P(event, EventKind::kSend, peer, m.tag, s.bytes, 0);
         break;
     }
   }
@@ -629,7 +686,7 @@ class SynthRank : public RankEventSource {
         m.all_pending
             ? pending
             : std::min<std::size_t>(pending, static_cast<std::size_t>(std::max(0, m.requests)));
-    *event = Event{};
+    ClearEvent(event);
     event->kind = m.kind;
     const bool one = m.kind == EventKind::kWait || m.kind == EventKind::kWaitany ||
                      m.kind == EventKind::kTest || m.kind == EventKind::kTestany;
@@ -688,7 +745,12 @@ class SynthRank : public RankEventSource {
     }
     const std::uint64_t send = is_root ? s.root_bytes : s.bytes;
     const std::uint64_t recv = is_root ? s.root_recv_bytes : s.recv_bytes;
-    *event = MakeCollective(m.kind, send, recv, root, comm);
+    ClearEvent(event);
+    event->kind = m.kind;
+    event->send_bytes = send;
+    event->recv_bytes = recv;
+    event->peer = root;
+    event->comm = comm;
   }
 
   enum class Stage : std::uint8_t { kInit, kComms, kBody, kEnd, kDone };
@@ -709,7 +771,7 @@ class SynthRank : public RankEventSource {
     std::int64_t count;
     std::int64_t done;
   };
-  std::vector<Frame> stack_;
+  SmallVector<Frame, 2> stack_;
   bool cursor_started_ = false;
   std::uint64_t runs_done_ = 0;  // run items finished so far (the same count on every rank)
   std::int64_t rep_ = 0;
@@ -721,9 +783,9 @@ class SynthRank : public RankEventSource {
   std::size_t iter_ = 0, iters_ = 1;
   const SlotAt* cur_ = nullptr;
   std::size_t call_index_ = 0, num_calls_ = 0;
-  std::vector<std::uint64_t> made_;  // bit k: the rank makes slot k in this occurrence
-  std::vector<std::int64_t> dests_, sources_;
-  std::vector<PendingRequest> pending_;
+  SmallVector<std::uint64_t, 1> made_;  // bit k: the rank makes slot k in this occurrence
+  Dests dests_, sources_;
+  SmallVector<PendingRequest, 8> pending_;
   std::size_t head_ = 0;  // pending_[head_..] are pending
   RequestId next_request_ = 1;
   std::string message_;

@@ -53,6 +53,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,8 @@ std::string_view DestOrderName(DestOrder order);
 // Sorts `dests` of rank `rank` at `nprocs` in that order.
 void SortDests(DestOrder order, std::int64_t rank, std::int64_t nprocs,
                std::vector<std::int64_t>* dests);
+void SortDests(DestOrder order, std::int64_t rank, std::int64_t nprocs,
+               std::span<std::int64_t> dests);
 
 // A quantity of a slot as a function of P (absent when not measured).
 struct Quantity {
