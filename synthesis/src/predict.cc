@@ -1,14 +1,19 @@
 #include "pas2p/synthesis/predict.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <exception>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <thread>
 
 #include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
@@ -33,6 +38,81 @@ double SimulateModel(const AppModel& model, std::int64_t n, const SynthOptions& 
                      const sim::Machine& machine, std::uint64_t* events) {
   SynthesizedTrace trace(model, n, o);
   return SimulateTime(trace, machine, events);
+}
+
+// Simulations that do not depend on each other, run on up to `threads` threads. Each result,
+// or the exception its simulation threw, is taken where the sequential code used it, in the
+// same order: the outputs, the errors and PredictOptions::simulated_events are those of
+// running the same simulations one after another (a result never taken - a simulation run
+// ahead in case it would be needed - counts for nothing).
+class SimulationPool {
+ public:
+  using Job = std::function<double(std::uint64_t* events)>;
+  std::size_t Add(Job job) {
+    jobs_.push_back(Entry{std::move(job), 0, 0, nullptr});
+    return jobs_.size() - 1;
+  }
+  // Runs the jobs added since the last Run, in the order they were added.
+  void Run(int threads) {
+    std::atomic<std::size_t> next{first_};
+    auto work = [&]() {
+      for (std::size_t i = next++; i < jobs_.size(); i = next++) {
+        Entry& e = jobs_[i];
+        try {
+          e.value = e.job(&e.events);
+        } catch (...) {
+          e.error = std::current_exception();
+        }
+      }
+    };
+    const std::size_t pending = jobs_.size() - first_;
+    const std::size_t helpers =
+        std::min<std::size_t>(pending, static_cast<std::size_t>(std::max(threads, 1))) - 1;
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t + 1 <= helpers && pending > 0; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
+    first_ = jobs_.size();
+  }
+  // The job's result (rethrows what it threw); adds its events to *events.
+  double Take(std::size_t job, std::uint64_t* events) {
+    Entry& e = jobs_[job];
+    if (e.error) std::rethrow_exception(e.error);
+    *events += e.events;
+    return e.value;
+  }
+
+ private:
+  struct Entry {
+    Job job;
+    double value;
+    std::uint64_t events;
+    std::exception_ptr error;
+  };
+  std::vector<Entry> jobs_;
+  std::size_t first_ = 0;
+};
+
+SimulationPool::Job PhaseJob(const AppModel& model, std::int64_t n, const SynthOptions& o,
+                             const sim::Machine& machine) {
+  return [&model, n, o, &machine](std::uint64_t* events) {
+    return SimulateModel(model, n, o, machine, events);
+  };
+}
+
+SynthOptions OnlyPhase(int phase, std::int64_t repetitions, int side = 0) {
+  SynthOptions o;
+  o.only_phase = phase;
+  o.repetitions = repetitions;
+  o.side = side;
+  return o;
+}
+
+// PredictOptions::threads, 0 = the machine's hardware threads, at most 4.
+int PredictThreads(const PredictOptions& options) {
+  if (options.threads > 0) return options.threads;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp(hw, 1u, 4u));
 }
 
 bool WidthAt(const Quantity& q, double p) {
@@ -198,7 +278,47 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   bool self_scheduled = false;
   for (const auto& pm : model.phases) self_scheduled = self_scheduled || pm.scheduled;
   std::set<int> coupled;  // phases that cannot be simulated alone
-  for (int ph : in_run) {
+  const std::vector<int> order(in_run.begin(), in_run.end());
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  const int threads = PredictThreads(options);
+  // With more than one thread, simulations are started ahead of where the sequential order
+  // needs them: the full replay (when it is the prediction) and the two-occurrence runs of
+  // the repeated phases (needed unless the phase holds under 1% of the time: then the run
+  // is wasted, its result is not used). The runs of one thread are those of the sequential
+  // order.
+  const bool ahead = threads > 1;
+  SimulationPool pool;
+  std::optional<SynthesizedTrace> full;  // the whole run (its error where it is needed)
+  std::exception_ptr full_error;
+  try {
+    full.emplace(model, n);
+  } catch (...) {
+    full_error = std::current_exception();
+  }
+  // A self-scheduled run is always replayed in full: its phases are coupled (the per-phase
+  // times leave out what the master's hand-out and stops cost), and its events are
+  // O(tasks + P) whatever the count.
+  const bool replay_full = full && (full->MaxEventsPerRank() * static_cast<std::uint64_t>(n) <=
+                                        options.full_replay_events ||
+                                    self_scheduled);
+  std::size_t full_job = kNone;
+  if (ahead && replay_full) {
+    full_job = pool.Add(
+        [&full, &machine](std::uint64_t* events) { return SimulateTime(*full, machine, events); });
+  }
+  std::vector<std::size_t> t1_job(order.size(), kNone), t2_job(order.size(), kNone);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const PhaseModel& pm = model.phases[order[i]];
+    if (ahead && !self_scheduled && !pm.scheduled && pm.weight.At(p) > 1.5)
+      t2_job[i] = pool.Add(PhaseJob(model, n, OnlyPhase(order[i], 2), machine));
+  }
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (!model.phases[order[i]].scheduled)
+      t1_job[i] = pool.Add(PhaseJob(model, n, OnlyPhase(order[i], 1), machine));
+  }
+  pool.Run(threads);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const int ph = order[i];
     const PhaseModel& pm = model.phases[ph];
     PhasePrediction row;
     row.phase = ph;
@@ -212,7 +332,8 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
       // A self-scheduled phase cannot run alone (the master's first wait needs the tasks
       // handed out in the phase before it): its time is the list schedule's span, compute
       // only (the full replay below times its messages too).
-      const SynthesizedTrace at(model, n);
+      if (!full) std::rethrow_exception(full_error);
+      const SynthesizedTrace& at = *full;
       const double w = std::max(1.0, row.weight);
       t.scheduled_s = at.ScheduledPhase() == ph ? at.ScheduleMakespanS() : 0;
       t.t1 = t.scheduled_s / w;
@@ -220,20 +341,14 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
       // The phases around a self-scheduled one may exchange messages with it (the master's
       // hand-out of the first tasks, its stops): alone they cannot complete, and their time
       // is then only in the full replay (always used for such a run, see below).
-      SynthOptions o;
-      o.only_phase = ph;
-      o.repetitions = 1;
       try {
-        t.t1 = SimulateModel(model, n, o, machine, &pred.simulated_events);
+        t.t1 = pool.Take(t1_job[i], &pred.simulated_events);
       } catch (const sim::SimulationError&) {
         t.t1 = 0;
         coupled.insert(ph);
       }
     } else {
-      SynthOptions o;
-      o.only_phase = ph;
-      o.repetitions = 1;
-      t.t1 = SimulateModel(model, n, o, machine, &pred.simulated_events);
+      t.t1 = pool.Take(t1_job[i], &pred.simulated_events);
     }
     t.occ = t.t1;
     times.push_back(t);
@@ -246,15 +361,20 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   for (std::size_t i = 0; i < pred.phases.size(); ++i) {
     estimate += times[i].t1 * std::max(1.0, pred.phases[i].weight);
   }
+  std::vector<bool> needs_t2(order.size(), false);
+  for (std::size_t i = 0; i < pred.phases.size(); ++i) {
+    const PhasePrediction& row = pred.phases[i];
+    needs_t2[i] = row.weight > 1.5 && times[i].t1 * row.weight >= 0.01 * estimate &&
+                  !model.phases[row.phase].scheduled && !coupled.count(row.phase);
+    if (needs_t2[i] && t2_job[i] == kNone)
+      t2_job[i] = pool.Add(PhaseJob(model, n, OnlyPhase(row.phase, 2), machine));
+  }
+  pool.Run(threads);
   for (std::size_t i = 0; i < pred.phases.size(); ++i) {
     PhasePrediction& row = pred.phases[i];
     Times& t = times[i];
-    if (row.weight > 1.5 && t.t1 * row.weight >= 0.01 * estimate &&
-        !model.phases[row.phase].scheduled && !coupled.count(row.phase)) {
-      SynthOptions o;
-      o.only_phase = row.phase;
-      o.repetitions = 2;
-      const double t2 = SimulateModel(model, n, o, machine, &pred.simulated_events);
+    if (needs_t2[i]) {
+      const double t2 = pool.Take(t2_job[i], &pred.simulated_events);
       if (t2 - t.t1 > 0) t.occ = t2 - t.t1;
     }
     row.first_occurrence_s = t.t1;
@@ -266,21 +386,25 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   // simulations per phase, and only for phases that hold at least 1% of the time (the
   // others' ends come from their weight interval alone).
   const bool affordable = static_cast<std::uint64_t>(n) * 64 <= options.full_replay_events;
+  std::vector<std::size_t> low_job(order.size(), kNone), high_job(order.size(), kNone);
+  for (std::size_t i = 0; i < pred.phases.size(); ++i) {
+    const PhasePrediction& row = pred.phases[i];
+    const PhaseModel& pm = model.phases[row.phase];
+    if (options.intervals && affordable && row.total_s >= 0.01 * sum && PhaseHasWidth(pm, p) &&
+        !pm.scheduled && !coupled.count(row.phase)) {
+      low_job[i] = pool.Add(PhaseJob(model, n, OnlyPhase(row.phase, 1, -1), machine));
+      high_job[i] = pool.Add(PhaseJob(model, n, OnlyPhase(row.phase, 1, +1), machine));
+    }
+  }
+  pool.Run(threads);
   for (std::size_t i = 0; i < pred.phases.size(); ++i) {
     const PhasePrediction& row = pred.phases[i];
     const Times& t = times[i];
-    const PhaseModel& pm = model.phases[row.phase];
     double low = total_of(t.t1, t.occ, t.w_low), high = total_of(t.t1, t.occ, t.w_high);
     if (t.scheduled_s >= 0) low = high = t.scheduled_s;
-    if (options.intervals && affordable && row.total_s >= 0.01 * sum && PhaseHasWidth(pm, p) &&
-        !pm.scheduled && !coupled.count(row.phase)) {
-      SynthOptions o;
-      o.only_phase = row.phase;
-      o.repetitions = 1;
-      o.side = -1;
-      const double tl = SimulateModel(model, n, o, machine, &pred.simulated_events);
-      o.side = +1;
-      const double th = SimulateModel(model, n, o, machine, &pred.simulated_events);
+    if (low_job[i] != kNone) {
+      const double tl = pool.Take(low_job[i], &pred.simulated_events);
+      const double th = pool.Take(high_job[i], &pred.simulated_events);
       const double rl = t.t1 > 0 ? tl / t.t1 : 1, rh = t.t1 > 0 ? th / t.t1 : 1;
       low = total_of(tl, t.occ * rl, t.w_low);
       high = total_of(th, t.occ * rh, t.w_high);
@@ -295,13 +419,11 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   for (auto& row : pred.phases) row.share = pred.pet_s > 0 ? row.total_s / pred.pet_s : 0;
   const double low_pet = sum_low * (1 + rest), high_pet = sum_high * (1 + rest);
 
-  SynthesizedTrace full(model, n);
-  const std::uint64_t events = full.MaxEventsPerRank() * static_cast<std::uint64_t>(n);
-  // A self-scheduled run is always replayed in full: its phases are coupled (the per-phase
-  // times above leave out what the master's hand-out and stops cost), and its events are
-  // O(tasks + P) whatever the count.
-  if (events <= options.full_replay_events || self_scheduled) {
-    pred.predicted_time_s = SimulateTime(full, machine, &pred.simulated_events) * (1 + rest);
+  if (!full) std::rethrow_exception(full_error);
+  if (replay_full) {
+    const double replay = full_job != kNone ? pool.Take(full_job, &pred.simulated_events)
+                                            : SimulateTime(*full, machine, &pred.simulated_events);
+    pred.predicted_time_s = replay * (1 + rest);
     pred.method = "full replay of the synthesized run";
   } else {
     pred.predicted_time_s = pred.pet_s;
