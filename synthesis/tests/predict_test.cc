@@ -270,6 +270,25 @@ TEST(PredictTest, PetMatchesTheFullReplayAndHasABreakdown) {
   }
 }
 
+// The simulations of a prediction run on several threads; the prediction is the same.
+TEST(PredictTest, ThreadsDoNotChangeThePrediction) {
+  const AppModel m = TorusModel();
+  for (const std::uint64_t replay : {std::uint64_t{20'000'000}, std::uint64_t{100 * 64}}) {
+    // Full replay, and PET with the interval ends simulated.
+    PredictOptions one;
+    one.threads = 1;
+    one.full_replay_events = replay;
+    const Prediction a = Predict(m, 100, TestMachine(), one);
+    for (int threads : {2, 3}) {
+      PredictOptions more = one;
+      more.threads = threads;
+      const Prediction b = Predict(m, 100, TestMachine(), more);
+      EXPECT_EQ(PredictionToJson(b, "test"), PredictionToJson(a, "test")) << threads;
+      EXPECT_EQ(b.simulated_events, a.simulated_events) << threads;
+    }
+  }
+}
+
 TEST(PredictTest, LongPhaseDescriptionsArePrintedWholeOnePerLine) {
   Prediction p;
   p.target = p.run_count = 49;

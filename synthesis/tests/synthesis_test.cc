@@ -129,6 +129,43 @@ TEST(SynthesisTest, ModelJsonRoundTripGivesTheSameTrace) {
   }
 }
 
+// The simulator reads every event of a rank into one Event: what a reader writes must not
+// depend on what that Event held before (a completion's request list, a communicator's
+// members, fields of another kind).
+TEST(SynthesisTest, EventsReadIntoOneEventEqualFreshOnes) {
+  for (auto make : {&testing::TorusStencil, &testing::RowAllreduce}) {
+    std::vector<phases::Signature> sigs;
+    for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(make(n, {})));
+    const SynthesizedTrace trace(BuildModel(sigs), 64);
+    for (int r : {0, 9, 63}) {
+      auto reused = trace.OpenRank(r), fresh = trace.OpenRank(r);
+      Event kept;
+      kept.kind = EventKind::kAlltoallv;
+      kept.cpu_ns = kept.instructions = kept.cycles = kept.value = 7;
+      kept.comm = kept.new_comm = 99;
+      kept.peer = kept.recv_peer = kept.tag = kept.recv_tag = 3;
+      kept.bytes = kept.recv_bytes = kept.send_bytes = kept.request = 11;
+      kept.sync = true;
+      kept.wall_start_ns = kept.wall_end_ns = 5;
+      kept.send_counts = kept.recv_counts = {1, 2};
+      kept.requests = {4, 5};
+      kept.completed = {Completion{4, 1, 2, 3}};
+      kept.members = {0, 1};
+      std::size_t events = 0;
+      while (reused->Next(&kept)) {
+        Event e;
+        ASSERT_TRUE(fresh->Next(&e));
+        ASSERT_EQ(kept, e) << "rank " << r << ", event #" << events << ": " << FormatEvent(kept)
+                           << " vs " << FormatEvent(e);
+        ++events;
+      }
+      Event e;
+      EXPECT_FALSE(fresh->Next(&e));
+      EXPECT_GT(events, 10u);
+    }
+  }
+}
+
 // Total CPU of a trace over every rank (ns).
 double TotalCpuNs(const TraceSource& trace) {
   double sum = 0;
