@@ -59,7 +59,7 @@ class RingAllreduceTrace : public TraceSource {
    public:
     Reader(const Params& p, int rank) : p_(p), rank_(rank) {}
     bool Next(Event* e) override {
-      Reset(e);
+      e->Clear();
       switch (step_) {
         case 0:  // init
           e->kind = EventKind::kInit;
@@ -116,26 +116,6 @@ class RingAllreduceTrace : public TraceSource {
     int rank() const override { return rank_; }
 
    private:
-    static void Reset(Event* e) {
-      e->wall_start_ns = e->wall_end_ns = 0;
-      e->cpu_ns = 0;
-      e->instructions = e->cycles = kNotMeasured;
-      e->comm = kCommWorld;
-      e->peer = kNoRank;
-      e->tag = 0;
-      e->bytes = e->send_bytes = e->recv_bytes = 0;
-      e->request = 0;
-      e->sync = false;
-      e->recv_peer = kNoRank;
-      e->recv_tag = 0;
-      e->send_counts.clear();
-      e->recv_counts.clear();
-      e->requests.clear();
-      e->completed.clear();
-      e->members.clear();
-      e->new_comm = 0;
-      e->value = 0;
-    }
     const Params& p_;
     int rank_;
     int step_ = 0;

@@ -4,6 +4,33 @@
 #include <sstream>
 
 namespace pas2p {
+
+// The static_assert catches a field added to Event that Clear would miss.
+static_assert(sizeof(Event) == 248, "Event changed: update Event::Clear");
+void Event::Clear() {
+  kind = EventKind::kCompute;
+  wall_start_ns = wall_end_ns = 0;
+  cpu_ns = 0;
+  instructions = cycles = kNotMeasured;
+  comm = kCommWorld;
+  peer = kNoRank;
+  tag = 0;
+  bytes = 0;
+  request = 0;
+  sync = false;
+  recv_peer = kNoRank;
+  recv_tag = 0;
+  recv_bytes = 0;
+  send_bytes = 0;
+  send_counts.clear();
+  recv_counts.clear();
+  requests.clear();
+  completed.clear();
+  new_comm = 0;
+  members.clear();
+  value = 0;
+}
+
 namespace {
 
 constexpr std::array<std::string_view, kEventKindCount> kNames = {

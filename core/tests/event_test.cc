@@ -39,6 +39,31 @@ TEST(Event, BytesMovedBySide) {
   EXPECT_EQ(w.ReceivedBytes(), 40u);
 }
 
+TEST(Event, ClearGivesAFreshEventAndKeepsListCapacity) {
+  Event e;
+  e.kind = EventKind::kWaitall;
+  e.wall_start_ns = 5;
+  e.wall_end_ns = 9;
+  e.cpu_ns = 7;
+  e.instructions = e.cycles = 3;
+  e.comm = 12;
+  e.peer = e.recv_peer = 4;
+  e.tag = e.recv_tag = 2;
+  e.bytes = e.send_bytes = e.recv_bytes = 64;
+  e.request = 8;
+  e.sync = true;
+  e.send_counts = e.recv_counts = {1, 2};
+  e.requests = {1, 2, 3, 4};
+  e.completed = {Completion{}};
+  e.new_comm = 6;
+  e.members = {0, 1};
+  e.value = 1;
+  const std::size_t capacity = e.requests.capacity();
+  e.Clear();
+  EXPECT_EQ(e, Event{});
+  EXPECT_EQ(e.requests.capacity(), capacity);
+}
+
 TEST(Event, FormatNamesTheFields) {
   Event e = MakeIsend(3, 7, 8192, 12);
   e.wall_start_ns = 10;

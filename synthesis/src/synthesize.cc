@@ -105,39 +105,10 @@ double ClippedFactorNorm(double spread) {
   return mean > 0 ? 1 / mean : 1;
 }
 
-// Resets *e to Event{} in place: the simulator reads every event of a rank into one Event,
-// and assigning a fresh Event would free the capacity of its lists (a waitall's request
-// list) only to allocate it again for the next completion. The static_assert catches a
-// field added to Event that this would miss.
-static_assert(sizeof(Event) == 248, "Event changed: update ClearEvent");
-void ClearEvent(Event* e) {
-  e->kind = EventKind::kCompute;
-  e->wall_start_ns = e->wall_end_ns = 0;
-  e->cpu_ns = 0;
-  e->instructions = e->cycles = kNotMeasured;
-  e->comm = kCommWorld;
-  e->peer = kNoRank;
-  e->tag = 0;
-  e->bytes = 0;
-  e->request = 0;
-  e->sync = false;
-  e->recv_peer = kNoRank;
-  e->recv_tag = 0;
-  e->recv_bytes = 0;
-  e->send_bytes = 0;
-  e->send_counts.clear();
-  e->recv_counts.clear();
-  e->requests.clear();
-  e->completed.clear();
-  e->new_comm = 0;
-  e->members.clear();
-  e->value = 0;
-}
-
 // MakeSend/MakeRecv/MakeIsend/MakeIrecv (on MPI_COMM_WORLD) and MakeCompute, in place.
 void SetP2P(Event* e, EventKind kind, std::int32_t peer, std::int32_t tag, std::uint64_t bytes,
             RequestId request) {
-  ClearEvent(e);
+  e->Clear();
   e->kind = kind;
   e->peer = peer;
   e->tag = tag;
@@ -145,7 +116,7 @@ void SetP2P(Event* e, EventKind kind, std::int32_t peer, std::int32_t tag, std::
   e->request = request;
 }
 void SetCompute(Event* e, std::int64_t cpu_ns, std::int64_t instructions) {
-  ClearEvent(e);
+  e->Clear();
   e->cpu_ns = cpu_ns;
   e->instructions = instructions;
 }
@@ -240,7 +211,7 @@ class SynthRank : public RankEventSource {
     for (;;) {
       switch (stage_) {
         case Stage::kInit:
-          ClearEvent(event);
+          event->Clear();
           event->kind = EventKind::kInit;
           stage_ = Stage::kComms;
           return true;
@@ -249,7 +220,7 @@ class SynthRank : public RankEventSource {
             const auto* def = impl_->comm_defs[comm_index_++];
             const std::int64_t group = def->comm->GroupIndex(rank_);
             if (group < 0) continue;
-            ClearEvent(event);
+            event->Clear();
             event->kind = EventKind::kCommCreate;
             event->comm = kCommWorld;
             event->new_comm = def->comm_base + static_cast<CommId>(group);
@@ -266,7 +237,7 @@ class SynthRank : public RankEventSource {
           stage_ = Stage::kEnd;
           break;
         case Stage::kEnd:
-          ClearEvent(event);
+          event->Clear();
           event->kind = EventKind::kFinalize;
           stage_ = Stage::kDone;
           return true;
@@ -642,7 +613,7 @@ class SynthRank : public RankEventSource {
     if (IsCompletion(m.kind)) return EmitCompletion(event);
     if (IsCollective(m.kind)) return EmitCollective(event);
     if (m.kind == EventKind::kSendrecv) {
-      ClearEvent(event);
+      event->Clear();
       event->kind = EventKind::kSendrecv;
       event->peer = i < dests_.size() ? static_cast<std::int32_t>(dests_[i]) : kProcNull;
       event->recv_peer = i < sources_.size() ? static_cast<std::int32_t>(sources_[i]) : kProcNull;
@@ -686,7 +657,7 @@ class SynthRank : public RankEventSource {
         m.all_pending
             ? pending
             : std::min<std::size_t>(pending, static_cast<std::size_t>(std::max(0, m.requests)));
-    ClearEvent(event);
+    event->Clear();
     event->kind = m.kind;
     const bool one = m.kind == EventKind::kWait || m.kind == EventKind::kWaitany ||
                      m.kind == EventKind::kTest || m.kind == EventKind::kTestany;
@@ -745,7 +716,7 @@ class SynthRank : public RankEventSource {
     }
     const std::uint64_t send = is_root ? s.root_bytes : s.bytes;
     const std::uint64_t recv = is_root ? s.root_recv_bytes : s.recv_bytes;
-    ClearEvent(event);
+    event->Clear();
     event->kind = m.kind;
     event->send_bytes = send;
     event->recv_bytes = recv;

@@ -154,6 +154,11 @@ struct Event {
 
   bool operator==(const Event&) const = default;
 
+  // Back to Event{} in place, keeping the capacity of its lists: a reader that refills one
+  // Event per record (the simulator reads every event of a rank into one) does not free and
+  // reallocate a waitall's request list for every completion.
+  void Clear();
+
   // Bytes this event moves out of this rank (p2p send side, collective send side).
   std::uint64_t SentBytes() const;
   // Bytes this event brings into this rank.
