@@ -1174,6 +1174,7 @@ SelfCheck CheckLargestCount(const std::vector<phases::Signature>& signatures,
   PredictOptions o = options;
   o.noise_draws = 0;
   o.allow_idle = false;
+  o.intervals = false;  // only the predicted time is used
   try {
     const Validation v = Validate(signatures, *largest, machine, o);
     c.done = v.real_simulated_time_s > 0;
