@@ -63,5 +63,38 @@ TEST(SelfScheduledTrace, BlockingWildcardMasterIsModelledAndPredicted) {
   EXPECT_GT(v.real_simulated_time_s, 0);
 }
 
+// The same master finding the next result with MPI_Probe(MPI_ANY_SOURCE), or by polling
+// MPI_Iprobe(MPI_ANY_SOURCE), then receiving from the source the probe found: that receive
+// names a source, but the probe chose it, so the tracer records it as a wildcard one and the
+// model finds the same self-scheduled phase.
+class ProbingMaster : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ProbingMaster, IsModelledAsSelfScheduled) {
+  TempDir tmp;
+  std::vector<phases::Signature> sigs;
+  for (int n : {3, 4, 5}) {
+    auto traced = TraceApp("selfsched_recv", n, {std::to_string(kTasks), "4000", GetParam()},
+                           tmp.path() / ("t" + std::to_string(n)));
+    ASSERT_FALSE(traced.trace_dir.empty());
+    auto trace = OpenTrace(traced.trace_dir);
+    const TraceData data = ReadTrace(*trace);
+    int wildcard = 0;
+    for (const Event& e : data.ranks[0])
+      wildcard += e.kind == EventKind::kRecv && e.recv_peer == kAnySource;
+    EXPECT_EQ(wildcard, kTasks) << "rank 0 at " << n;
+    sigs.push_back(phases::AnalyzeTrace(*trace));
+  }
+  const synthesis::AppModel m = synthesis::BuildModel(sigs);
+  const synthesis::PhaseModel* scheduled = nullptr;
+  for (const auto& p : m.phases) {
+    if (p.scheduled) scheduled = &p;
+  }
+  ASSERT_NE(scheduled, nullptr) << synthesis::DescribeModel(m);
+  EXPECT_EQ(scheduled->master, 0);
+  EXPECT_NEAR(scheduled->tasks.At(6), kTasks, 2) << synthesis::DescribeModel(m, 6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Probes, ProbingMaster, ::testing::Values("probe", "iprobe"));
+
 }  // namespace
 }  // namespace pas2p::testing

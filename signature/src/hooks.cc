@@ -27,6 +27,22 @@ void PerPeer(const int* counts, MPI_Datatype type, int n, std::vector<std::uint6
   }
 }
 
+// True when a probe posted with MPI_ANY_SOURCE on this communicator found the message that a
+// receive posted for `source` (communicator rank) and `tag` takes: the probe chose the
+// source, so the receive is a wildcard one. Forgets that probe.
+bool TakeWildcardProbe(Runtime& rt, const CommInfo& info, int source, int tag) {
+  if (source == MPI_ANY_SOURCE || source == MPI_PROC_NULL) return false;
+  auto& probes = rt.wildcard_probes;
+  const auto it = std::find_if(probes.begin(), probes.end(),
+                               [&](const ProbedMessage& p) { return p.comm == &info; });
+  if (it == probes.end() || it->source != ToWorld(info, source) ||
+      (tag != MPI_ANY_TAG && tag != it->tag)) {
+    return false;
+  }
+  probes.erase(it);
+  return true;
+}
+
 Event& Collective(CallScope& scope, EventKind kind, const CommInfo& comm) {
   Event& e = scope.event();
   e.kind = kind;
@@ -72,8 +88,11 @@ void OnRecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, i
   e.kind = EventKind::kRecv;
   e.comm = info.id;
   // A wildcard receive keeps that it was one (a master that serves whichever worker is
-  // ready): peer is the actual source, recv_peer says it was posted as MPI_ANY_SOURCE.
-  if (source == MPI_ANY_SOURCE) e.recv_peer = kAnySource;
+  // ready): peer is the actual source, recv_peer says it was posted as MPI_ANY_SOURCE (or
+  // for the source a wildcard probe found).
+  if (source == MPI_ANY_SOURCE || TakeWildcardProbe(rt, info, source, tag)) {
+    e.recv_peer = kAnySource;
+  }
   if (rc == MPI_SUCCESS && status != nullptr) {
     e.peer = ToWorld(info, status->MPI_SOURCE);
     e.tag = WorldTag(status->MPI_TAG);
@@ -94,7 +113,9 @@ void OnIrecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, 
   Event& e = scope.event();
   e.kind = EventKind::kIrecv;
   e.comm = info.id;
-  e.peer = ToWorld(info, source);
+  // Posted for the source a wildcard probe found: recorded as posted with MPI_ANY_SOURCE
+  // (the completion says which source it was).
+  e.peer = TakeWildcardProbe(rt, info, source, tag) ? kAnySource : ToWorld(info, source);
   e.tag = WorldTag(tag);
   e.bytes = TypeBytes(count, datatype);
   if (rc == MPI_SUCCESS && request != nullptr) e.request = rt.AddRequest(*request, info, true);
@@ -225,33 +246,66 @@ void PreRequestFree(CallScope&, MPI_Request* request) {
 void OnRequestFree(CallScope&, int, MPI_Request*) {}
 
 // ---------------------------------------------------------------------------------------
+// Probes.
+
+namespace {
+
+void RememberWildcardProbe(int rc, int source, MPI_Comm comm, const MPI_Status* status) {
+  if (rc != MPI_SUCCESS || source != MPI_ANY_SOURCE || status == nullptr ||
+      status->MPI_SOURCE == MPI_PROC_NULL || status->MPI_SOURCE == MPI_ANY_SOURCE) {
+    return;
+  }
+  Runtime& rt = GetRuntime();
+  const CommInfo& info = rt.Comm(comm);
+  const ProbedMessage found{&info, ToWorld(info, status->MPI_SOURCE), status->MPI_TAG};
+  for (ProbedMessage& p : rt.wildcard_probes) {
+    if (p.comm == &info) {
+      p = found;
+      return;
+    }
+  }
+  rt.wildcard_probes.push_back(found);
+}
+
+}  // namespace
+
+void OnProbe(CallScope&, int rc, int source, int, MPI_Comm comm, MPI_Status* status) {
+  RememberWildcardProbe(rc, source, comm, status);
+}
+
+void OnIprobe(CallScope&, int rc, int source, int, MPI_Comm comm, int* flag, MPI_Status* status) {
+  if (flag != nullptr && *flag) RememberWildcardProbe(rc, source, comm, status);
+}
+
+// ---------------------------------------------------------------------------------------
 // Matched probes and receives.
 
 namespace {
 
 // Remembers what a matched probe found. MPI_MESSAGE_NO_PROC (a probe of MPI_PROC_NULL) is
 // not remembered, so receiving it records nothing: no message moves.
-void Matched(int rc, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
+void Matched(int rc, int source, MPI_Comm comm, MPI_Message* message, MPI_Status* status) {
   if (rc != MPI_SUCCESS || message == nullptr || *message == MPI_MESSAGE_NULL ||
       *message == MPI_MESSAGE_NO_PROC || status == nullptr) {
     return;
   }
   Runtime& rt = GetRuntime();
   const CommInfo& info = rt.Comm(comm);
-  rt.messages[*message] = MatchedMessage{&info, ToWorld(info, status->MPI_SOURCE),
-                                         WorldTag(status->MPI_TAG), StatusBytes(*status)};
+  rt.messages[*message] =
+      MatchedMessage{&info, ToWorld(info, status->MPI_SOURCE), WorldTag(status->MPI_TAG),
+                     StatusBytes(*status), source == MPI_ANY_SOURCE};
 }
 
 }  // namespace
 
-void OnMprobe(CallScope&, int rc, int, int, MPI_Comm comm, MPI_Message* message,
+void OnMprobe(CallScope&, int rc, int source, int, MPI_Comm comm, MPI_Message* message,
               MPI_Status* status) {
-  Matched(rc, comm, message, status);
+  Matched(rc, source, comm, message, status);
 }
 
-void OnImprobe(CallScope&, int rc, int, int, MPI_Comm comm, int* flag, MPI_Message* message,
+void OnImprobe(CallScope&, int rc, int source, int, MPI_Comm comm, int* flag, MPI_Message* message,
                MPI_Status* status) {
-  if (flag != nullptr && *flag) Matched(rc, comm, message, status);
+  if (flag != nullptr && *flag) Matched(rc, source, comm, message, status);
 }
 
 void TakeMessage(MPI_Message message) {
@@ -272,6 +326,7 @@ void OnMrecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, 
   e.comm = m.comm->id;
   e.peer = m.source;
   e.tag = m.tag;
+  if (m.wildcard) e.recv_peer = kAnySource;  // the probe chose the source
   if (rc == MPI_SUCCESS) {
     e.bytes = status != nullptr ? StatusBytes(*status) : m.bytes;
   } else {
@@ -289,7 +344,9 @@ void OnImrecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype,
   Event& e = scope.event();
   e.kind = EventKind::kIrecv;
   e.comm = m.comm->id;
-  e.peer = m.source;  // already known: the probe matched it
+  // Already known: the probe matched it. A probe posted with MPI_ANY_SOURCE chose that
+  // source, so the receive is recorded as a wildcard one (the completion names the source).
+  e.peer = m.wildcard ? kAnySource : m.source;
   e.tag = m.tag;
   e.bytes = TypeBytes(count, datatype);
   if (rc == MPI_SUCCESS && request != nullptr) e.request = rt.AddRequest(*request, *m.comm, true);

@@ -48,9 +48,12 @@ void OnStartall(CallScope& scope, int rc, int count, MPI_Request* requests);
 void PreRequestFree(CallScope& scope, MPI_Request* request);
 void OnRequestFree(CallScope& scope, int rc, MPI_Request* request);
 
-// Probes: no event (the scope alone keeps their time out of the compute bursts).
-inline void OnProbe(CallScope&, int, int, int, MPI_Comm, MPI_Status*) {}
-inline void OnIprobe(CallScope&, int, int, int, MPI_Comm, int*, MPI_Status*) {}
+// Probes: no event (the scope alone keeps their time out of the compute bursts). A probe
+// posted with MPI_ANY_SOURCE that finds a message is remembered, so that the receive naming
+// that message's source is recorded as a wildcard receive.
+void OnProbe(CallScope& scope, int rc, int source, int tag, MPI_Comm comm, MPI_Status* status);
+void OnIprobe(CallScope& scope, int rc, int source, int tag, MPI_Comm comm, int* flag,
+              MPI_Status* status);
 
 // Matched probes and receives.
 void OnMprobe(CallScope& scope, int rc, int source, int tag, MPI_Comm comm, MPI_Message* message,

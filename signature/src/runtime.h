@@ -70,6 +70,16 @@ struct MatchedMessage {
   std::int32_t source = kNoRank;  // world rank
   std::int32_t tag = 0;
   std::uint64_t bytes = 0;
+  bool wildcard = false;  // the probe was posted with MPI_ANY_SOURCE
+};
+
+// A message found by MPI_Probe/MPI_Iprobe posted with MPI_ANY_SOURCE, until a receive names
+// its source: that receive is recorded as a wildcard one, since the probe chose its source
+// (a master that probes for whichever worker is ready, then receives from it).
+struct ProbedMessage {
+  const CommInfo* comm = nullptr;
+  std::int32_t source = kNoRank;  // world rank
+  std::int32_t tag = 0;
 };
 
 // A request captured by a completion call before MPI released it.
@@ -123,7 +133,8 @@ struct Runtime {
   std::unordered_map<MPI_Request, std::vector<RequestInfo>> requests;
   std::unordered_map<MPI_Request, PersistentInfo> persistent;  // until MPI_Request_free
   std::unordered_map<MPI_Message, MatchedMessage> messages;    // probed, not yet received
-  MatchedMessage pending_message;  // the message an MPI_(I)mrecv in progress receives
+  MatchedMessage pending_message;              // the message an MPI_(I)mrecv in progress receives
+  std::vector<ProbedMessage> wildcard_probes;  // at most one per communicator, latest kept
   RequestId next_request = 1;
   std::vector<PendingRequest> pending;  // filled by the pre hooks of completions
   CommId pending_comm_free = 0;

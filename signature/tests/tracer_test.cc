@@ -553,6 +553,8 @@ TEST(TracerCoverage, PersistentRequestsProbesAndCommunicators) {
         sources.insert(recv.peer);
         EXPECT_EQ(recv.tag, 40);
         EXPECT_EQ(recv.bytes, 4u * static_cast<std::uint64_t>(recv.peer + 1));
+        // MPI_Probe(MPI_ANY_SOURCE) chose the source it then received from.
+        EXPECT_EQ(recv.recv_peer, kAnySource) << "receive " << i;
       }
       EXPECT_EQ(sources, (std::set<int>{1, 2, 3}));
       ExpectP2P(c.Next(EventKind::kSend), 1, 41, 4);
@@ -562,18 +564,21 @@ TEST(TracerCoverage, PersistentRequestsProbesAndCommunicators) {
         const Event& recv = c.Next(EventKind::kRecv);
         EXPECT_EQ(recv.peer, 0);
         EXPECT_EQ(recv.tag, 41);
+        EXPECT_NE(recv.recv_peer, kAnySource) << "probed for rank 0 by name";
       }
     }
     // Matched probes: rank 2's two messages, received by rank 3 through MPI_Mrecv and
-    // MPI_Imrecv (the irecv already names the source the probe matched).
+    // MPI_Imrecv. The Mprobe named rank 2; the Improbe was posted with MPI_ANY_SOURCE, so
+    // the irecv is recorded as a wildcard one and its completion names rank 2.
     if (r == 2) {
       ExpectP2P(c.Next(EventKind::kSend), 3, 60, 12);
       ExpectP2P(c.Next(EventKind::kSend), 3, 61, 8);
     } else if (r == 3) {
       const Event& mrecv = c.Next(EventKind::kRecv);
       ExpectP2P(mrecv, 2, 60, 12);
+      EXPECT_NE(mrecv.recv_peer, kAnySource);
       const Event& imrecv = c.Next(EventKind::kIrecv);
-      ExpectP2P(imrecv, 2, 61, 8);
+      ExpectP2P(imrecv, kAnySource, 61, 8);
       const Event& wait = c.Next(EventKind::kWait);
       EXPECT_EQ(wait.completed, (std::vector<Completion>{Recv(imrecv.request, 2, 61, 8)}));
     }

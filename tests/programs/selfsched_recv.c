@@ -1,12 +1,16 @@
 /* selfsched_recv: a self-scheduled master/worker whose master receives with a blocking
  * MPI_Recv(MPI_ANY_SOURCE) (no requests), for the end-to-end test of self-scheduling.
- * Usage: selfsched_recv [TASKS [UNIT]]  (default 120 tasks, 20000 loop trips per unit).
+ * Usage: selfsched_recv [TASKS [UNIT [HOW]]]  (default 120 tasks, 20000 loop trips per unit).
+ * HOW says how the master finds the next result: "recv" (default) MPI_Recv(MPI_ANY_SOURCE);
+ * "probe" MPI_Probe(MPI_ANY_SOURCE) then MPI_Recv from the source it found; "iprobe" polls
+ * MPI_Iprobe(MPI_ANY_SOURCE) until a result is there, then MPI_Recv from that source.
  * Task t costs 1 + (t * 5) % 11 units and is 8 * (1 + t % 7) bytes; the master sends one
  * task to every worker (tag 1), then answers each result (tag 3) with the next task or a
  * stop (tag 2, 0 bytes) to the worker it came from; workers receive with MPI_ANY_TAG. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 enum { kTask = 1, kStop = 2, kResult = 3 };
 
@@ -17,6 +21,11 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const long tasks = argc > 1 ? atol(argv[1]) : 120;
   const long unit = argc > 2 ? atol(argv[2]) : 20000;
+  const char* how = argc > 3 ? argv[3] : "recv";
+  if (strcmp(how, "recv") != 0 && strcmp(how, "probe") != 0 && strcmp(how, "iprobe") != 0) {
+    if (rank == 0) fprintf(stderr, "selfsched_recv: HOW must be recv, probe or iprobe\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
   double buf[8] = {0};
   double sum = 0;
   MPI_Barrier(MPI_COMM_WORLD);
@@ -35,7 +44,17 @@ int main(int argc, char** argv) {
     while (busy > 0) {
       MPI_Status st;
       double result[2];
-      MPI_Recv(result, 2, MPI_DOUBLE, MPI_ANY_SOURCE, kResult, MPI_COMM_WORLD, &st);
+      if (strcmp(how, "recv") == 0) {
+        MPI_Recv(result, 2, MPI_DOUBLE, MPI_ANY_SOURCE, kResult, MPI_COMM_WORLD, &st);
+      } else {
+        if (strcmp(how, "probe") == 0) {
+          MPI_Probe(MPI_ANY_SOURCE, kResult, MPI_COMM_WORLD, &st);
+        } else {
+          int found = 0;
+          while (!found) MPI_Iprobe(MPI_ANY_SOURCE, kResult, MPI_COMM_WORLD, &found, &st);
+        }
+        MPI_Recv(result, 2, MPI_DOUBLE, st.MPI_SOURCE, kResult, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
       sum += result[1];
       if (next < tasks) {
         buf[0] = (double)next;
