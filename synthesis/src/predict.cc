@@ -12,8 +12,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <tuple>
 #include <thread>
+#include <tuple>
 
 #include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
@@ -237,6 +237,77 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
   return out.str();
 }
 
+namespace {
+
+// Bytes one partner gets from one call of `s` at `nprocs` (the larger of the send and
+// receive sides), or nullopt where the call moves no data or its communicator's size is not
+// known. An all-to-all's buffers hold one block per member of the communicator: divided by
+// its size.
+std::optional<double> PerPartnerBytes(const SlotModel& s, std::int64_t nprocs) {
+  if (!IsPointToPoint(s.kind) && !IsCollective(s.kind)) return std::nullopt;
+  if (s.kind == EventKind::kBarrier || s.reply) return std::nullopt;
+  double bytes = s.BytesAt(nprocs);
+  if (IsCollective(s.kind) || s.kind == EventKind::kSendrecv)
+    bytes = std::max(bytes, s.RecvBytesAt(nprocs));
+  if (s.kind == EventKind::kAlltoall || s.kind == EventKind::kAlltoallv) {
+    std::int64_t members = nprocs;
+    if (s.sub_comm) {
+      if (!s.communicator) return std::nullopt;
+      try {
+        members = s.communicator->At(nprocs).GroupSize();
+      } catch (const UserError&) {
+        return std::nullopt;
+      }
+    }
+    if (members < 1) return std::nullopt;
+    bytes /= static_cast<double>(members);
+  }
+  return bytes;
+}
+
+std::string Bytes(double b) {
+  char buf[64];
+  if (b >= 1024 * 1024) {
+    std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024 * 1024));
+  } else if (b >= 1024) {
+    std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+  } else if (b >= 1) {
+    std::snprintf(buf, sizeof buf, "%.0f B", b);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2g B", b);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::vector<std::string> ProblemSizeLimits(const AppModel& model, std::int64_t nprocs) {
+  std::vector<std::string> out;
+  const std::int64_t largest = model.largest_count();
+  if (largest <= 0 || nprocs <= largest) return out;
+  for (const PhaseModel& phase : model.phases) {
+    for (const SlotModel& s : phase.slots) {
+      const auto at_largest = PerPartnerBytes(s, largest);
+      const auto here = PerPartnerBytes(s, nprocs);
+      if (!at_largest || !here || *at_largest < 1 || *here >= 1) continue;
+      char line[768];
+      std::snprintf(line, sizeof line,
+                    "at %lld processes the model puts %s per partner in phase %d's %s (%s at "
+                    "%lld): under one byte, so the traced problem is too small to split over "
+                    "%lld ranks and the application most likely cannot run there with this "
+                    "input; the prediction extrapolates its scaling laws past where they hold. "
+                    "Trace a problem that grows with the count (weak scaling), or choose a "
+                    "smaller target",
+                    static_cast<long long>(nprocs), Bytes(*here).c_str(), phase.index,
+                    std::string(EventKindName(s.kind)).c_str(), Bytes(*at_largest).c_str(),
+                    static_cast<long long>(largest), static_cast<long long>(nprocs));
+      out.push_back(line);
+      break;  // one line per phase
+    }
+  }
+  return out;
+}
+
 Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machine& machine,
                    const PredictOptions& options) {
   if (model.counts.empty()) throw UserError("the model has no traced counts");
@@ -257,6 +328,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   pred.valid_counts = model.valid.Describe();
   pred.check_message = check.valid ? "" : check.message;
   const std::int64_t n = check.run_count;
+  pred.limits = ProblemSizeLimits(model, n);
   std::string error;
   if (!machine.IsValidFor(static_cast<int>(n), &error)) {
     throw UserError("the machine \"" + machine.name + "\" cannot run " + std::to_string(n) +
@@ -502,6 +574,7 @@ std::string FormatPrediction(const Prediction& p, const std::string& machine_nam
   if (!check.empty()) out << "self-check: " << check << "\n";
   out << "valid counts: " << p.valid_counts << "\n";
   if (!p.check_message.empty()) out << "note: " << p.check_message << "\n";
+  for (const auto& l : p.limits) out << "warning: " << l << "\n";
   out << "\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-5s %10s %14s %14s %7s  %s\n", "phase", "weight",
@@ -538,6 +611,7 @@ std::string PredictionToJson(const Prediction& p, const std::string& machine_nam
   j["valid_counts"] = p.valid_counts;
   j["note"] = p.check_message;
   j["self_check"] = SelfCheckJson(p.self_check);
+  j["limits"] = p.limits;
   json phases = json::array();
   for (const auto& r : p.phases) {
     phases.push_back(json{{"phase", r.phase},
@@ -592,6 +666,13 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
     SweepRow row;
     row.count = c;
     row.time_s = p.predicted_time_s;
+    row.beyond_problem = !p.limits.empty();
+    if (row.beyond_problem && (sweep.rows.empty() || !sweep.rows.back().beyond_problem)) {
+      sweep.notes.push_back("from " + std::to_string(c) +
+                            " processes on, the traced problem is too small to split (never "
+                            "recommended): " +
+                            p.limits.front());
+    }
     sweep.rows.push_back(row);
   }
   const SweepRow& base = sweep.rows.front();
@@ -599,7 +680,8 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
     row.speedup = row.time_s > 0 ? base.time_s / row.time_s : 0;
     row.efficiency = row.speedup * static_cast<double>(base.count) / static_cast<double>(row.count);
     row.core_hours = static_cast<double>(row.count) * row.time_s / 3600.0;
-    if (row.efficiency >= efficiency_threshold) sweep.recommended = row.count;
+    if (row.efficiency >= efficiency_threshold && !row.beyond_problem)
+      sweep.recommended = row.count;
   }
   // A count that takes much longer than the one before: say whether the machine's per-node
   // links explain it (the same two counts simulated with unlimited links and buses).
@@ -656,7 +738,9 @@ std::string FormatSweep(const Sweep& sweep) {
     std::snprintf(line, sizeof line, "%10lld %14s %9.3f %11.3f %12.4g%s\n",
                   static_cast<long long>(r.count), Seconds(r.time_s).c_str(), r.speedup,
                   r.efficiency, r.core_hours,
-                  r.count == sweep.recommended ? "  <- recommended" : "");
+                  r.count == sweep.recommended ? "  <- recommended"
+                  : r.beyond_problem           ? "  (problem too small to split)"
+                                               : "");
     out << line;
   }
   for (const auto& n : sweep.notes) out << "note: " << n << "\n";
@@ -677,7 +761,8 @@ std::string SweepToJson(const Sweep& sweep) {
                         {"predicted_time_s", r.time_s},
                         {"speedup", r.speedup},
                         {"efficiency", r.efficiency},
-                        {"core_hours", r.core_hours}});
+                        {"core_hours", r.core_hours},
+                        {"beyond_problem", r.beyond_problem}});
   }
   json j{{"sweep", rows},
          {"efficiency_threshold", sweep.efficiency_threshold},

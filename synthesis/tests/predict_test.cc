@@ -396,3 +396,42 @@ TEST(ModelErrorsTest, PhasesThatDoNotCorrespond) {
 
 }  // namespace
 }  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// A strong-scaling torus whose messages carry 8 * 12 / sqrt(P) bytes (16 B at 36): at 1024
+// ranks they still carry 3 B, at 16384 the model gives 0.75 B, under one byte: the problem
+// is too small to split there, and the prediction says so (and a sweep never recommends it).
+TEST(ProblemSizeLimitTest, MessagesUnderOneBytePerPartnerAreFlagged) {
+  testing::AppParams small;
+  small.domain = 12;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 9, 16, 25, 36})
+    sigs.push_back(testing::Analyze(testing::TorusStencil(n, small)));
+  const AppModel m = BuildModel(sigs);
+  EXPECT_TRUE(ProblemSizeLimits(m, 36).empty());
+  EXPECT_TRUE(ProblemSizeLimits(m, 1024).empty());
+  const auto limits = ProblemSizeLimits(m, 16384);
+  ASSERT_EQ(limits.size(), 1u) << DescribeModel(m, 16384);
+  EXPECT_NE(limits[0].find("at 16384 processes"), std::string::npos) << limits[0];
+  EXPECT_NE(limits[0].find("0.75 B per partner"), std::string::npos) << limits[0];
+  EXPECT_NE(limits[0].find("16 B at 36"), std::string::npos) << limits[0];
+
+  PredictOptions o;
+  o.intervals = false;
+  const Prediction p = Predict(m, 16384, TestMachine(), o);
+  EXPECT_EQ(p.limits, limits);
+  EXPECT_NE(FormatPrediction(p, "m").find("warning: at 16384 processes"), std::string::npos);
+  EXPECT_NE(PredictionToJson(p, "m").find("\"limits\""), std::string::npos);
+
+  const Sweep s = RunSweep(m, 36, 16384, TestMachine(), 0.0, 4, o);
+  ASSERT_FALSE(s.rows.empty());
+  EXPECT_TRUE(s.rows.back().beyond_problem);
+  EXPECT_FALSE(s.rows.front().beyond_problem);
+  EXPECT_LT(s.recommended, 16384) << FormatSweep(s);
+  EXPECT_GT(s.recommended, 0) << FormatSweep(s);
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

@@ -84,7 +84,16 @@ struct Prediction {
   std::uint64_t simulated_events = 0;
   std::vector<PhasePrediction> phases;
   SelfCheck self_check;  // set by WidenBySelfCheck; done = false when not checked
+  // Where the model is extrapolated past what the traced problem can give at this count:
+  // a call that carried at least one byte per partner at the largest traced count is
+  // predicted under one byte per partner here (the problem is too small to split over this
+  // many ranks; the application most likely cannot run here with this input). One line per
+  // phase, in words; empty when nothing is out of range.
+  std::vector<std::string> limits;
 };
+
+// The `limits` of a prediction at `nprocs` (see Prediction::limits).
+std::vector<std::string> ProblemSizeLimits(const AppModel& model, std::int64_t nprocs);
 
 // What one occurrence of a phase does at `nprocs` (calls, partners' grid, bytes at that
 // count), e.g. "4 irecv on a 64 x 64 grid, 301 B each; 4 isend on a 64 x 64 grid, ...".
@@ -108,6 +117,7 @@ std::string PredictionToJson(const Prediction& p, const std::string& machine_nam
 
 struct SweepRow {
   std::int64_t count = 0;
+  bool beyond_problem = false;  // the prediction has limits: never recommended
   double time_s = 0;
   double speedup = 0;     // time at the first count / time here
   double efficiency = 0;  // speedup x first count / count
