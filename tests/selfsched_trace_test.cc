@@ -9,6 +9,7 @@
 
 #include <numeric>
 
+#include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
 #include "pas2p/synthesis/inputs.h"
 #include "pas2p/synthesis/model.h"
@@ -41,6 +42,7 @@ TEST(SelfScheduledTrace, BlockingWildcardMasterIsModelledAndPredicted) {
       wildcard += e.kind == EventKind::kRecv && e.recv_peer == kAnySource;
     EXPECT_EQ(wildcard, kTasks) << "rank 0 at " << n;
     sigs.push_back(phases::AnalyzeTrace(*trace));
+    EXPECT_EQ(sigs.back().scheduled_rounds, 1) << "at " << n;
   }
   const synthesis::AppModel m = synthesis::BuildModel(sigs);
   const synthesis::PhaseModel* scheduled = nullptr;
@@ -95,6 +97,32 @@ TEST_P(ProbingMaster, IsModelledAsSelfScheduled) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Probes, ProbingMaster, ::testing::Values("probe", "iprobe"));
+
+// The master hands the task pool out 3 times (a new pool per round, as once per time step),
+// with or without an MPI_Allreduce ending each round: the signature counts the rounds, and
+// the model says plainly that it models one round per run (rather than failing on phases
+// that do not correspond, or on a synthesized run that deadlocks).
+class RoundsMaster : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RoundsMaster, IsRefusedWithTheRoundsNamed) {
+  TempDir tmp;
+  std::vector<phases::Signature> sigs;
+  for (int n : {3, 4, 5}) {
+    auto traced = TraceApp("selfsched_recv", n, {"60", "4000", "recv", "3", GetParam()},
+                           tmp.path() / ("t" + std::to_string(n)));
+    ASSERT_FALSE(traced.trace_dir.empty());
+    sigs.push_back(phases::AnalyzeTrace(*OpenTrace(traced.trace_dir)));
+    EXPECT_EQ(sigs.back().scheduled_rounds, 3) << "at " << n;
+  }
+  try {
+    synthesis::BuildModel(sigs);
+    ADD_FAILURE() << "a model of several rounds was built";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("in 3 separate rounds"), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sync, RoundsMaster, ::testing::Values("0", "1"));
 
 }  // namespace
 }  // namespace pas2p::testing

@@ -502,6 +502,65 @@ int RegroupSelfScheduled(std::vector<std::vector<Instance>>* seqs, std::vector<R
   return master;
 }
 
+// How many rounds of replies a rank makes (a master handing out its task pool once per
+// round, e.g. once per time step), from the compressor's order of its instances (`items`,
+// phase = instance index): a round is an entry into a loop of replies (`kind` 'R') with a
+// hand-out since the previous one (`kind` 'S': an instance with a send to a named rank or a
+// collective), so that the replies of one round split into loops (its tasks, then its
+// stops) count once. Loops are walked as often as they run, up to `budget` items.
+void ReplyTokens(const Sequence& items, std::int64_t executions, const std::string& kind,
+                 std::string* out, std::int64_t* budget) {
+  for (const SequenceItem& item : items) {
+    if (*budget <= 0) return;
+    --*budget;
+    if (!item.is_loop()) {
+      if (item.phase >= 0 && static_cast<std::size_t>(item.phase) < kind.size())
+        out->push_back(kind[static_cast<std::size_t>(item.phase)]);
+      continue;
+    }
+    const std::int64_t per =
+        executions > 0 ? std::max<std::int64_t>(1, item.total / executions) : 1;
+    const bool only_replies =
+        !item.body.empty() && std::all_of(item.body.begin(), item.body.end(), [&](const auto& b) {
+          return !b.is_loop() && b.phase >= 0 && static_cast<std::size_t>(b.phase) < kind.size() &&
+                 kind[static_cast<std::size_t>(b.phase)] == 'R';
+        });
+    if (only_replies) {
+      out->push_back('R');
+      continue;
+    }
+    for (std::int64_t k = 0; k<per&& * budget> 0; ++k)
+      ReplyTokens(item.body, item.total, kind, out, budget);
+  }
+}
+
+std::int64_t ReplyRounds(const Sequence& order, const std::vector<Instance>& seq) {
+  std::string kind;
+  for (const Instance& inst : seq) {
+    bool reply = false, handout = false;
+    for (const Leaf& l : inst.leaves) {
+      reply = reply || l.disp == internal::kReplyDisp;
+      handout = handout || IsCollective(l.kind) ||
+                ((l.kind == EventKind::kSend || l.kind == EventKind::kIsend) &&
+                 l.disp != internal::kReplyDisp);
+    }
+    kind.push_back(reply && inst.weight > 1.5 ? 'R' : handout ? 'S' : 'O');
+  }
+  std::string tokens;
+  std::int64_t budget = 1'000'000;
+  ReplyTokens(order, 1, kind, &tokens, &budget);
+  std::int64_t rounds = 0;
+  bool handed_out = true;
+  for (const char t : tokens) {
+    if (t == 'S') handed_out = true;
+    if (t == 'R' && handed_out) {
+      ++rounds;
+      handed_out = false;
+    }
+  }
+  return rounds;
+}
+
 // Splits a rank's instances at the collectives among its calls outside loops: segment,
 // collective, segment, ..., segment (2c + 1 items for c collectives); a segment is empty
 // (nullopt), its calls outside loops, or one loop. False when a segment holds a loop and
@@ -917,6 +976,9 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
     }
   }
 
+  // Each rank's separate loops of replies (before equal instances merge).
+  std::vector<std::int64_t> reply_rounds(seqs.size(), 0);
+  for (std::size_t r = 0; r < seqs.size(); ++r) reply_rounds[r] = ReplyRounds(orders[r], seqs[r]);
   std::vector<std::vector<std::size_t>> merged_into(seqs.size());
   for (std::size_t r = 0; r < seqs.size(); ++r) {
     MergeEqualInstances(&seqs[r], options, &merged_into[r]);
@@ -924,6 +986,17 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   std::size_t reference = 0;
   std::vector<RankParts> parts;
   const int master = RegroupSelfScheduled(&seqs, &parts);
+  if (master >= 0) {
+    sig.scheduled_rounds = static_cast<int>(reply_rounds[static_cast<std::size_t>(master)]);
+    if (sig.scheduled_rounds > 1) {
+      sig.warnings.push_back(
+          "rank " + std::to_string(master) + " hands out tasks to whichever worker answers in " +
+          std::to_string(sig.scheduled_rounds) +
+          " separate rounds (e.g. one per time step); pas2p models "
+          "self-scheduling as one round per run, so `pas2p model` and `predict` cannot "
+          "extrapolate this run");
+    }
+  }
   std::vector<RankInstances> aligned;
   // A self-scheduled run's aligned phases are in the run's order (its ranks' instances were
   // regrouped, so the compressors' orders no longer name them).

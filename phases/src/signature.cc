@@ -378,6 +378,7 @@ std::string SignatureToJson(const Signature& sig) {
   }
   j["communicators"] = comms;
   j["sequence"] = SequenceJson(sig.sequence, 1);
+  if (sig.scheduled_rounds > 0) j["scheduled_rounds"] = sig.scheduled_rounds;
   Json phases = Json::array();
   for (const Phase& p : sig.phases) {
     Json jp;
@@ -457,6 +458,7 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
           Communicator{c.at("id").get<CommId>(), c.at("members").get<std::vector<std::int32_t>>()});
     }
     sig.sequence = SequenceFrom(j.at("sequence"), 1, origin);
+    if (j.contains("scheduled_rounds")) sig.scheduled_rounds = j.at("scheduled_rounds").get<int>();
     for (const Json& jp : j.at("phases")) {
       Phase p;
       p.id = jp.at("id").get<int>();

@@ -1585,6 +1585,19 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
                     "): trace the application at more counts (e.g. `pas2p trace -n ...`) and "
                     "give all the traces");
   }
+  // A master that hands out its task pool in several rounds (once per time step): its
+  // rounds are not one pool, and the model has one list schedule per run.
+  for (const auto& s : signatures) {
+    if (s.scheduled_rounds <= 1) continue;
+    throw UserError(
+        "at " + std::to_string(s.nprocs) + " processes (" + s.trace +
+        ") the master hands out tasks to whichever worker answers in " +
+        std::to_string(s.scheduled_rounds) +
+        " separate rounds (e.g. one per time step). pas2p models self-scheduling as "
+        "one round per run (one pool of tasks split over the workers by a list schedule) and "
+        "cannot extrapolate several rounds yet: trace a run of one round (e.g. one time step) "
+        "and scale the prediction by the rounds");
+  }
   AppModel model;
   model.application = signatures.front().application;
   model.counts = counts;

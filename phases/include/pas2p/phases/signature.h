@@ -116,10 +116,10 @@ struct PhaseEvent {
   // A send to whichever rank the latest completed wildcard receive came from (a master's
   // reply to the worker that answered); `peer` is then only the first occurrence's partner.
   bool reply = false;
-  Stats bytes;                // bytes sent (p2p send side, collectives) or received (recv)
-  Stats recv_bytes;           // sendrecv receive half; collectives: bytes received
-  Stats polls;                // failed tests folded into this call (polling loops)
-  ComputeStats compute;       // the compute burst before the call
+  Stats bytes;           // bytes sent (p2p send side, collectives) or received (recv)
+  Stats recv_bytes;      // sendrecv receive half; collectives: bytes received
+  Stats polls;           // failed tests folded into this call (polling loops)
+  ComputeStats compute;  // the compute burst before the call
   bool operator==(const PhaseEvent&) const = default;
 };
 
@@ -214,6 +214,10 @@ struct Signature {
   std::vector<std::string> warnings;
   std::vector<Communicator> communicators;
   Sequence sequence;  // the run's phase order (phase ids), nested loops
+  // A self-scheduled run (a master replying to whichever worker answered): how many
+  // separate times the master enters its loop of replies (rounds of handing out tasks);
+  // 0 when the run is not self-scheduled.
+  int scheduled_rounds = 0;
   std::vector<Phase> phases;
   bool operator==(const Signature&) const = default;
 
