@@ -896,6 +896,7 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   compressors.reserve(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) compressors.emplace_back(r, options);
   std::map<CommId, std::vector<std::int32_t>> comms;
+  std::map<CommId, std::int32_t> comm_origins;
   std::vector<SyncPoints> sync(static_cast<std::size_t>(n));
   LogicalTraceSummary summary = RunLogicalClock(
       source,
@@ -903,6 +904,7 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
         const Event& e = *le.event;
         if (e.kind == EventKind::kCommCreate && !comms.count(e.new_comm)) {
           comms[e.new_comm] = e.members;
+          comm_origins[e.new_comm] = static_cast<std::int32_t>(e.value);
         }
         if (IsCollective(e.kind)) {
           auto it = comms.find(e.comm);
@@ -946,7 +948,8 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
                                 ? std::string()
                                 : " (" + source.metadata().status_reason + ")"));
   }
-  for (const auto& [id, members] : comms) sig.communicators.push_back(Communicator{id, members});
+  for (const auto& [id, members] : comms)
+    sig.communicators.push_back(Communicator{id, members, comm_origins[id]});
 
   double traced_ns = 0;
   std::vector<std::vector<Instance>> seqs(static_cast<std::size_t>(n));

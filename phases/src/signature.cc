@@ -374,7 +374,9 @@ std::string SignatureToJson(const Signature& sig) {
   j["warnings"] = sig.warnings;
   Json comms = Json::array();
   for (const Communicator& c : sig.communicators) {
-    comms.push_back(Json{{"id", c.id}, {"members", c.members}});
+    Json jc{{"id", c.id}, {"members", c.members}};
+    if (c.origin >= 0) jc["origin"] = c.origin;
+    comms.push_back(std::move(jc));
   }
   j["communicators"] = comms;
   j["sequence"] = SequenceJson(sig.sequence, 1);
@@ -455,7 +457,8 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
     sig.warnings = j.at("warnings").get<std::vector<std::string>>();
     for (const Json& c : j.at("communicators")) {
       sig.communicators.push_back(
-          Communicator{c.at("id").get<CommId>(), c.at("members").get<std::vector<std::int32_t>>()});
+          Communicator{c.at("id").get<CommId>(), c.at("members").get<std::vector<std::int32_t>>(),
+                       c.contains("origin") ? c.at("origin").get<std::int32_t>() : -1});
     }
     sig.sequence = SequenceFrom(j.at("sequence"), 1, origin);
     if (j.contains("scheduled_rounds")) sig.scheduled_rounds = j.at("scheduled_rounds").get<int>();

@@ -141,14 +141,23 @@ struct SlotCountData {
 class CommLookup {
  public:
   explicit CommLookup(const phases::Signature& sig) : nprocs_(sig.nprocs) {
-    for (const auto& c : sig.communicators) members_[c.id] = &c.members;
+    for (const auto& c : sig.communicators) {
+      members_[c.id] = &c.members;
+      // A split or a create is a subset by design: at a count where it holds every rank
+      // (groups of 4 at 4 ranks) it is still the communicator it is at the other counts.
+      if (c.origin == static_cast<std::int32_t>(CommOrigin::kSplit) ||
+          c.origin == static_cast<std::int32_t>(CommOrigin::kCreate)) {
+        subsets_.insert(c.id);
+      }
+    }
   }
-  // Members of `comm` (world ranks), or null for the world (or a communicator of every rank).
+  // Members of `comm` (world ranks), or null for the world (or a duplicate or cartesian
+  // copy of it).
   const std::vector<std::int32_t>* SubMembers(CommId comm) const {
     if (comm == kCommWorld) return nullptr;
     auto it = members_.find(comm);
     if (it == members_.end()) return nullptr;
-    if (static_cast<int>(it->second->size()) == nprocs_) {
+    if (static_cast<int>(it->second->size()) == nprocs_ && subsets_.count(comm) == 0) {
       // A duplicate (or a cartesian copy) of the world; the world unless it reorders ranks.
       bool identity = true;
       for (int i = 0; i < nprocs_ && identity; ++i) identity = (*it->second)[i] == i;
@@ -161,6 +170,7 @@ class CommLookup {
  private:
   int nprocs_;
   std::map<CommId, const std::vector<std::int32_t>*> members_;
+  std::set<CommId> subsets_;  // made by a split or a create
 };
 
 Token TokenOf(const phases::PhaseEvent& e, const CommLookup& comms) {

@@ -3,9 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
 #include "pas2p/phases/correspondence.h"
+#include "pas2p/synthesis/predict.h"
 #include "pas2p/synthesis/synthesize.h"
 #include "test_traces.h"
 
@@ -64,6 +67,38 @@ TEST(ModelTest, OversubscribedTracesWarnInTheModel) {
   // One rank per core at every count: no such warning.
   EXPECT_TRUE(crowded_warnings([](int n) { return n; }, &m).empty())
       << ::testing::PrintToString(m.warnings);
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// Groups of 4 (MPI_Comm_split) traced from 4 ranks on: at 4 the one group holds every rank,
+// but it is still the split's communicator (not the world), so its slot lines up with the
+// same call at 8, 12, 16 and extrapolates as blocks of 4; the leaders' communicator (ranks
+// 0, 4, ...) as the one group of rank 0 of every 4th rank.
+TEST(CommunicatorModelTest, SplitHoldingEveryRankAtTheSmallestCountIsStillASubset) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 12, 16}) sigs.push_back(testing::Analyze(testing::GroupLeaders(n)));
+  const AppModel m = BuildModel(sigs);
+  std::vector<std::string> rules;
+  for (const auto& p : m.phases) {
+    for (const auto& s : p.slots) {
+      if (s.communicator) rules.push_back(s.communicator->name);
+    }
+  }
+  EXPECT_NE(std::find(rules.begin(), rules.end(), "blocks of 4 consecutive ranks"), rules.end())
+      << DescribeModel(m);
+  EXPECT_NE(std::find(rules.begin(), rules.end(),
+                      "the one group containing rank 0 of: every 4th rank (stride 4)"),
+            rules.end())
+      << DescribeModel(m);
+  testing::MemoryTrace real(testing::GroupLeaders(24));
+  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine());
+  EXPECT_LT(v.bytes_error, 1e-9);
+  EXPECT_LT(v.time_error, 0.05) << v.predicted_time_s << " vs " << v.real_simulated_time_s;
 }
 
 }  // namespace

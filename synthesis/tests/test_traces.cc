@@ -155,6 +155,41 @@ TraceData RowAllreduce(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData GroupLeaders(int nprocs, const AppParams& p) {
+  TraceData d = Begin("group_leaders", nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  const int groups = (nprocs + 3) / 4;
+  const CommId leaders = 900;
+  for (int r = 0; r < nprocs; ++r) {
+    const int g = r / 4;
+    Event split;
+    split.kind = EventKind::kCommCreate;
+    split.comm = kCommWorld;
+    split.new_comm = 100 + static_cast<CommId>(g);
+    split.value = static_cast<std::int64_t>(CommOrigin::kSplit);
+    for (int m = 4 * g; m < std::min(nprocs, 4 * g + 4); ++m) split.members.push_back(m);
+    d.ranks[r].push_back(split);
+    if (r % 4 == 0) {
+      Event lead = split;
+      lead.new_comm = leaders;
+      lead.members.clear();
+      for (int k = 0; k < groups; ++k) lead.members.push_back(4 * k);
+      d.ranks[r].push_back(lead);
+    }
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      d.ranks[r].push_back(MakeCollective(EventKind::kAllreduce, 8, 8, kNoRank, 100 + g));
+      if (r % 4 == 0) {
+        d.ranks[r].push_back(MakeCollective(EventKind::kAllreduce, 8, 8, kNoRank, leaders));
+      }
+      d.ranks[r].push_back(MakeCollective(EventKind::kBcast, r % 4 == 0 ? 8 : 0, r % 4 == 0 ? 0 : 8,
+                                          r - r % 4, 100 + g));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 sim::Machine TestMachine() {
   sim::Machine m;
   m.name = "test";

@@ -36,6 +36,11 @@ TraceData MeshWavefront(int nprocs, const AppParams& p = {});
 // Halo exchange on a torus plus an allreduce on the row communicator (MPI_Comm_split by row)
 // every iteration.
 TraceData RowAllreduce(int nprocs, const AppParams& p = {});
+// Groups of 4 consecutive ranks (MPI_Comm_split by rank / 4) and their leaders (ranks
+// 0, 4, 8, ...: a split with MPI_UNDEFINED elsewhere): compute, allreduce in the group,
+// allreduce among the leaders, bcast from the leader in the group. At 4 ranks the one group
+// holds every rank. P a multiple of 4.
+TraceData GroupLeaders(int nprocs, const AppParams& p = {});
 
 // Recursive doubling: log2 P stages per iteration, stage k exchanges with rank XOR 2^k
 // (irecv, blocking send, wait). P a power of two.

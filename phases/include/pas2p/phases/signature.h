@@ -153,6 +153,10 @@ struct Phase {
 struct Communicator {
   CommId id = 0;
   std::vector<std::int32_t> members;
+  // How it was made (CommOrigin: dup, split, create, cart), -1 when unknown (older
+  // signatures). A split or a create is a subset by design even where it holds every rank
+  // (groups of 4 at 4 ranks); a dup or a cartesian copy of the world is the world.
+  std::int32_t origin = -1;
   bool operator==(const Communicator&) const = default;
 };
 
