@@ -200,6 +200,56 @@ struct ClassRef {
 using DirectionFn =
     std::function<Direction(int count_index, int rank, const phases::PhaseEvent& e)>;
 
+// Per rank of count index `ci`: whether it is the root of one of the phase's rooted
+// collectives (data: [slot][count index]).
+std::vector<bool> RootRanks(const std::vector<std::vector<SlotCountData>>& data, std::size_t ci,
+                            int nprocs) {
+  std::vector<bool> roots(static_cast<std::size_t>(nprocs), false);
+  for (const auto& slot : data) {
+    for (int r = 0; r < nprocs; ++r) {
+      const phases::PhaseEvent* e = slot[ci].event_of_rank[static_cast<std::size_t>(r)];
+      if (e && IsRooted(e->kind) && e->peer == r) roots[static_cast<std::size_t>(r)] = true;
+    }
+  }
+  return roots;
+}
+
+// True when, in some slot, the roots' bursts and the other ranks' differ by more than half
+// of the larger and by more than 10 us at every traced count (both present): a root that
+// works alone.
+bool RootsComputeApart(const std::vector<std::vector<SlotCountData>>& data,
+                       const std::vector<int>& counts) {
+  std::vector<std::vector<bool>> roots;
+  bool any_root = false;
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    roots.push_back(RootRanks(data, ci, counts[ci]));
+    for (const bool b : roots.back()) any_root = any_root || b;
+  }
+  if (!any_root) return false;
+  constexpr double kMinApartNs = 10'000;
+  for (const auto& slot : data) {
+    bool apart = true;
+    for (std::size_t ci = 0; ci < counts.size() && apart; ++ci) {
+      double root_sum = 0, other_sum = 0;
+      int root_n = 0, other_n = 0;
+      for (int r = 0; r < counts[ci]; ++r) {
+        const phases::PhaseEvent* e = slot[ci].event_of_rank[static_cast<std::size_t>(r)];
+        if (!e || e->compute.cpu_ns.n == 0) continue;
+        (roots[ci][static_cast<std::size_t>(r)] ? root_sum : other_sum) += e->compute.cpu_ns.mean;
+        ++(roots[ci][static_cast<std::size_t>(r)] ? root_n : other_n);
+      }
+      if (root_n == 0 || other_n == 0) {
+        apart = false;
+        break;
+      }
+      const double a = root_sum / root_n, b = other_sum / other_n;
+      apart = std::fabs(a - b) > 0.5 * std::max(a, b) && std::fabs(a - b) > kMinApartNs;
+    }
+    if (apart) return true;
+  }
+  return false;
+}
+
 // Aligns every class into one supersequence; returns, per class, the slot id of each of its
 // tokens; `order` receives the slot ids in supersequence order. A class may be aligned
 // rotated: a loop body seen from a different starting call on some ranks (a rank whose first
@@ -1448,6 +1498,15 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
       }
     }
   }
+  if (!pm.scheduled && !pm.block && RootsComputeApart(build.data, counts)) {
+    // The roots of the phase's rooted collectives are a class of their own (one more mask
+    // character, '1' for a root; SlotModel::ClassCompute): the work a root does alone (it
+    // combines what it gathered, reads the input it broadcasts) is not averaged over P.
+    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+      const std::vector<bool> roots = RootRanks(build.data, ci, counts[ci]);
+      for (int r = 0; r < counts[ci]; ++r) masks[ci][r].push_back(roots[r] ? '1' : '0');
+    }
+  }
   for (std::size_t s = 0; s < order.size(); ++s) {
     pm.slots.push_back(BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks));
   }
@@ -1863,7 +1922,15 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
       out << " (split over the workers by a list schedule at synthesis)\n";
     }
     for (std::size_t s = 0; s < p.slots.size(); ++s) {
-      out << "  call " << s << ": " << p.slots[s].Describe() << "\n";
+      out << "  call " << s << ": " << p.slots[s].Describe();
+      // The roots of the phase's rooted collectives, when they are a class of their own.
+      for (const auto& cc : p.slots[s].class_compute) {
+        if (cc.mask.size() != p.slots.size() + 1 || cc.mask.back() != '1') continue;
+        out << "; on the root" << (cc.mask.find('1') == cc.mask.size() - 1 ? "" : "s")
+            << " (a class of their own: they work alone) " << cc.cpu_ns.Describe("CPU ns before");
+        break;
+      }
+      out << "\n";
     }
   }
   if (!model.warnings.empty()) {

@@ -36,6 +36,9 @@ struct SynthesizedTrace::SlotAt {
     std::int64_t instructions = kNotMeasured;
   };
   std::vector<ClassValues> classes;  // SlotModel::class_compute at N
+  // The phase's classes tell its roots apart (their masks have one more character: '1' for
+  // a root of one of the phase's rooted collectives); the same for every slot of a phase.
+  bool root_class = false;
 };
 
 struct SynthesizedTrace::Impl {
@@ -507,13 +510,17 @@ class SynthRank : public RankEventSource {
     block_ = block;
     iter_ = 0;
     iters_ = 1;
-    made_.assign((slots.size() + 63) / 64, 0);
+    const bool roles = !slots.empty() && slots.front().root_class;
+    made_.assign((slots.size() + (roles ? 1 : 0) + 63) / 64, 0);
     for (int pass = 0; pass < 2; ++pass) {
       for (std::size_t k = 0; k < slots.size(); ++k) {
         const bool like = slots[k].model->presence == Presence::kLikeSlots;
         if (like != (pass == 1)) continue;
         if (Present(slots[k])) made_[k / 64] |= std::uint64_t{1} << (k % 64);
       }
+    }
+    if (roles && IsRootIn(slots)) {
+      made_[slots.size() / 64] |= std::uint64_t{1} << (slots.size() % 64);
     }
     if (block_) {
       // As many iterations as the rank's most partners in any slot.
@@ -538,6 +545,21 @@ class SynthRank : public RankEventSource {
       if (most == 0) made_.assign(made_.size(), 0);  // no partner: nothing to do
       iters_ = std::max<std::size_t>(most, 1);
     }
+  }
+
+  // Whether this rank is the root of one of the rooted collectives it makes in `slots`.
+  bool IsRootIn(const std::vector<SlotAt>& slots) const {
+    for (std::size_t k = 0; k < slots.size(); ++k) {
+      const SlotModel& m = *slots[k].model;
+      if (!Made(k) || !IsRooted(m.kind)) continue;
+      const SlotAt& s = slots[k];
+      const bool world = s.comm_is_world || !s.comm;
+      const std::int64_t size = world ? trace_->nprocs() : s.comm->GroupSize();
+      std::int64_t index = m.root ? m.root->At(size) : 0;
+      index = std::clamp<std::int64_t>(index, 0, size - 1);
+      if (world ? index == rank_ : s.comm->RankInGroup(rank_) == index) return true;
+    }
+    return false;
   }
 
   // The calls the current slot makes on this rank (point-to-point: one per partner).
@@ -840,9 +862,13 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         v.instructions = cc.instructions.present
                              ? static_cast<std::int64_t>(Round(cc.instructions.At(p, side)))
                              : kNotMeasured;
+        at.root_class = at.root_class || cc.mask.size() == slots.size() + 1;
         at.classes.push_back(std::move(v));
       }
     }
+    bool roles = false;
+    for (const SlotAt& at : slots) roles = roles || at.root_class;
+    for (SlotAt& at : slots) at.root_class = roles;
   }
   // Communicator ids: one family per distinct rule.
   for (auto& slots : impl_->phases) {

@@ -103,3 +103,46 @@ TEST(CommunicatorModelTest, SplitHoldingEveryRankAtTheSmallestCountIsStillASubse
 
 }  // namespace
 }  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// The root works alone between a gather and a bcast (a constant amount, while the others'
+// work shrinks as 1/P): averaged over the ranks its burst would shrink as 1/P too, and the
+// bcast that everyone waits on would come early. The root is its own class instead.
+TEST(RootClassTest, ARootThatWorksAloneIsNotAveragedOverTheRanks) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::GatherWorkBcast(n)));
+  const AppModel m = BuildModel(sigs);
+  bool root_class = false;
+  for (const auto& p : m.phases) {
+    for (const auto& s : p.slots) {
+      for (const auto& cc : s.class_compute) {
+        root_class = root_class || (cc.mask.size() == p.slots.size() + 1 && cc.mask.back() == '1');
+      }
+    }
+  }
+  EXPECT_TRUE(root_class) << DescribeModel(m);
+  testing::MemoryTrace real(testing::GatherWorkBcast(32));
+  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine());
+  EXPECT_LT(v.compute_error, 0.01);
+  EXPECT_LT(v.time_error, 0.02) << v.predicted_time_s << " vs " << v.real_simulated_time_s;
+}
+
+// A root that works like the others between the gather and the bcast stays in the ranks'
+// class: no extra mask character.
+TEST(RootClassTest, RootsThatWorkLikeTheOthersAreNotAClass) {
+  testing::AppParams same;
+  same.root_compute_ns = 2000;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::GatherWorkBcast(n, same)));
+  const AppModel m = BuildModel(sigs);
+  for (const auto& p : m.phases) {
+    for (const auto& s : p.slots) {
+      for (const auto& cc : s.class_compute) EXPECT_EQ(cc.mask.size(), p.slots.size());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

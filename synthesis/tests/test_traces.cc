@@ -190,6 +190,25 @@ TraceData GroupLeaders(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData GatherWorkBcast(int nprocs, const AppParams& p) {
+  TraceData d = Begin("gather_work_bcast", nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  const auto root_cpu =
+      static_cast<std::int64_t>(p.root_compute_ns >= 0 ? p.root_compute_ns : p.compute_ns / 8);
+  for (int r = 0; r < nprocs; ++r) {
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      d.ranks[r].push_back(MakeCollective(
+          EventKind::kGather, 128, r == 0 ? 128 * static_cast<std::uint64_t>(nprocs) : 0, 0));
+      d.ranks[r].push_back(MakeCompute(r == 0 ? root_cpu : 2000));
+      d.ranks[r].push_back(
+          MakeCollective(EventKind::kBcast, r == 0 ? 128 : 0, r == 0 ? 0 : 128, 0));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 sim::Machine TestMachine() {
   sim::Machine m;
   m.name = "test";

@@ -22,6 +22,8 @@ struct AppParams {
   double compute_ns = 4e9;       // total compute per iteration, split over the ranks
   int stages = 1;                // MeshSweeps: forward stages, then as many backward, per iteration
   double stage_compute_ns = -1;  // Butterfly: compute before each later stage (-1: as the first)
+  double root_compute_ns =
+      -1;  // GatherWorkBcast: the root's work after the gather (-1: compute_ns / 8)
 };
 
 // 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags
@@ -41,6 +43,9 @@ TraceData RowAllreduce(int nprocs, const AppParams& p = {});
 // allreduce among the leaders, bcast from the leader in the group. At 4 ranks the one group
 // holds every rank. P a multiple of 4.
 TraceData GroupLeaders(int nprocs, const AppParams& p = {});
+// Every rank computes compute_ns / P, gathers 128 B to rank 0; rank 0 alone then computes
+// root_compute_ns (the others 2 us) and broadcasts 128 B. Any P.
+TraceData GatherWorkBcast(int nprocs, const AppParams& p = {});
 
 // Recursive doubling: log2 P stages per iteration, stage k exchanges with rank XOR 2^k
 // (irecv, blocking send, wait). P a power of two.
