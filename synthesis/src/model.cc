@@ -1926,8 +1926,8 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
       // The roots of the phase's rooted collectives, when they are a class of their own.
       for (const auto& cc : p.slots[s].class_compute) {
         if (cc.mask.size() != p.slots.size() + 1 || cc.mask.back() != '1') continue;
-        out << "; on the root" << (cc.mask.find('1') == cc.mask.size() - 1 ? "" : "s")
-            << " (a class of their own: they work alone) " << cc.cpu_ns.Describe("CPU ns before");
+        out << "; root ranks (a class of their own: they work alone): "
+            << cc.cpu_ns.Describe("CPU ns before");
         break;
       }
       out << "\n";
