@@ -460,6 +460,7 @@ std::vector<bool> PresentSet(const SlotCountData& d) {
 struct PhaseBuild {
   PhaseModel model;
   std::vector<std::vector<SlotCountData>> data;  // [slot][count]
+  std::vector<std::string> warnings;             // for AppModel::warnings
 };
 
 // Which ranks a slot's equation gives a partner at count P (from the fitted equations).
@@ -1288,6 +1289,63 @@ std::vector<bool> DanglingSlots(const std::vector<std::vector<SlotCountData>>& d
   return dangling;
 }
 
+// A stencil dimension with at most 2 ranks at every traced count cannot tell +1 from -1
+// (both are the one other rank), so a send's and the matching receive's equations may each
+// pick either sign, and at a count with 3 or more ranks along it the messages would not meet
+// (every rank waiting for a neighbour that sends elsewhere). A send and a receive of the same
+// tag with one offset each on the same grid are made opposite along such dimensions (the
+// receive's source is where the send's destination sends from), and a warning says that the
+// direction there is a guess.
+void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings) {
+  auto single_stencil = [](const std::optional<patterns::GeneralEquation>& eq) {
+    return eq && eq->family == patterns::Family::kStencil && eq->offsets.size() == 1;
+  };
+  auto ambiguous_dims = [](const patterns::GeneralEquation& eq) {
+    std::vector<bool> dims(eq.offsets.front().size(), !eq.traced_counts.empty());
+    for (const std::int64_t n : eq.traced_counts) {
+      try {
+        const auto at = eq.At(n);
+        for (std::size_t d = 0; d < dims.size() && d < at.extents().size(); ++d)
+          dims[d] = dims[d] && at.extents()[d] <= 2;
+      } catch (const UserError&) {
+        return std::vector<bool>(dims.size(), false);
+      }
+    }
+    return dims;
+  };
+  std::set<std::size_t> warned;
+  for (SlotModel& send : pm->slots) {
+    const bool is_send = send.kind == EventKind::kSend || send.kind == EventKind::kIsend;
+    if (!is_send || !single_stencil(send.peer)) continue;
+    SlotModel* recv = nullptr;
+    int matches = 0;
+    for (SlotModel& r : pm->slots) {
+      if ((r.kind == EventKind::kRecv || r.kind == EventKind::kIrecv) && r.tag == send.tag &&
+          single_stencil(r.peer) && r.peer->grid == send.peer->grid &&
+          r.peer->offsets.front().size() == send.peer->offsets.front().size()) {
+        recv = &r;
+        ++matches;
+      }
+    }
+    if (matches != 1) continue;
+    const std::vector<bool> dims = ambiguous_dims(*send.peer);
+    std::vector<std::int64_t>& to = send.peer->offsets.front();
+    const std::vector<std::int64_t>& from = recv->peer->offsets.front();
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      if (!dims[d] || to[d] == -from[d] || std::abs(from[d]) != 1 || std::abs(to[d]) != 1) continue;
+      to[d] = -from[d];
+      if (warned.insert(d).second) {
+        warnings->push_back(
+            "phase " + std::to_string(pm->index) + ": along grid dimension " + std::to_string(d) +
+            " (fastest first) every traced count has at most 2 ranks, so the traces cannot tell "
+            "a neighbour at +1 from one at -1 there; the model sends the opposite way from "
+            "where it receives, but which way is a guess at counts with 3 or more ranks along "
+            "it. Trace such a count to settle it");
+      }
+    }
+  }
+}
+
 PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
                       const std::vector<const phases::Signature*>& sigs,
                       const std::vector<int>& counts) {
@@ -1511,6 +1569,7 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
     pm.slots.push_back(BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks));
   }
   HarmonizeGrids(&pm);
+  PairAmbiguousDirections(&pm, &build.warnings);
   DecideCompletions(&build, counts);
   DecidePresence(&build, counts);
   return build;
@@ -1708,6 +1767,7 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
         w.push_back({double(counts[ci]), group.weights[ci]});
       build.model.weight = FitQuantity(w, "phase " + std::to_string(index) + " weight");
       DecideScheduled(&build.model, group, sigs, counts);
+      for (auto& bw : build.warnings) model.warnings.push_back(std::move(bw));
       model.phases.push_back(std::move(build.model));
       group_of_largest_id[group.phase_ids.back()] = index;
     } catch (const UserError& e) {

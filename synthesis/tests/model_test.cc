@@ -146,3 +146,36 @@ TEST(RootClassTest, RootsThatWorkLikeTheOthersAreNotAClass) {
 
 }  // namespace
 }  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// Traced at 8, 12 and 18 (2 x 2 x 2, 3 x 2 x 2, 3 x 3 x 2), one grid dimension always has 2
+// ranks: +1 and -1 are the same neighbour there, so each slot's equation may pick either
+// sign. At 27 (3 x 3 x 3) a send and its receive that picked the same sign would never meet
+// (the synthesized run deadlocked). They are paired opposite, and the model warns that the
+// direction along that dimension is a guess.
+TEST(AmbiguousDirectionTest, SendAndReceiveArePairedOppositeWhereTheTracesCannotTell) {
+  testing::AppParams few;
+  few.iterations = 8;
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 12, 18}) sigs.push_back(testing::Analyze(testing::Halo27(n, few)));
+  const AppModel m = BuildModel(sigs);
+  bool warned = false;
+  for (const auto& w : m.warnings) warned = warned || w.find("cannot tell") != std::string::npos;
+  EXPECT_TRUE(warned) << DescribeModel(m);
+  testing::MemoryTrace real(testing::Halo27(27, few));
+  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine());  // no deadlock
+  EXPECT_EQ(v.count, 27);
+  EXPECT_GT(v.predicted_time_s, 0);
+  EXPECT_LT(v.bytes_error, 0.01);
+  // With a count that has 3 ranks along every dimension, nothing is ambiguous.
+  sigs.push_back(testing::Analyze(testing::Halo27(27, few)));
+  const AppModel full = BuildModel(sigs);
+  for (const auto& w : full.warnings) EXPECT_EQ(w.find("cannot tell"), std::string::npos) << w;
+  testing::MemoryTrace real36(testing::Halo27(36, few));
+  EXPECT_DOUBLE_EQ(ValidateAgainst(sigs, real36, testing::TestMachine()).pattern_match, 1.0);
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

@@ -209,6 +209,39 @@ TraceData GatherWorkBcast(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData Halo27(int nprocs, const AppParams& p) {
+  TraceData d = Begin("halo27", nprocs);
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);  // row-major
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  auto rank_of = [&](const std::int64_t c[3]) {
+    return static_cast<std::int32_t>((c[0] * dims[1] + c[1]) * dims[2] + c[2]);
+  };
+  for (int r = 0; r < nprocs; ++r) {
+    const std::int64_t me[3] = {r / (dims[1] * dims[2]), (r / dims[2]) % dims[1], r % dims[2]};
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      std::vector<RequestId> reqs;
+      for (int t = 0; t < 27; ++t) {
+        const int dir[3] = {t / 9 - 1, (t / 3) % 3 - 1, t % 3 - 1};
+        if (t == 13) continue;  // (0, 0, 0)
+        std::int64_t to[3], from[3];
+        for (int k = 0; k < 3; ++k) {
+          to[k] = (me[k] + dir[k] + dims[k]) % dims[k];
+          from[k] = (me[k] - dir[k] + dims[k]) % dims[k];
+        }
+        reqs.push_back(next++);
+        d.ranks[r].push_back(MakeIrecv(rank_of(from), t, 64, reqs.back()));
+        reqs.push_back(next++);
+        d.ranks[r].push_back(MakeIsend(rank_of(to), t, 64, reqs.back()));
+      }
+      d.ranks[r].push_back(MakeWaitall(reqs));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 sim::Machine TestMachine() {
   sim::Machine m;
   m.name = "test";

@@ -46,6 +46,10 @@ TraceData GroupLeaders(int nprocs, const AppParams& p = {});
 // Every rank computes compute_ns / P, gathers 128 B to rank 0; rank 0 alone then computes
 // root_compute_ns (the others 2 us) and broadcasts 128 B. Any P.
 TraceData GatherWorkBcast(int nprocs, const AppParams& p = {});
+// 27-point halo on a periodic MPI_Dims_create(P, 3) grid: per iteration, for each of the 26
+// directions d (tag (dx+1)*9 + (dy+1)*3 + dz+1), irecv from the rank at -d and isend to the
+// rank at +d (64 B), then waitall. Any P.
+TraceData Halo27(int nprocs, const AppParams& p = {});
 
 // Recursive doubling: log2 P stages per iteration, stage k exchanges with rank XOR 2^k
 // (irecv, blocking send, wait). P a power of two.
