@@ -1121,6 +1121,12 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   Validation v;
   v.count = held_out;
   v.training_counts = model.counts;
+  for (const auto& w : model.warnings) {
+    if (w.find(phases::kUntracedCallsWarning) == std::string::npos &&
+        w.find(phases::kOversubscribedWarning) == std::string::npos) {
+      v.model_warnings.push_back(w);
+    }
+  }
   PredictOptions o = options;
   o.allow_idle = false;
   const Prediction pred = Predict(model, held_out, machine, o);
@@ -1366,6 +1372,7 @@ std::string FormatValidation(const Validation& v, const std::string& application
     }
   }
   if (!v.phases_note.empty()) out << "  note: " << v.phases_note << "\n";
+  for (const auto& w : v.model_warnings) out << "  warning: " << w << "\n";
   return out.str();
 }
 
@@ -1413,6 +1420,7 @@ std::string ValidationToJson(const Validation& v, const std::string& application
   }
   j["phases"] = phases;
   j["phases_note"] = v.phases_note;
+  j["model_warnings"] = v.model_warnings;
   return j.dump(2) + "\n";
 }
 

@@ -202,6 +202,10 @@ struct Validation {
   double real_compute_s = 0, predicted_compute_s = 0;
   std::vector<PhaseCheck> phases;  // per modelled phase, in model order
   std::string phases_note;         // why the real run's phases could not be matched, if so
+  // The trained model's own warnings (a direction the traces cannot tell, a phase left
+  // out...), without those about the traces (oversubscribed, untraced calls), which the
+  // caller has from the signatures.
+  std::vector<std::string> model_warnings;
 };
 
 // `real` is the trace at the largest count; `signatures` include its signature (it is left
