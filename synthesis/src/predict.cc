@@ -778,6 +778,9 @@ namespace {
 
 struct StreamTotals {
   std::vector<std::int32_t> send_peers;  // peers of the point-to-point sends, in order
+  // Per collective call, in order: its kind, its communicator's members and its root as one
+  // number (0 for a communicator whose members the trace does not give).
+  std::vector<std::uint64_t> collectives;
   std::uint64_t bytes = 0;
   std::int64_t cpu_ns = 0;
 };
@@ -785,8 +788,31 @@ struct StreamTotals {
 StreamTotals ReadTotals(const TraceSource& trace, int rank) {
   StreamTotals t;
   auto source = trace.OpenRank(rank);
+  // Communicator id -> a hash of its members (world ranks, in communicator order).
+  std::map<CommId, std::uint64_t> members;
+  auto mix = [](std::uint64_t h, std::uint64_t v) {
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    return h;
+  };
+  std::uint64_t world = 0x57;
+  for (int r = 0; r < trace.nprocs(); ++r) world = mix(world, static_cast<std::uint64_t>(r));
+  members[kCommWorld] = world;
   Event e;
   while (source->Next(&e)) {
+    if (e.kind == EventKind::kCommCreate) {
+      std::uint64_t h = 0x57;
+      for (const std::int32_t m : e.members) h = mix(h, static_cast<std::uint64_t>(m));
+      members[e.new_comm] = h;
+    }
+    if (IsCollective(e.kind)) {
+      const auto it = members.find(e.comm);
+      std::uint64_t h = it == members.end() ? 0 : it->second;
+      if (h != 0) {
+        h = mix(h, static_cast<std::uint64_t>(e.kind));
+        if (IsRooted(e.kind)) h = mix(h, static_cast<std::uint64_t>(e.peer) + 7);
+      }
+      t.collectives.push_back(h);
+    }
     if (e.kind == EventKind::kCompute) t.cpu_ns += e.cpu_ns;
     if ((e.kind == EventKind::kSend || e.kind == EventKind::kIsend ||
          e.kind == EventKind::kSendrecv) &&
@@ -1139,7 +1165,7 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   NoiseFloor(real, machine, options.noise_draws, &v);
 
   SynthesizedTrace synth(model, held_out);
-  std::uint64_t matched = 0, scheduled_matched = 0;
+  std::uint64_t matched = 0, scheduled_matched = 0, collectives_matched = 0;
   std::int64_t real_cpu = 0, synth_cpu = 0;
   // A self-scheduled master's partners depend on the timing (which worker answers first):
   // its sends are compared as the number of messages to each partner, not in order.
@@ -1172,12 +1198,19 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
       v.busiest_worker_cpu_s =
           std::max(v.busiest_worker_cpu_s, static_cast<double>(a.cpu_ns) * 1e-9);
     }
+    v.collective_calls += a.collectives.size();
+    for (std::size_t i = 0; i < a.collectives.size() && i < b.collectives.size(); ++i) {
+      collectives_matched += a.collectives[i] != 0 && a.collectives[i] == b.collectives[i];
+    }
     v.real_bytes += a.bytes;
     v.predicted_bytes += b.bytes;
     real_cpu += a.cpu_ns;
     synth_cpu += b.cpu_ns;
   }
   v.pattern_match = v.messages ? static_cast<double>(matched) / static_cast<double>(v.messages) : 1;
+  v.collective_match = v.collective_calls ? static_cast<double>(collectives_matched) /
+                                                static_cast<double>(v.collective_calls)
+                                          : 1;
   v.scheduled_match = v.scheduled_messages ? static_cast<double>(scheduled_matched) /
                                                  static_cast<double>(v.scheduled_messages)
                                            : 1;
@@ -1301,6 +1334,13 @@ std::string FormatValidation(const Validation& v, const std::string& application
   std::snprintf(line, sizeof line, "  pattern_match  %7.2f%%  (%llu point-to-point messages)\n",
                 100 * v.pattern_match, static_cast<unsigned long long>(v.messages));
   out << line;
+  if (v.collective_calls > 0) {
+    std::snprintf(line, sizeof line,
+                  "  collectives    %7.2f%%  (%llu collective calls on a communicator of the same "
+                  "members, with the same root)\n",
+                  100 * v.collective_match, static_cast<unsigned long long>(v.collective_calls));
+    out << line;
+  }
   if (v.scheduled_messages > 0) {
     std::snprintf(line, sizeof line,
                   "    of which %llu sent by a self-scheduled master (partners per worker "
@@ -1383,6 +1423,8 @@ std::string ValidationToJson(const Validation& v, const std::string& application
          {"training_counts", v.training_counts},
          {"messages", v.messages},
          {"pattern_match", v.pattern_match},
+         {"collective_calls", v.collective_calls},
+         {"collective_match", v.collective_match},
          {"scheduled_messages", v.scheduled_messages},
          {"scheduled_match", v.scheduled_match},
          {"workers_cpu_s", v.workers_cpu_s},

@@ -435,3 +435,41 @@ TEST(ProblemSizeLimitTest, MessagesUnderOneBytePerPartnerAreFlagged) {
 
 }  // namespace
 }  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// Collectives are compared by communicator members and root: the row allreduces of the
+// real run at 36 match the prediction's; a real run whose allreduces ran on the columns
+// instead (same sizes, other members) matches none of them (its world collectives still do).
+TEST(CollectiveMatchTest, CollectivesOnOtherMembersDoNotMatch) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 9, 16, 25}) sigs.push_back(testing::Analyze(testing::RowAllreduce(n)));
+  PredictOptions o;
+  o.noise_draws = 0;
+  testing::MemoryTrace same(testing::RowAllreduce(36));
+  const Validation v = ValidateAgainst(sigs, same, TestMachine(), o);
+  EXPECT_GT(v.collective_calls, 0u);
+  EXPECT_DOUBLE_EQ(v.collective_match, 1.0);
+
+  TraceData columns = testing::RowAllreduce(36);
+  for (int r = 0; r < 36; ++r) {
+    for (Event& e : columns.ranks[r]) {
+      if (e.kind == EventKind::kCommCreate) {
+        e.new_comm = 200 + static_cast<CommId>(r % 6);
+        e.members.clear();
+        for (int k = 0; k < 6; ++k) e.members.push_back(k * 6 + r % 6);
+      } else if (IsCollective(e.kind) && e.comm != kCommWorld) {
+        e.comm = 200 + static_cast<CommId>(r % 6);
+      }
+    }
+  }
+  testing::MemoryTrace other(columns);
+  const Validation w = ValidateAgainst(sigs, other, TestMachine(), o);
+  EXPECT_EQ(w.collective_calls, v.collective_calls);
+  EXPECT_LT(w.collective_match, 0.05);  // only the run's world collectives still match
+  EXPECT_NE(FormatValidation(w, "x").find("collectives"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

@@ -169,6 +169,11 @@ struct Validation {
   // in both runs (the multiset of destinations), whatever their order.
   std::uint64_t scheduled_messages = 0;
   double scheduled_match = 1;  // share of scheduled_messages matched that way
+  // Collective calls of the real run (per rank, in order), and the share of them that the
+  // prediction makes as the same collective on a communicator with the same members (and,
+  // rooted ones, the same root): a collective's "peers".
+  std::uint64_t collective_calls = 0;
+  double collective_match = 1;
   // Self-scheduled runs: the real trace's CPU time of all workers, and of the busiest one
   // (how unevenly the traced run handed out its tasks; 0 without a self-scheduled phase).
   double workers_cpu_s = 0, busiest_worker_cpu_s = 0;
