@@ -503,11 +503,21 @@ void RankCompressor::Finish() {
 }
 
 namespace {
-std::size_t UnrolledCalls(const Node& node) {
+// Iterations of `loop` per execution: its iterations over every execution merged into it,
+// divided by the executions (the iterations of the enclosing loop), rounded. Not `count`,
+// the iterations where the loop was first found: an inner loop whose first execution was
+// shorter (a halo swap repeated twice before the time loop settles, four times in it) would
+// lose calls when unrolled.
+std::int64_t Iterations(const Node& loop, double executions) {
+  if (executions <= 0) return std::max<std::int64_t>(1, loop.count);
+  return std::max<std::int64_t>(1, std::llround(static_cast<double>(loop.total) / executions));
+}
+
+std::size_t UnrolledCalls(const Node& node, double executions) {
   if (!node.loop) return 1;
   std::size_t calls = 0;
-  for (const Node& item : node.body) calls += UnrolledCalls(item);
-  return calls * static_cast<std::size_t>(std::max<std::int64_t>(0, node.count));
+  for (const Node& item : node.body) calls += UnrolledCalls(item, static_cast<double>(node.total));
+  return calls * static_cast<std::size_t>(Iterations(node, executions));
 }
 }  // namespace
 
@@ -520,9 +530,60 @@ double NodeEnd(const Node& node) {
 }
 }  // namespace
 
-bool RankCompressor::Unrollable(const Node& loop) const {
-  return loop.count <= static_cast<std::int64_t>(options_.unroll_iterations) &&
-         UnrolledCalls(loop) <= options_.unroll_calls;
+namespace {
+// Whether every call of `node` (nested loops included) is point-to-point with the one
+// displacement `*disp` (set by the first such call) or a completion, and both a send and a
+// receive are among them: an exchange with one partner.
+bool ExchangeWithOnePartner(const Node& node, std::int32_t* disp, bool* sends, bool* recvs) {
+  if (node.loop) {
+    for (const Node& item : node.body) {
+      if (!ExchangeWithOnePartner(item, disp, sends, recvs)) return false;
+    }
+    return true;
+  }
+  const Leaf& l = node.leaf;
+  const auto same = [disp](std::int32_t d) {
+    if (d == kNoDisp || d == kAnyDisp || d == kNullDisp || d == kReplyDisp) return false;
+    if (*disp == kNoDisp) *disp = d;
+    return d == *disp;
+  };
+  switch (l.kind) {
+    case EventKind::kSend:
+    case EventKind::kIsend:
+      *sends = true;
+      return same(l.disp);
+    case EventKind::kRecv:
+    case EventKind::kIrecv:
+      *recvs = true;
+      return same(l.disp);
+    case EventKind::kSendrecv:
+      *sends = true;
+      *recvs = true;
+      return same(l.disp) && same(l.recv_disp);
+    case EventKind::kWait:
+    case EventKind::kWaitall:
+    case EventKind::kWaitany:
+    case EventKind::kWaitsome:
+    case EventKind::kTest:
+    case EventKind::kTestall:
+    case EventKind::kTestany:
+    case EventKind::kTestsome:
+      return true;
+    default:
+      return false;
+  }
+}
+}  // namespace
+
+bool RankCompressor::Unrollable(const Node& loop, double executions) const {
+  if (UnrolledCalls(loop, executions) > options_.unroll_calls) return false;
+  const std::int64_t iterations = Iterations(loop, executions);
+  if (iterations <= static_cast<std::int64_t>(options_.unroll_iterations)) return true;
+  if (iterations > static_cast<std::int64_t>(options_.unroll_exchange_iterations)) return false;
+  std::int32_t disp = kNoDisp;
+  bool sends = false;
+  bool recvs = false;
+  return ExchangeWithOnePartner(loop, &disp, &sends, &recvs) && sends && recvs;
 }
 
 // The calls of `loop`, one iteration after the other. Each copy of a call carries the
@@ -530,14 +591,16 @@ bool RankCompressor::Unrollable(const Node& loop) const {
 // time, so that the copies add up to the time of the loop.
 // Each copy's occurrence sample keeps only its own iteration's bursts (iteration i of every
 // execution of the loop: occurrence index % count == i, nested loops multiplying).
-void RankCompressor::Unroll(const Node& loop, double share, std::vector<Leaf>* out,
-                            std::int64_t modulus, std::int64_t residue) const {
-  const std::int64_t count = std::max<std::int64_t>(1, loop.count);
+void RankCompressor::Unroll(const Node& loop, double executions, double share,
+                            std::vector<Leaf>* out, std::int64_t modulus,
+                            std::int64_t residue) const {
+  const std::int64_t count = Iterations(loop, executions);
   const double part = share / static_cast<double>(count);
-  for (std::int64_t i = 0; i < loop.count; ++i) {
+  for (std::int64_t i = 0; i < count; ++i) {
     for (const Node& item : loop.body) {
       if (item.loop) {
-        Unroll(item, part, out, modulus * count, residue * count + i);
+        Unroll(item, static_cast<double>(loop.total), part, out, modulus * count,
+               residue * count + i);
       } else {
         out->push_back(item.leaf);
         out->back().time_ns *= part;
@@ -552,9 +615,9 @@ void RankCompressor::AddTopLevel(const Node& node) {
     AppendPlain(node.leaf);
     return;
   }
-  if (Unrollable(node)) {
+  if (Unrollable(node, 1.0)) {
     std::vector<Leaf> calls;
-    Unroll(node, 1.0, &calls);
+    Unroll(node, 1.0, 1.0, &calls);
     for (const Leaf& l : calls) AppendPlain(l);
     return;
   }
@@ -577,8 +640,8 @@ void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight, S
       run.push_back(item.leaf);
       continue;
     }
-    if (Unrollable(item)) {
-      Unroll(item, 1.0, &run);
+    if (Unrollable(item, weight)) {
+      Unroll(item, weight, 1.0, &run);
       continue;
     }
     Emit(run, weight, order);

@@ -151,11 +151,13 @@ class RankCompressor {
   void AddTopLevel(const Node& node);
   void FlattenBody(const std::vector<Node>& body, double weight, Sequence* order);
   void Emit(const std::vector<Leaf>& run, double weight, Sequence* order);
-  bool Unrollable(const Node& loop) const;
+  // `executions`: how many times the loop ran (its enclosing loop's iterations; 1 at the
+  // top level), so that its iterations per execution are loop.total / executions.
+  bool Unrollable(const Node& loop, double executions) const;
   // `modulus` / `residue`: which occurrences of the loop's calls the copies made now stand
   // for (the enclosing unrolled loops' iterations; 1 / 0 at the top).
-  void Unroll(const Node& loop, double share, std::vector<Leaf>* out, std::int64_t modulus = 1,
-              std::int64_t residue = 0) const;
+  void Unroll(const Node& loop, double executions, double share, std::vector<Leaf>* out,
+              std::int64_t modulus = 1, std::int64_t residue = 0) const;
   void AppendPlain(const Leaf& leaf);
   void FlushPlain();
   // Returns the index of the instance that holds it (it may join the previous one).

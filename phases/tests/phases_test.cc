@@ -383,3 +383,53 @@ TEST(Phases, SkewedInitIsTimedOnTheGlobalClock) {
 
 }  // namespace
 }  // namespace pas2p::phases
+
+namespace pas2p::phases {
+namespace {
+
+// The phases of a swap-by-swap halo exchange (MakeSwaps) at a count where a grid extent is 2
+// (both neighbours of a dimension are one rank, so the same call repeats up to 4 times in a
+// row) must be those at a count where every extent is 3 or more: one step phase with all 8
+// swaps, repeated once per step, matched across the counts.
+TEST(Correspondence, SwapsWithCoincidentNeighboursGiveTheSamePhasesAtEveryCount) {
+  std::vector<Signature> sigs;
+  for (auto [px, py] : {std::pair{2, 2}, std::pair{4, 2}, std::pair{3, 3}}) {
+    sigs.push_back(Analyze(testing::MakeSwaps(px, py, 40)));
+  }
+  for (const Signature& sig : sigs) {
+    const Phase& step = Heaviest(sig);
+    // 39 where the loop body starts after the first swap (the calls before the body's first
+    // repetition are phases of their own), 40 otherwise.
+    EXPECT_GE(step.weight, 39) << FormatSignatureTable(sig);
+    EXPECT_EQ(CountKind(step, 0, EventKind::kSend), 8) << FormatSignatureTable(sig);
+    EXPECT_EQ(CountKind(step, 0, EventKind::kIrecv), 8) << FormatSignatureTable(sig);
+    EXPECT_EQ(sig.phases.size(), sigs.back().phases.size()) << FormatSignatureTable(sig);
+    ExpectSignatureHolds(sig);
+  }
+  // The step phase is one group at all counts. (The start-up phase may hold the first swap
+  // at some counts: where the loop body starts is a separate matter.)
+  const Correspondence c = CorrespondPhases(sigs);
+  bool step_matched = false;
+  for (const PhaseGroup& g : c.groups) {
+    if (g.phase_ids[0] == Heaviest(sigs[0]).id) {
+      step_matched = g.complete && g.phase_ids[1] == Heaviest(sigs[1]).id &&
+                     g.phase_ids[2] == Heaviest(sigs[2]).id;
+    }
+  }
+  EXPECT_TRUE(step_matched) << FormatCorrespondence(c);
+}
+
+// Without the rule (unroll_exchange_iterations = 2) the 2 x 2 grid's repeated calls are loops
+// of their own and split the step; with a bound of 3 the 4 calls in a row where two swaps of
+// one dimension meet are still a loop of 4 iterations, beyond the bound.
+TEST(Phases, OnlyShortExchangesWithOnePartnerAreUnrolled) {
+  for (std::size_t bound : {2, 3}) {
+    AnalyzeOptions options;
+    options.unroll_exchange_iterations = bound;
+    const Signature sig = Analyze(testing::MakeSwaps(2, 2, 40), options);
+    EXPECT_NE(CountKind(Heaviest(sig), 0, EventKind::kSend), 8) << FormatSignatureTable(sig);
+  }
+}
+
+}  // namespace
+}  // namespace pas2p::phases

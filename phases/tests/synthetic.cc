@@ -165,6 +165,51 @@ TraceData MakeNested(int nprocs, int outer, int inner) {
   return g.Take();
 }
 
+TraceData MakeSwaps(int px, int py, int steps, int allreduce_every) {
+  const int n = px * py;
+  Gen g(n, "swaps");
+  g.Init();
+  g.Collective(AllRanks(n), EventKind::kBcast, 64, 0);
+  // Swap k: dimension k / 2, direction -1 (even k) or +1; the rank sends to the neighbour in
+  // that direction and receives from the opposite one.
+  const auto neighbour = [px, py](int r, int dim, int dir) {
+    int x = r % px, y = r / px;
+    if (dim == 0) x = (x + dir + px) % px;
+    if (dim == 1) y = (y + dir + py) % py;
+    return y * px + x;
+  };
+  const auto swap = [&](int k, bool reverse, std::uint64_t bytes) {
+    const int dim = k / 2;
+    const int dir = (k % 2 == 0 ? -1 : 1) * (reverse ? -1 : 1);
+    std::vector<RequestId> req(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      req[r] = g.NewRequest(r);
+      g.Compute(r, 2000);
+      g.Local(r, MakeIrecv(neighbour(r, dim, -dir), 0, bytes, req[r]));
+      g.Compute(r, 300);
+      g.Local(r, MakeSend(neighbour(r, dim, dir), 0, bytes), 1500);
+    }
+    std::vector<std::int64_t> ready(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) ready[r] = g.clock(neighbour(r, dim, -dir)) + 3000;
+    for (int r = 0; r < n; ++r) {
+      Event wait = MakeWaitall({req[r]});
+      wait.kind = EventKind::kWait;
+      g.Blocking(r, wait, ready[r]);
+    }
+  };
+  for (int step = 0; step < steps; ++step) {
+    for (int k = 0; k < 4; ++k) swap(k, false, 4800 + 1200 * static_cast<std::uint64_t>(k / 2));
+    for (int r = 0; r < n; ++r)
+      g.Compute(r, static_cast<std::int64_t>(400000 * (1 + 0.05 * g.Noise())));
+    for (int k = 3; k >= 0; --k) swap(k, true, 4800 + 1200 * static_cast<std::uint64_t>(k / 2));
+    for (int r = 0; r < n; ++r) g.Compute(r, 50000);
+    if (allreduce_every > 0 && (step + 1) % allreduce_every == 0)
+      g.Collective(AllRanks(n), EventKind::kAllreduce, 8);
+  }
+  g.Finalize();
+  return g.Take();
+}
+
 TraceData MakeSweeps(int nprocs, const std::vector<int>& stages) {
   Gen g(nprocs, "sweeps");
   g.Init();

@@ -88,6 +88,14 @@ TraceData MakeCgLike(int nprocs, int dots, int halos);
 // to rank + 1) and as many backward stages (the other way), then an allreduce.
 TraceData MakeSweeps(int nprocs, const std::vector<int>& stages);
 
+// A halo exchange by swaps, in the order of molecular-dynamics codes: on a periodic px x py
+// grid, per step a forward communication (per dimension, per direction: irecv from the
+// neighbour on one side, blocking send to the other side, wait), compute, and a reverse
+// communication (the same swaps in reverse order, the other way), compute; an allreduce every
+// `allreduce_every` steps (0: none). On a dimension of extent 2 both neighbours are one rank, so
+// the swaps of that dimension, and those of two communications back to back, repeat one call.
+TraceData MakeSwaps(int px, int py, int steps, int allreduce_every = 0);
+
 // Two ranks exchanging messages whose size doubles every time: nothing repeats.
 TraceData MakeNoRepetition(int messages);
 

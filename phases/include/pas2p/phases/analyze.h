@@ -73,6 +73,14 @@ struct AnalyzeOptions {
   // phase whether a rank has 2 or 4 neighbours in it (same phases at every count).
   std::size_t unroll_iterations = 2;
   std::size_t unroll_calls = 16;
+  // A loop of at most `unroll_exchange_iterations` iterations whose point-to-point calls all
+  // send to and receive from one rank (the same displacement both ways) is also unrolled: on
+  // a periodic grid dimension of extent 2 the rank's -1 and +1 neighbours are one rank, so
+  // the exchanges of two directions, and of two halo swaps back to back (a forward and a
+  // reverse communication), repeat one call up to 4 times; at a count where that extent is 3
+  // or more they are distinct calls of the surrounding phase. Unrolling keeps the phase the
+  // same at every count. A ring shift (send to +1, receive from -1) is never such a loop.
+  std::size_t unroll_exchange_iterations = 4;
   // Top-level calls outside loops kept in detail per rank; beyond it only totals are kept.
   std::size_t max_plain_events = 100000;
   LogicalClockOptions clock;
