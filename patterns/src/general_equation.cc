@@ -239,7 +239,7 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
           }
           d += c * strides_[i];
         }
-        if (inside) out.push_back(d);
+        if (inside && !(eq.skip_self && d == src)) out.push_back(d);
       }
       break;
     }
@@ -560,6 +560,7 @@ std::string GeneralEquation::Describe() const {
         if (!per.empty()) out << ", periodic in " << per;
         if (!open.empty()) out << ", open in " << open << " (boundary ranks have no partner)";
       }
+      if (skip_self) out << ", none to itself (where an offset wraps onto the rank)";
       out << ", on a " << grid.Describe() << " (x fastest)";
       break;
     }
@@ -839,6 +840,25 @@ void StencilCandidates(const GridRule& grid, const std::vector<Traced>& traced,
       eq.valid = GridCounts(grid);
       eq.valid.min_count = std::max<std::int64_t>(eq.valid.min_count, 2);
       out->push_back(eq);
+      // The same stencil without the messages a rank would send to itself, where a periodic
+      // dimension wraps an offset onto the source (extent 1) or an offset is zero.
+      // Only where that happens at some traced count (otherwise both read the traces alike).
+      bool hits_self = false;
+      for (const Traced& t : traced) {
+        const std::vector<std::int64_t> extents = *grid.Extents(t.nprocs);
+        for (const auto& o : eq.offsets) {
+          bool self = true;
+          for (int i = 0; i < nd && self; ++i) {
+            const auto u = static_cast<std::size_t>(i);
+            self = o[u] == 0 || (eq.periodic[u] && o[u] % extents[u] == 0);
+          }
+          hits_self = hits_self || self;
+        }
+      }
+      if (hits_self) {
+        eq.skip_self = true;
+        out->push_back(eq);
+      }
     }
   }
 }
@@ -858,8 +878,8 @@ bool SameEquation(const GeneralEquation& a, const GeneralEquation& b) {
   return a.family == b.family && a.name == b.name && a.root == b.root &&
          a.star_direction == b.star_direction && a.grid == b.grid && a.group_dims == b.group_dims &&
          a.include_self == b.include_self && a.offsets == b.offsets && a.periodic == b.periodic &&
-         a.bits == b.bits && a.all_bits == b.all_bits && a.permutation == b.permutation &&
-         a.rotate == b.rotate;
+         a.skip_self == b.skip_self && a.bits == b.bits && a.all_bits == b.all_bits &&
+         a.permutation == b.permutation && a.rotate == b.rotate;
 }
 
 std::vector<Traced> Prepare(const std::vector<CommMap>& maps, const std::string& label,
@@ -1109,7 +1129,7 @@ std::optional<GeneralEquation> FitUnion(const std::vector<Traced>& traced) {
   for (const GeneralEquation& t : chosen) {
     auto same = std::find_if(terms.begin(), terms.end(), [&t](const GeneralEquation& u) {
       return t.family == Family::kStencil && u.family == Family::kStencil && u.grid == t.grid &&
-             u.periodic == t.periodic;
+             u.periodic == t.periodic && u.skip_self == t.skip_self;
     });
     if (same == terms.end()) {
       terms.push_back(t);

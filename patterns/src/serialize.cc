@@ -141,6 +141,7 @@ json ToJson(const GeneralEquation& eq) {
           {"include_self", eq.include_self},
           {"offsets", eq.offsets},
           {"periodic", eq.periodic},
+          {"skip_self", eq.skip_self},
           {"bits", bits},
           {"all_bits", eq.all_bits},
           {"permutation", NameOf(kPermutations, eq.permutation)},
@@ -163,6 +164,7 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
     eq.include_self = j.at("include_self").get<bool>();
     eq.offsets = j.at("offsets").get<std::vector<std::vector<std::int64_t>>>();
     eq.periodic = j.at("periodic").get<std::vector<bool>>();
+    eq.skip_self = j.value("skip_self", false);  // absent in files written before it existed
     for (const json& b : j.at("bits")) eq.bits.push_back(IndexFromJson(b));
     eq.all_bits = j.at("all_bits").get<bool>();
     eq.permutation = ValueOf(kPermutations, j, "permutation", origin);

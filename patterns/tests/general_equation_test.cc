@@ -144,6 +144,51 @@ TEST(GeneralEquation, Halo3DOnDimsCreateGrids) {
   EXPECT_FALSE(eq.IsValidCount(13));  // Dims_create(13, 3) = {13, 1, 1}: not a 3-D grid
 }
 
+// One swap of a halo exchanged swap by swap on a periodic MPI_Cart_create grid of
+// MPI_Dims_create(P, 3) (row-major): every rank sends to its +1 neighbour along `dim`, and
+// skips the send when that neighbour is itself (an extent of 1: 4 = 2 x 2 x 1, 9 = 3 x 3 x 1).
+CommMap PeriodicSwapSkippingSelf(int p, int dim) {
+  const std::vector<std::int64_t> dims = DimsCreate(p, 3);
+  CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+  for (int r = 0; r < p; ++r) {
+    std::int64_t c[3] = {r / (dims[1] * dims[2]), (r / dims[2]) % dims[1], r % dims[2]};
+    c[dim] = (c[dim] + 1) % dims[static_cast<std::size_t>(dim)];
+    const int d = static_cast<int>((c[0] * dims[1] + c[1]) * dims[2] + c[2]);
+    if (d != r) m.dests[static_cast<std::size_t>(r)].push_back(d);
+  }
+  return m.Normalized();
+}
+
+TEST(GeneralEquation, PeriodicSwapWithoutMessagesToItself) {
+  // Counts 4 and 9 have an extent of 1 in dimension 2, 18 and 27 tell the 3-D grid from 2-D
+  // ones.
+  for (int dim : {1, 2}) {
+    std::vector<CommMap> maps;
+    for (int p : {4, 8, 9, 12, 18, 27}) maps.push_back(PeriodicSwapSkippingSelf(p, dim));
+    GeneralEquation eq = FitGeneralEquation(maps);
+    EXPECT_EQ(eq.family, Family::kStencil) << eq.Describe();
+    // Only dimension 2 has an extent of 1 at a traced count; dimension 1 never shows whether
+    // a rank would send to itself, and either reading reproduces its traces.
+    if (dim == 2) {
+      EXPECT_TRUE(eq.skip_self) << eq.Describe();
+    }
+    for (int p : {36, 64, 100}) ExpectSameMap(eq, PeriodicSwapSkippingSelf(p, dim));
+    if (dim == 2) ExpectSameMap(eq, PeriodicSwapSkippingSelf(5, dim));  // 5 x 1 x 1
+  }
+  // A stencil whose ranks do send to themselves keeps those messages.
+  std::vector<CommMap> maps;
+  for (int p : {4, 8, 9, 12}) {
+    CommMap m = PeriodicSwapSkippingSelf(p, 2);
+    for (int r = 0; r < p; ++r) {
+      if (m.dests[static_cast<std::size_t>(r)].empty()) m.dests[static_cast<std::size_t>(r)] = {r};
+    }
+    maps.push_back(m);
+  }
+  GeneralEquation eq = FitGeneralEquation(maps);
+  EXPECT_FALSE(eq.skip_self) << eq.Describe();
+  EXPECT_EQ(eq.At(9).Dests(4), std::vector<std::int64_t>{4});
+}
+
 TEST(GeneralEquation, RingMeshWavefrontAndMasterWorker) {
   GeneralEquation ring = FitGeneralEquation(At(testing::Ring, {4, 5, 8, 12}));
   EXPECT_EQ(ring.name, "ring");

@@ -82,6 +82,11 @@ struct GeneralEquation {
   // kStencil: offsets in grid coordinates (fastest first), periodic per dimension.
   std::vector<std::vector<std::int64_t>> offsets;
   std::vector<bool> periodic;
+  // kStencil: an offset that lands on the source itself (a periodic dimension of extent 1,
+  // as at 4 = 2 x 2 x 1 ranks) is no message: the code skips the exchange with itself (a
+  // neighbour from MPI_Cart_shift that is the rank). Tried after the same stencil with such
+  // messages, so a code that does send to itself keeps them.
+  bool skip_self = false;
 
   // kXorExchange: XOR with 2^b for each bit b of `bits`, or of every bit if all_bits.
   // Partners >= P are dropped (recursive doubling at counts that are not powers of two).
