@@ -48,7 +48,11 @@ void SetupTrace(CLI::App& root) {
       "Environment: PAS2P_TRACER overrides the tracer library (default\n"
       "<pas2p dir>/../lib/libpas2p-trace.so); PAS2P_COUNTERS=0 turns PAPI counters off;\n"
       "PAS2P_VERBOSE=1 makes the tracer say what it does on stderr.\n"
-      "Example: pas2p trace -n 4,9,16 -- ./stencil2d 512");
+      "\"{n}\" in the program or its arguments becomes the count of each run, for programs\n"
+      "built for one count (the NAS Parallel Benchmarks) or inputs per count; the traces\n"
+      "go to traces/<name without {n}>/ (bin/cg.S.{n} -> traces/cg.S/cg.S.16).\n"
+      "Example: pas2p trace -n 4,9,16 -- ./stencil2d 512\n"
+      "         pas2p trace -n 4,8,16 -- bin/cg.S.{n}");
   cmd->add_option("-n,--counts", o->counts, "Process counts, comma-separated (e.g. 4,9,16)")
       ->required();
   cmd->add_option("-o,--out", o->out, "Output directory (default: traces/<app>)");

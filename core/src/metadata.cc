@@ -43,6 +43,24 @@ std::string DescribeHost(const HostPlacement& h) {
 
 }  // namespace
 
+std::string ApplicationBaseName(const std::string& name, int nprocs) {
+  if (nprocs <= 0) return name;
+  const std::string count = std::to_string(nprocs);
+  const auto is_delim = [](char c) { return c == '.' || c == '_' || c == '-'; };
+  // The last occurrence wins: "app.4.4" at 4 -> "app.4".
+  for (std::size_t pos = name.rfind(count); pos != std::string::npos;
+       pos = pos == 0 ? std::string::npos : name.rfind(count, pos - 1)) {
+    const std::size_t end = pos + count.size();
+    const bool left = pos == 0 || is_delim(name[pos - 1]);
+    const bool right = end == name.size() || is_delim(name[end]);
+    if (!left || !right) continue;
+    if (pos > 0) return name.substr(0, pos - 1) + name.substr(end);  // "cg.S.16", "a.16.x"
+    if (end < name.size()) return name.substr(end + 1);              // "16.cg" -> "cg"
+    return name;                                                     // the name is the count
+  }
+  return name;
+}
+
 std::string TraceMetadata::DescribePlacement() const {
   if (hosts.empty()) {
     return "unknown (no hosts and cores in the trace: written by an older pas2p tracer, or "

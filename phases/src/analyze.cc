@@ -13,6 +13,7 @@
 
 #include "compressor.h"
 #include "pas2p/core/error.h"
+#include "pas2p/core/trace.h"
 
 namespace pas2p::phases {
 
@@ -921,7 +922,8 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       options.clock);
 
   Signature sig;
-  sig.application = source.metadata().application;
+  // Without a count in it (bin/cg.S.16 -> cg.S), so runs built per count relate.
+  sig.application = ApplicationBaseName(source.metadata().application, n);
   sig.nprocs = n;
   sig.trace = source.description();
   sig.relevance_threshold = options.relevance_threshold;

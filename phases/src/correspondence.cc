@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "pas2p/core/error.h"
+#include "pas2p/core/trace.h"
 
 namespace pas2p::phases {
 
@@ -96,7 +97,8 @@ std::vector<std::pair<int, int>> AlignItems(const std::vector<Item>& a,
 Correspondence CorrespondPhases(const std::vector<Signature>& signatures) {
   if (signatures.empty()) throw UserError("no signatures to relate");
   for (const Signature& s : signatures) {
-    if (s.application != signatures.front().application) {
+    if (ApplicationBaseName(s.application, s.nprocs) !=
+        ApplicationBaseName(signatures.front().application, signatures.front().nprocs)) {
       throw UserError("the traces are of different applications (\"" +
                       signatures.front().application + "\" in " + signatures.front().trace +
                       ", \"" + s.application + "\" in " + s.trace +

@@ -165,8 +165,8 @@ void MarkIncomplete(const fs::path& dir, const TraceRunOptions& options, int cou
   try {
     md = ReadMetadata(dir);
   } catch (const std::exception&) {
-    md.application = fs::path(options.command.front()).filename().string();
-    md.command = options.command;
+    md.command = CommandForCount(options.command, count);
+    md.application = fs::path(md.command.front()).filename().string();
     md.nprocs = count;
     md.source = "pas2p-tracer";
   }
@@ -251,6 +251,36 @@ std::vector<std::string> SplitArguments(const std::string& text) {
   return words;
 }
 
+std::vector<std::string> CommandForCount(const std::vector<std::string>& command, int count) {
+  static const std::string kPlaceholder = "{n}";
+  const std::string value = std::to_string(count);
+  std::vector<std::string> out = command;
+  for (std::string& word : out) {
+    for (std::size_t pos = word.find(kPlaceholder); pos != std::string::npos;
+         pos = word.find(kPlaceholder, pos + value.size())) {
+      word.replace(pos, kPlaceholder.size(), value);
+    }
+  }
+  return out;
+}
+
+std::string ApplicationName(const std::vector<std::string>& command) {
+  if (command.empty()) return "app";
+  std::string name = fs::path(command.front()).filename().string();
+  const auto is_delim = [](char c) { return c == '.' || c == '_' || c == '-'; };
+  for (std::size_t pos = name.find("{n}"); pos != std::string::npos; pos = name.find("{n}")) {
+    std::size_t begin = pos;
+    std::size_t end = pos + 3;
+    if (begin > 0 && is_delim(name[begin - 1])) {
+      --begin;
+    } else if (end < name.size() && is_delim(name[end])) {
+      ++end;
+    }
+    name.erase(begin, end - begin);
+  }
+  return name.empty() ? "app" : name;
+}
+
 fs::path TraceDirFor(const fs::path& out_dir, const std::string& app, int count) {
   return out_dir / (app + "." + std::to_string(count));
 }
@@ -292,7 +322,8 @@ bool TraceRunOptions::IsValid(std::string* error) const {
       if (c <= 0) throw UserError("process counts must be positive, got " + std::to_string(c));
     }
     if (command.empty()) throw UserError("no program given: use pas2p trace -n 4 -- ./app args");
-    CheckMpiProgram(command.front());
+    // Each count's program ("{n}" replaced) must exist: say so before the first run.
+    for (int c : counts) CheckMpiProgram(CommandForCount(command, c).front());
     if (Resolve(mpirun).empty() || !IsExecutableFile(Resolve(mpirun))) {
       throw UserError("MPI launcher '" + mpirun + "' not found (set --mpirun PATH)");
     }
@@ -300,8 +331,7 @@ bool TraceRunOptions::IsValid(std::string* error) const {
       throw UserError("tracer library " + tracer.string() +
                       " not found (build target pas2p_trace, or set PAS2P_TRACER)");
     }
-    const fs::path out =
-        out_dir.empty() ? fs::path("traces") / fs::path(command.front()).filename() : out_dir;
+    const fs::path out = out_dir.empty() ? fs::path("traces") / ApplicationName(command) : out_dir;
     std::error_code ec;
     fs::create_directories(out, ec);
     if (ec || !fs::is_directory(out)) {
@@ -324,7 +354,7 @@ bool TraceRunOptions::IsValid(std::string* error) const {
 TraceRunSummary RunTraces(const TraceRunOptions& options) {
   std::string error;
   if (!options.IsValid(&error)) throw UserError(error);
-  const std::string app = fs::path(options.command.front()).filename().string();
+  const std::string app = ApplicationName(options.command);
   const fs::path out = options.out_dir.empty() ? fs::path("traces") / app : options.out_dir;
   const fs::path tracer = fs::absolute(options.tracer);
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
@@ -347,7 +377,8 @@ TraceRunSummary RunTraces(const TraceRunOptions& options) {
     argv.insert(argv.end(), {"-x", "LD_PRELOAD=" + tracer.string(), "-x",
                              "PAS2P_TRACE_DIR=" + run.dir.string()});
     argv.insert(argv.end(), options.mpirun_args.begin(), options.mpirun_args.end());
-    argv.insert(argv.end(), options.command.begin(), options.command.end());
+    const std::vector<std::string> command = CommandForCount(options.command, count);
+    argv.insert(argv.end(), command.begin(), command.end());
 
     if (options.progress != nullptr) {
       *options.progress << "[" << (i + 1) << "/" << total << "] tracing " << count << " ranks ... "

@@ -39,6 +39,21 @@ TEST(TraceDirFor, AppDotCount) {
             std::filesystem::path("traces/stencil2d/stencil2d.16"));
 }
 
+TEST(CommandForCount, ReplacesEveryPlaceholderWithTheCount) {
+  EXPECT_EQ(CommandForCount({"bin/cg.S.{n}", "-i", "in.{n}.{n}", "plain"}, 16),
+            (std::vector<std::string>{"bin/cg.S.16", "-i", "in.16.16", "plain"}));
+  EXPECT_EQ(CommandForCount({"./app", "512"}, 4), (std::vector<std::string>{"./app", "512"}));
+}
+
+TEST(ApplicationName, ProgramNameWithoutThePlaceholder) {
+  EXPECT_EQ(ApplicationName({"bin/cg.S.{n}"}), "cg.S");
+  EXPECT_EQ(ApplicationName({"./lu_{n}", "x.{n}"}), "lu");
+  EXPECT_EQ(ApplicationName({"/opt/{n}-ft"}), "ft");
+  EXPECT_EQ(ApplicationName({"{n}/bt"}), "bt");
+  EXPECT_EQ(ApplicationName({"./stencil2d", "{n}"}), "stencil2d");
+  EXPECT_EQ(ApplicationName({"{n}"}), "app");
+}
+
 TEST(FindTracer, BesideTheExecutableUnlessOverridden) {
   ::unsetenv("PAS2P_TRACER");
   EXPECT_EQ(FindTracer("/opt/pas2p/bin/pas2p"),

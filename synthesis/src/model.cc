@@ -1696,7 +1696,8 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
   }
   // Different applications mixed.
   std::map<std::string, std::vector<int>> apps;
-  for (const auto& s : signatures) apps[s.application].push_back(s.nprocs);
+  for (const auto& s : signatures)
+    apps[ApplicationBaseName(s.application, s.nprocs)].push_back(s.nprocs);
   if (apps.size() > 1) {
     std::string list;
     for (const auto& [app, c] : apps) {
@@ -1727,7 +1728,8 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
         "and scale the prediction by the rounds");
   }
   AppModel model;
-  model.application = signatures.front().application;
+  model.application =
+      ApplicationBaseName(signatures.front().application, signatures.front().nprocs);
   model.counts = counts;
   const phases::Correspondence corr = phases::CorrespondPhases(signatures);
   model.warnings = corr.warnings;

@@ -1260,9 +1260,11 @@ Validation ValidateAgainst(const std::vector<phases::Signature>& training, const
   for (const auto& s : training) c.push_back(s.nprocs);
   std::sort(c.begin(), c.end());
   const std::string origin = real.description();
-  const std::string app = real.metadata().application;
+  // Names without their count: programs built per count (bin/cg.S.64) are one application.
+  const std::string app = ApplicationBaseName(real.metadata().application, real.nprocs());
   for (const auto& s : training) {
-    if (!app.empty() && !s.application.empty() && s.application != app) {
+    if (!app.empty() && !s.application.empty() &&
+        ApplicationBaseName(s.application, s.nprocs) != app) {
       throw UserError("the held-out trace " + origin + " is of application \"" + app +
                       "\" but the training trace " + s.trace + " is of \"" + s.application +
                       "\": give traces of one application (same program, input and options)");

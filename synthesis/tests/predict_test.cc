@@ -157,6 +157,28 @@ TEST(ValidateAgainstTest, HeldOutMustBeLargerAndOfTheSameApplication) {
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
 }
 
+// Programs built for one count (the NAS Parallel Benchmarks' bin/cg.S.16) carry the count in
+// their name: traces of torus.9, torus.16, ... are one application to the model and to a
+// held-out check with torus.36, while another program is still refused.
+TEST(ValidateAgainstTest, ProgramsBuiltPerCountAreOneApplication) {
+  auto named = [](int n, const std::string& name) {
+    TraceData d = testing::TorusStencil(n);
+    d.metadata.application = name;
+    return d;
+  };
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25})
+    sigs.push_back(testing::Analyze(named(n, "torus." + std::to_string(n))));
+  EXPECT_EQ(sigs.front().application, "torus");
+  const AppModel model = BuildModel(sigs);
+  EXPECT_EQ(model.application, "torus");
+  testing::MemoryTrace real(named(36, "torus.36"));
+  const Validation v = ValidateAgainst(sigs, real, TestMachine());
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  testing::MemoryTrace other(named(36, "halo.36"));
+  EXPECT_THROW(ValidateAgainst(sigs, other, TestMachine()), UserError);
+}
+
 // The noise floor splits each burst into rank mean x occurrence factor x residual and
 // shuffles only the residuals: noise that is all occurrence-shared or all a rank's persistent
 // offset is kept where it was (every draw replays the real trace exactly); a lone straggler

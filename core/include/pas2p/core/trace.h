@@ -50,6 +50,14 @@ struct HostPlacement {
 };
 
 // Run-level facts, stored as JSON in trace.json.
+// The application's name without the process count that a program built for one count
+// carries (the NAS Parallel Benchmarks' bin/cg.S.16, lu_64, app-8.x): a token equal to
+// `nprocs`, delimited by '.', '_', '-' or the ends of the name, is removed with one
+// delimiter next to it ("cg.S.16" at 16 -> "cg.S", "lu_64" at 64 -> "lu"). Other names are
+// returned unchanged ("stencil2d" at 2, "cg.S.16" at 8). Traces of one application at
+// several counts compare these names.
+std::string ApplicationBaseName(const std::string& name, int nprocs);
+
 struct TraceMetadata {
   int format_version = kTraceFormatVersion;
   std::string application;              // program name (basename of argv[0])

@@ -17,7 +17,7 @@ namespace pas2p::signature {
 
 struct TraceRunOptions {
   std::vector<int> counts;               // process counts, in the order run
-  std::vector<std::string> command;      // program and its arguments
+  std::vector<std::string> command;      // program and its arguments ("{n}": the count)
   std::filesystem::path out_dir;         // empty: traces/<app>
   std::string mpirun = "mpirun";         // Open MPI's launcher (name or path)
   std::vector<std::string> mpirun_args;  // extra launcher arguments
@@ -56,6 +56,15 @@ std::vector<int> ParseCounts(const std::string& text);
 
 // Splits a launcher argument string like a shell does for words and quotes ("a 'b c'").
 std::vector<std::string> SplitArguments(const std::string& text);
+
+// The command run at `count`: every "{n}" in the program and its arguments becomes the
+// count, for programs built for one count (the NAS Parallel Benchmarks' bin/cg.S.16) or
+// inputs per count (`-- ./app in.{n}`). Other words are unchanged.
+std::vector<std::string> CommandForCount(const std::vector<std::string>& command, int count);
+
+// The application's name for the output directories: the program's file name, with "{n}"
+// and one '.', '_' or '-' beside it removed (bin/cg.S.{n} -> "cg.S", ./app -> "app").
+std::string ApplicationName(const std::vector<std::string>& command);
 
 // The directory a count's trace goes to: <out>/<app>.<count>.
 std::filesystem::path TraceDirFor(const std::filesystem::path& out_dir, const std::string& app,
