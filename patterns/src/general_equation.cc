@@ -17,6 +17,20 @@ using internal::JoinCounts;
 
 namespace {
 
+// Size and lowest bit of a BitField at n = log2 P bits.
+int BitFieldSize(BitField field, int n) {
+  switch (field) {
+    case BitField::kLowHalf:
+      return (n + 1) / 2;
+    case BitField::kHighHalf:
+      return n / 2;
+    case BitField::kRank:
+      break;
+  }
+  return n;
+}
+int BitFieldOffset(BitField field, int n) { return field == BitField::kHighHalf ? (n + 1) / 2 : 0; }
+
 using Dests = std::vector<std::vector<std::int64_t>>;
 
 struct Traced {
@@ -191,12 +205,25 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
   switch (eq.family) {
     case Family::kXorExchange: {
       const int n = log2_;
+      if (eq.bit_field == BitField::kRank) {
+        if (eq.all_bits) {
+          for (int b = 0; b < n; ++b) out.push_back(src ^ (std::int64_t{1} << b));
+        } else {
+          for (const IndexRule& bit : eq.bits) {
+            std::int64_t b = bit.At(n);
+            if (b >= 0 && b < 62) out.push_back(src ^ (std::int64_t{1} << b));
+          }
+        }
+        break;
+      }
+      const int size = BitFieldSize(eq.bit_field, n);
+      const int offset = BitFieldOffset(eq.bit_field, n);
       if (eq.all_bits) {
-        for (int b = 0; b < n; ++b) out.push_back(src ^ (std::int64_t{1} << b));
+        for (int b = 0; b < size; ++b) out.push_back(src ^ (std::int64_t{1} << (offset + b)));
       } else {
         for (const IndexRule& bit : eq.bits) {
-          std::int64_t b = bit.At(n);
-          if (b >= 0 && b < 62) out.push_back(src ^ (std::int64_t{1} << b));
+          const std::int64_t b = bit.At(size);
+          if (b >= 0 && b < size) out.push_back(src ^ (std::int64_t{1} << (offset + b)));
         }
       }
       break;
@@ -217,6 +244,12 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
           case BitPermutation::kReverse:
             to = n - 1 - i;
             break;
+          case BitPermutation::kTransposeHigh: {
+            const int keep = n % 2;
+            const int half = n / 2;
+            to = i < keep ? i : keep + (i - keep + half) % (2 * half);
+            break;
+          }
         }
         d |= std::int64_t{1} << to;
       }
@@ -318,7 +351,7 @@ GeneralEquation GeneralEquation::Inverse() const {
       break;  // symmetric
     case Family::kBitPermute:
       if (permutation == BitPermutation::kRotate) inv.rotate = -rotate;
-      break;  // a half rotation (n even) and a reversal are their own inverses
+      break;  // a half rotation (n even), a reversal and kTransposeHigh are self-inverse
     case Family::kStencil:
       for (auto& o : inv.offsets) {
         for (auto& v : o) v = -v;
@@ -517,10 +550,18 @@ std::string GeneralEquation::Describe() const {
         out << "every bit b < log2(P)";
       } else {
         out << "b in {";
+        const char* size_name = bit_field == BitField::kRank      ? "log2(P)"
+                                : bit_field == BitField::kLowHalf ? "ceil(log2(P)/2)"
+                                                                  : "floor(log2(P)/2)";
         for (std::size_t i = 0; i < bits.size(); ++i) {
-          out << (i ? ", " : "") << bits[i].Describe("log2(P)");
+          out << (i ? ", " : "") << bits[i].Describe(size_name);
         }
         out << "}";
+      }
+      if (bit_field == BitField::kLowHalf) {
+        out << " of the column index (rows of 2^ceil(log2(P)/2) ranks)";
+      } else if (bit_field == BitField::kHighHalf) {
+        out << " of the row index (rows of 2^ceil(log2(P)/2) ranks)";
       }
       out << " (partners >= P dropped)";
       break;
@@ -530,6 +571,9 @@ std::string GeneralEquation::Describe() const {
         out << "reversed";
       } else if (permutation == BitPermutation::kRotateHalf) {
         out << "rotated by log2(P)/2 (transpose of a sqrt(P) x sqrt(P) matrix)";
+      } else if (permutation == BitPermutation::kTransposeHigh) {
+        out << "above the lowest log2(P) mod 2 swapped by halves (transpose of a 2^h x 2^h "
+               "matrix of blocks of 2^(log2(P) mod 2) ranks, h = floor(log2(P)/2))";
       } else {
         out << "rotated left by " << rotate;
       }
@@ -714,6 +758,38 @@ void XorCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquatio
   }
   make(low, false);
   make(high, false);
+  // The same bits counted within a row or a column of a 2^ceil(n/2) x 2^floor(n/2) grid: a
+  // butterfly along rows whose partners are counted from the row's top bit (NAS CG).
+  if (!pow2) return;
+  for (BitField field : {BitField::kLowHalf, BitField::kHighHalf}) {
+    const int size = BitFieldSize(field, n);
+    const int offset = BitFieldOffset(field, n);
+    std::vector<IndexRule> from_start, from_end;
+    bool inside = true;
+    for (int b : bits) {
+      if (b < offset || b >= offset + size) inside = false;
+      from_start.push_back({false, b - offset});
+      from_end.push_back({true, offset + size - 1 - b});
+    }
+    if (!inside) continue;
+    for (auto* rules : {&from_start, &from_end}) {
+      GeneralEquation eq;
+      eq.family = Family::kXorExchange;
+      eq.bits = *rules;
+      eq.bit_field = field;
+      eq.name = eq.bits.size() == 1
+                    ? (field == BitField::kLowHalf ? "pairwise exchange in rows"
+                                                   : "pairwise exchange in columns")
+                    : (field == BitField::kLowHalf ? "butterfly in rows" : "butterfly in columns");
+      std::int64_t need = 1;  // field bits a count needs for every rule to name one
+      for (const IndexRule& r : eq.bits) need = std::max<std::int64_t>(need, r.index + 1);
+      // ceil(n/2) >= need <=> n >= 2 need - 1; floor(n/2) >= need <=> n >= 2 need.
+      const std::int64_t min_n = field == BitField::kLowHalf ? 2 * need - 1 : 2 * need;
+      eq.valid.rule = CountRule::kPowersOfTwo;
+      eq.valid.min_count = std::int64_t{1} << min_n;
+      out->push_back(eq);
+    }
+  }
 }
 
 void PermuteCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
@@ -735,6 +811,7 @@ void PermuteCandidates(const std::vector<Traced>& traced, std::vector<GeneralEqu
     out->push_back(eq);
   };
   make(BitPermutation::kRotateHalf, 0, "transpose");
+  make(BitPermutation::kTransposeHigh, 0, "transpose of rank pairs");
   make(BitPermutation::kReverse, 0, "bit reversal");
   if (*b != 0) {
     make(BitPermutation::kRotate, *b, *b == 1 ? "perfect shuffle" : "bit rotation");
@@ -879,7 +956,7 @@ bool SameEquation(const GeneralEquation& a, const GeneralEquation& b) {
          a.star_direction == b.star_direction && a.grid == b.grid && a.group_dims == b.group_dims &&
          a.include_self == b.include_self && a.offsets == b.offsets && a.periodic == b.periodic &&
          a.skip_self == b.skip_self && a.bits == b.bits && a.all_bits == b.all_bits &&
-         a.permutation == b.permutation && a.rotate == b.rotate;
+         a.bit_field == b.bit_field && a.permutation == b.permutation && a.rotate == b.rotate;
 }
 
 std::vector<Traced> Prepare(const std::vector<CommMap>& maps, const std::string& label,

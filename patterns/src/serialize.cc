@@ -39,10 +39,16 @@ constexpr std::array<std::pair<StarDirection, const char*>, 3> kDirections = {{
     {StarDirection::kFromRoot, "from_root"},
     {StarDirection::kBoth, "both"},
 }};
-constexpr std::array<std::pair<BitPermutation, const char*>, 3> kPermutations = {{
+constexpr std::array<std::pair<BitPermutation, const char*>, 4> kPermutations = {{
     {BitPermutation::kRotate, "rotate"},
     {BitPermutation::kRotateHalf, "rotate_half"},
     {BitPermutation::kReverse, "reverse"},
+    {BitPermutation::kTransposeHigh, "transpose_high"},
+}};
+constexpr std::array<std::pair<BitField, const char*>, 3> kBitFields = {{
+    {BitField::kRank, "rank"},
+    {BitField::kLowHalf, "low_half"},
+    {BitField::kHighHalf, "high_half"},
 }};
 
 template <typename E, std::size_t N>
@@ -144,6 +150,7 @@ json ToJson(const GeneralEquation& eq) {
           {"skip_self", eq.skip_self},
           {"bits", bits},
           {"all_bits", eq.all_bits},
+          {"bit_field", NameOf(kBitFields, eq.bit_field)},
           {"permutation", NameOf(kPermutations, eq.permutation)},
           {"rotate", eq.rotate},
           {"valid", ToJson(eq.valid)},
@@ -167,6 +174,8 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
     eq.skip_self = j.value("skip_self", false);  // absent in files written before it existed
     for (const json& b : j.at("bits")) eq.bits.push_back(IndexFromJson(b));
     eq.all_bits = j.at("all_bits").get<bool>();
+    // Models written before bit fields existed count bits in the whole rank.
+    if (j.contains("bit_field")) eq.bit_field = ValueOf(kBitFields, j, "bit_field", origin);
     eq.permutation = ValueOf(kPermutations, j, "permutation", origin);
     eq.rotate = j.at("rotate").get<std::int64_t>();
     eq.valid = ValidCountsFromJson(j.at("valid"), origin);

@@ -98,6 +98,58 @@ TEST(GeneralEquation, ButterflyExtrapolatesToLargePowersOfTwo) {
   EXPECT_EQ(t.Dests(3, 1024), (std::vector<std::int64_t>{3 + 512}));
 }
 
+// A 2^ceil(n/2) x 2^floor(n/2) process grid (n = log2 P, rank = row * cols + col, as NAS CG
+// lays out its matrix): step `step` of a butterfly reduction along the row exchanges with the
+// column XOR cols / 2^(step+1) (counted from the row's top bit), and the transpose exchange
+// swaps row and column, pairs of ranks when P is not a square.
+CommMap RowButterflyFromTop(int p, int step) {
+  const int n = __builtin_ctz(static_cast<unsigned>(p));
+  const int cols = 1 << ((n + 1) / 2);
+  CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+  for (int r = 0; r < p; ++r) {
+    const int bit = cols >> (step + 1);
+    if (bit >= 1) m.dests[r] = {r ^ bit};
+  }
+  return m;
+}
+CommMap GridTransposeOfPairs(int p) {
+  const int n = __builtin_ctz(static_cast<unsigned>(p));
+  const int rows = 1 << (n / 2);
+  CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+  for (int me = 0; me < p; ++me) {
+    m.dests[me] = {rows * rows == p ? (me % rows) * rows + me / rows
+                                    : 2 * ((me / 2) % rows * rows + me / 2 / rows) + me % 2};
+  }
+  return m;
+}
+
+TEST(GeneralEquation, ButterflyAlongRowsOfARectangularPowerOfTwoGrid) {
+  // Top bit of the row at 4, 8, 16, 32: bits 0, 1, 1, 2 of the rank: no rule on log2 P has it.
+  std::vector<CommMap> first, second;
+  for (int p : {4, 8, 16, 32}) first.push_back(RowButterflyFromTop(p, 0));
+  GeneralEquation eq = FitGeneralEquation(first);
+  ASSERT_EQ(eq.family, Family::kXorExchange) << eq.Describe();
+  EXPECT_EQ(eq.bit_field, BitField::kLowHalf);
+  EXPECT_NE(eq.Describe().find("column index"), std::string::npos) << eq.Describe();
+  for (int p : {64, 128, 1024}) ExpectSameMap(eq, RowButterflyFromTop(p, 0));
+  // The second step exists from 8 ranks (rows of 4) on.
+  for (int p : {8, 16, 32}) second.push_back(RowButterflyFromTop(p, 1));
+  GeneralEquation eq2 = FitGeneralEquation(second);
+  ASSERT_EQ(eq2.family, Family::kXorExchange) << eq2.Describe();
+  for (int p : {64, 512}) ExpectSameMap(eq2, RowButterflyFromTop(p, 1));
+}
+
+TEST(GeneralEquation, TransposeOfRankPairsOnNonSquarePowersOfTwo) {
+  GeneralEquation eq = FitGeneralEquation(At(GridTransposeOfPairs, {4, 8, 16, 32}));
+  ASSERT_EQ(eq.family, Family::kBitPermute) << eq.Describe();
+  EXPECT_EQ(eq.permutation, BitPermutation::kTransposeHigh);
+  EXPECT_EQ(eq.valid.rule, CountRule::kPowersOfTwo);
+  for (int p : {64, 128, 2048}) ExpectSameMap(eq, GridTransposeOfPairs(p));
+  // Square counts only: still the plain transpose (powers of four).
+  GeneralEquation sq = FitGeneralEquation(At(GridTransposeOfPairs, {4, 16, 64}));
+  EXPECT_EQ(sq.permutation, BitPermutation::kRotateHalf);
+}
+
 TEST(GeneralEquation, TransposeOfPowerOfTwoAndSquareGrids) {
   GeneralEquation bits = FitGeneralEquation(At(testing::Transpose, {4, 16, 64}));
   EXPECT_EQ(bits.family, Family::kBitPermute);

@@ -16,7 +16,15 @@ TEST(Serialize, GeneralEquationRoundTripsAndStillEvaluates) {
     for (int r = 2; r < p - 1; ++r) m.dests[r].push_back(0);
     both.push_back(m.Normalized());
   }
-  for (const auto& maps : {halo, butterfly, both}) {
+  // Bits counted in the row of a 2^ceil(n/2) x 2^floor(n/2) grid: the column's top bit.
+  std::vector<CommMap> row_top;
+  for (int p : {4, 8, 16, 32}) {
+    const int n = __builtin_ctz(static_cast<unsigned>(p));
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int r = 0; r < p; ++r) m.dests[r] = {r ^ (1 << ((n + 1) / 2 - 1))};
+    row_top.push_back(m);
+  }
+  for (const auto& maps : {halo, butterfly, both, row_top}) {
     GeneralEquation eq = FitGeneralEquation(maps);
     nlohmann::json j = ToJson(eq);
     GeneralEquation back = GeneralEquationFromJson(nlohmann::json::parse(j.dump()), "model.json");

@@ -16,9 +16,13 @@
 //   kGroupAll      every rank to all others of its group: all-to-all (whole world), or rows /
 //                  columns / planes of a grid
 //   kXorExchange   EC1 exchange: src ^ 2^b for bits b fixed, counted from the top (log2 P - 1 -
-//                  j) or all log2 P bits (butterfly, recursive doubling, hypercube)
+//                  j) or all log2 P bits (butterfly, recursive doubling, hypercube); or the
+//                  same within a row or a column of a 2^ceil(n/2) x 2^floor(n/2) process
+//                  grid (n = log2 P; a butterfly reduction along rows, as NAS CG does)
 //   kBitPermute    EC1 permutation: the rank's log2 P bits rotated by a fixed amount or by half
-//                  (transpose of a 2^h x 2^h matrix), or reversed (FFT bit reversal)
+//                  (transpose of a 2^h x 2^h matrix), or reversed (FFT bit reversal), or the
+//                  top 2 floor(n/2) bits swapped by halves with the lowest n mod 2 kept (the
+//                  transpose of a 2^h x 2^h matrix of blocks of 1 or 2 ranks)
 //   kStencil       EC2 displacements on a grid: fixed offset vectors, each dimension periodic or
 //                  not (ring, line/shift, torus, mesh, wavefront, 2-D/3-D halos, 9/27-point)
 //   kTranspose     grid transpose: (x, y) -> (y, x) on an R x C grid
@@ -64,7 +68,14 @@ struct IndexRule {
 };
 
 enum class StarDirection { kToRoot, kFromRoot, kBoth };
-enum class BitPermutation { kRotate, kRotateHalf, kReverse };
+enum class BitPermutation { kRotate, kRotateHalf, kReverse, kTransposeHigh };
+
+// Which bits of a rank an XOR exchange counts its bit positions in (n = log2 P):
+// kRank all n bits; kLowHalf the lowest ceil(n/2) bits (the column index of a grid with rows
+// of 2^ceil(n/2) ranks, MPI_Dims_create(P, 2) with the larger extent fastest); kHighHalf the
+// floor(n/2) bits above them (the row index). A rule that names no bit of the field at a
+// count gives no partner there.
+enum class BitField { kRank, kLowHalf, kHighHalf };
 
 struct GeneralEquation {
   Family family = Family::kStencil;
@@ -92,9 +103,11 @@ struct GeneralEquation {
   // Partners >= P are dropped (recursive doubling at counts that are not powers of two).
   std::vector<IndexRule> bits;
   bool all_bits = false;
+  BitField bit_field = BitField::kRank;  // where `bits` (and all_bits) are counted
 
   // kBitPermute: destination bit of source bit i is (i + rotate) mod n (kRotate), (i + n/2)
-  // mod n (kRotateHalf) or n - 1 - i (kReverse), n = log2 P.
+  // mod n (kRotateHalf) or n - 1 - i (kReverse), n = log2 P; kTransposeHigh: with k = n mod 2
+  // and h = n / 2, bits below k stay and bit i >= k goes to k + (i - k + h) mod 2h.
   BitPermutation permutation = BitPermutation::kRotate;
   std::int64_t rotate = 0;
 
