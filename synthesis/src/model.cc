@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <deque>
 #include <fstream>
@@ -48,6 +49,8 @@ std::string_view DestOrderName(DestOrder order) {
       return "distance";
     case DestOrder::kRing:
       return "ring";
+    case DestOrder::kFarthest:
+      return "farthest";
   }
   return "ascending";
 }
@@ -76,13 +79,21 @@ void SortDests(DestOrder order, std::int64_t rank, std::int64_t nprocs,
         return ((a - rank) % p + p) % p < ((b - rank) % p + p) % p;
       });
       break;
+    case DestOrder::kFarthest:
+      std::sort(dests.begin(), dests.end(), [rank](std::int64_t a, std::int64_t b) {
+        const std::int64_t da = a > rank ? a - rank : rank - a;
+        const std::int64_t db = b > rank ? b - rank : rank - b;
+        return da != db ? da > db : a < b;
+      });
+      break;
   }
 }
 
 namespace {
 
 DestOrder DestOrderFromName(const std::string& name, const std::string& origin) {
-  for (DestOrder o : {DestOrder::kAscending, DestOrder::kDistance, DestOrder::kRing}) {
+  for (DestOrder o :
+       {DestOrder::kAscending, DestOrder::kDistance, DestOrder::kRing, DestOrder::kFarthest}) {
     if (DestOrderName(o) == name) return o;
   }
   throw UserError(origin + ": unknown partner order \"" + name + "\"");
@@ -527,7 +538,8 @@ void FitSlotEquations(SlotModel* slot, const std::string& label) {
 // ascending rank, ascending distance |peer - rank| (recursive doubling: bit 0 first), or ring
 // order (peer - rank) mod P that reproduces every traced rank; ascending when none does.
 DestOrder DestOrderOf(const std::vector<patterns::CommMap>& maps) {
-  for (DestOrder order : {DestOrder::kAscending, DestOrder::kDistance, DestOrder::kRing}) {
+  for (DestOrder order :
+       {DestOrder::kAscending, DestOrder::kDistance, DestOrder::kRing, DestOrder::kFarthest}) {
     bool ok = true;
     for (const auto& m : maps) {
       for (std::size_t r = 0; r < m.dests.size() && ok; ++r) {
@@ -545,6 +557,12 @@ DestOrder DestOrderOf(const std::vector<patterns::CommMap>& maps) {
 
 // The grid dimension a single-offset stencil exchanges along, or -1.
 int ExchangeDim(const SlotModel& slot) {
+  // A butterfly along the rows (columns) of a power-of-two grid exchanges along dimension 0
+  // (1) of its 2^ceil(n/2) x 2^floor(n/2) grid (see GridExtents).
+  if (slot.peer && slot.peer->family == patterns::Family::kXorExchange &&
+      slot.peer->bit_field != patterns::BitField::kRank) {
+    return slot.peer->bit_field == patterns::BitField::kLowHalf ? 0 : 1;
+  }
   if (!slot.peer || slot.peer->family != patterns::Family::kStencil ||
       slot.peer->offsets.size() != 1) {
     return -1;
@@ -560,13 +578,22 @@ int ExchangeDim(const SlotModel& slot) {
 }
 
 // Product of 1 / extent over the grid's dimensions other than `dim` at `nprocs`.
+// The grid the equation's ranks lie on at `nprocs`: its grid, or for an XOR exchange counted
+// in a row or column the 2^ceil(n/2) x 2^floor(n/2) grid (n = log2 P, rows fastest).
+std::vector<std::int64_t> GridExtents(const patterns::GeneralEquation& eq, std::int64_t nprocs) {
+  if (eq.family == patterns::Family::kXorExchange && eq.bit_field != patterns::BitField::kRank) {
+    int n = 0;
+    while ((std::int64_t{1} << n) < nprocs) ++n;
+    return {std::int64_t{1} << ((n + 1) / 2), std::int64_t{1} << (n / 2)};
+  }
+  return eq.At(nprocs).extents();
+}
+
 double FaceFactor(const patterns::GeneralEquation& eq, int dim, std::int64_t nprocs) {
-  const auto at = eq.At(nprocs);
+  const std::vector<std::int64_t> extents = GridExtents(eq, nprocs);
   double f = 1;
-  for (std::size_t i = 0; i < at.extents().size(); ++i) {
-    if (static_cast<int>(i) != dim && at.extents()[i] > 0) {
-      f /= static_cast<double>(at.extents()[i]);
-    }
+  for (std::size_t i = 0; i < extents.size(); ++i) {
+    if (static_cast<int>(i) != dim && extents[i] > 0) f /= static_cast<double>(extents[i]);
   }
   return f;
 }
@@ -1423,11 +1450,20 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
     return [&, frame](int ci, int rank, const phases::PhaseEvent& e) -> Direction {
       const std::int64_t n = counts[static_cast<std::size_t>(ci)];
       if (IsPointToPoint(e.kind)) {
-        if (!frame || e.peer < 0 || e.peer >= n) return {};
-        Direction d = frame->Offset(rank, e.peer, n);
-        if (d.empty()) return d;
-        d.insert(d.begin(), 0);
-        return d;
+        if (e.peer < 0 || e.peer >= n || e.peer == rank) return {};
+        if (frame) {
+          Direction d = frame->Offset(rank, e.peer, n);
+          if (!d.empty()) {
+            d.insert(d.begin(), 0);
+            return d;
+          }
+        }
+        // Off any grid, a single-bit exchange (rank XOR 2^b) keeps its bit from one count to
+        // the next: a butterfly loop of log2 steps that has more steps at a larger count
+        // aligns step for step on the bits both counts have, whichever end it starts from.
+        const std::uint64_t x = static_cast<std::uint64_t>(rank ^ e.peer);
+        if ((x & (x - 1)) == 0) return Direction{3, std::countr_zero(x)};
+        return {};
       }
       if (!IsCollective(e.kind)) return {};
       const std::vector<std::int32_t>* members =
@@ -1457,12 +1493,16 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   std::vector<int> order;
   std::vector<std::vector<int>> assignment;
   std::pair<std::size_t, std::size_t> best_cost{SIZE_MAX, SIZE_MAX};
+  // When every grid leaves some slot with calls that go different ways, the alignment off
+  // any grid is tried last: a butterfly along the rows of a power-of-two grid (rank XOR 2^b)
+  // goes +1 on even and -1 on odd columns on every grid, but keeps its bit at every count.
   const std::size_t tries = std::max<std::size_t>(1, std::min(frames.size(), kMaxFrames));
-  for (std::size_t f = 0; f < tries; ++f) {
+  for (std::size_t f = 0; f <= tries; ++f) {
+    if (f == tries && (frames.empty() || best_cost.first == 0)) break;
     std::vector<SlotAcc> a;
     std::vector<int> o;
     auto asg = AlignClasses(classes, rank_phases,
-                            direction_on(frames.empty() ? nullptr : &frames[f]), &a, &o);
+                            direction_on(f < frames.size() ? &frames[f] : nullptr), &a, &o);
     std::size_t conflicts = 0;
     for (const SlotAcc& acc : a) {
       if (acc.directions.size() > 1) conflicts += acc.directions.size() - 1;

@@ -179,6 +179,20 @@ TEST(ValidateAgainstTest, ProgramsBuiltPerCountAreOneApplication) {
   EXPECT_THROW(ValidateAgainst(sigs, other, TestMachine()), UserError);
 }
 
+// Reductions along the rows of a power-of-two grid whose row grows every other count (NAS
+// CG): the step from the row's top bit is rank bit 0, 1, 1, 2 at 4, 8, 16, 32, and a step
+// exists from some count on. Trained on 4-32, the run at 64 has every message right.
+TEST(ValidateAgainstTest, RowReductionsOfAPowerOfTwoGridExtrapolate) {
+  testing::AppParams p;
+  p.iterations = 6;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 16, 32}) sigs.push_back(testing::Analyze(testing::RowReductions(n, p)));
+  testing::MemoryTrace real(testing::RowReductions(64, p));
+  const Validation v = ValidateAgainst(sigs, real, TestMachine());
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 1e-9);
+}
+
 // The noise floor splits each burst into rank mean x occurrence factor x residual and
 // shuffles only the residuals: noise that is all occurrence-shared or all a rank's persistent
 // offset is kept where it was (every draw replays the real trace exactly); a lone straggler

@@ -294,6 +294,33 @@ TraceData Butterfly(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData RowReductions(int nprocs, const AppParams& p) {
+  TraceData d = Begin("row_reductions", nprocs);
+  int n = 0;
+  while ((1 << n) < nprocs) ++n;
+  const int cols = 1 << ((n + 1) / 2);
+  int steps = 0;
+  while ((1 << steps) < cols) ++steps;
+  const auto vector_bytes = static_cast<std::uint64_t>(8 * p.domain * cols / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    RequestId next = 1;
+    auto& ev = d.ranks[r];
+    auto exchange = [&](int partner, int tag, std::uint64_t bytes) {
+      const RequestId req = next++;
+      ev.push_back(MakeIrecv(partner, tag, bytes, req));
+      ev.push_back(MakeSend(partner, tag, bytes));
+      ev.push_back(Wait(req));
+    };
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      for (int i = 1; i <= steps; ++i) exchange(r ^ (cols >> i), i, vector_bytes);
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData PrePostedStencil(int nprocs, const AppParams& p) {
   TraceData d = Begin("preposted_stencil", nprocs);
   const int q = Side(nprocs);

@@ -56,6 +56,12 @@ TraceData Halo27(int nprocs, const AppParams& p = {});
 // With stage_compute_ns >= 0 only the first stage computes compute_ns / P, the others
 // stage_compute_ns, as butterfly codes that compute then combine.
 TraceData Butterfly(int nprocs, const AppParams& p = {});
+// NAS CG's reductions along the rows of a 2^ceil(n/2) x 2^floor(n/2) grid (n = log2 P, rows
+// of `cols` ranks): per iteration a sum over the row from its top bit (partner r XOR cols/2,
+// then cols/4, ..., tag = step) of 8 * domain / rows bytes (the rank's block of a vector
+// split over the rows); irecv, blocking send, wait.
+// P a power of two >= 2.
+TraceData RowReductions(int nprocs, const AppParams& p = {});
 // A torus north/south exchange whose loop pre-posts the NEXT iteration's receive from the
 // north after its waitall (the first one before the loop), so a phase found in the loop
 // starts or ends with a receive that another iteration completes.

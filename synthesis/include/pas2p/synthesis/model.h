@@ -80,7 +80,8 @@ std::string_view PresenceName(Presence presence);
 // The order in which a rank calls its partners when a slot has several (a repeated block's
 // stages, a master's workers): ascending rank, ascending distance |peer - rank| (ties: lower
 // rank first), or ring order (peer - rank) mod P.
-enum class DestOrder { kAscending, kDistance, kRing };
+// kFarthest: by distance |dest - rank|, largest first (recursive halving: XOR P/2 first).
+enum class DestOrder { kAscending, kDistance, kRing, kFarthest };
 std::string_view DestOrderName(DestOrder order);
 // Sorts `dests` of rank `rank` at `nprocs` in that order.
 void SortDests(DestOrder order, std::int64_t rank, std::int64_t nprocs,
