@@ -1450,7 +1450,7 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
     return [&, frame](int ci, int rank, const phases::PhaseEvent& e) -> Direction {
       const std::int64_t n = counts[static_cast<std::size_t>(ci)];
       if (IsPointToPoint(e.kind)) {
-        if (e.peer < 0 || e.peer >= n || e.peer == rank) return {};
+        if (e.peer < 0 || e.peer >= n) return {};
         if (frame) {
           Direction d = frame->Offset(rank, e.peer, n);
           if (!d.empty()) {
@@ -1462,7 +1462,10 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
         // the next: a butterfly loop of log2 steps that has more steps at a larger count
         // aligns step for step on the bits both counts have, whichever end it starts from.
         const std::uint64_t x = static_cast<std::uint64_t>(rank ^ e.peer);
-        if ((x & (x - 1)) == 0) return Direction{3, std::countr_zero(x)};
+        if (x != 0 && (x & (x - 1)) == 0) return Direction{3, std::countr_zero(x)};
+        // Without a grid, every other call (a transpose partner, a message to itself) is one
+        // direction, so that it is not aligned with a butterfly step.
+        if (!frame) return Direction{4};
         return {};
       }
       if (!IsCollective(e.kind)) return {};
