@@ -164,8 +164,11 @@ TEST(AmbiguousDirectionTest, SendAndReceiveArePairedOppositeWhereTheTracesCannot
   bool warned = false;
   for (const auto& w : m.warnings) warned = warned || w.find("cannot tell") != std::string::npos;
   EXPECT_TRUE(warned) << DescribeModel(m);
+  PredictOptions quick;
+  quick.noise_draws = 0;
+  quick.intervals = false;
   testing::MemoryTrace real(testing::Halo27(27, few));
-  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine());  // no deadlock
+  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);  // no deadlock
   EXPECT_EQ(v.count, 27);
   EXPECT_GT(v.predicted_time_s, 0);
   EXPECT_LT(v.bytes_error, 0.01);
@@ -174,7 +177,7 @@ TEST(AmbiguousDirectionTest, SendAndReceiveArePairedOppositeWhereTheTracesCannot
   const AppModel full = BuildModel(sigs);
   for (const auto& w : full.warnings) EXPECT_EQ(w.find("cannot tell"), std::string::npos) << w;
   testing::MemoryTrace real36(testing::Halo27(36, few));
-  EXPECT_DOUBLE_EQ(ValidateAgainst(sigs, real36, testing::TestMachine()).pattern_match, 1.0);
+  EXPECT_DOUBLE_EQ(ValidateAgainst(sigs, real36, testing::TestMachine(), quick).pattern_match, 1.0);
 }
 
 }  // namespace
