@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Patterns of real codes beyond the bundled mini-apps, traced on this machine and checked the
+# way issue 5 asks: `pas2p validate` (leave-largest-out) and `pas2p validate --against` a run
+# at a larger count. One command:
+#   bench/pattern_zoo.sh [BUILD_DIR]   (default: build; needs BUILD_DIR/bin/pas2p, mpicc)
+# Prints one line per check: pattern_match, collective_match, bytes, compute, time error, or
+# the error pas2p gave. Traces go to a temporary directory (a few seconds per count).
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="$(cd "${1:-$here/build}" && pwd)"
+pas2p="$build/bin/pas2p"
+[ -x "$pas2p" ] || { echo "pattern_zoo: $pas2p is not built" >&2; exit 1; }
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+mpicc -O2 -o "$tmp/pattern_zoo" "$here/bench/pattern_zoo.c" || exit 1
+echo "load: $(uptime | sed 's/.*load average: //')"
+printf '%-8s %-18s %6s %9s %9s %9s %9s %9s\n' mode check count pattern colls bytes compute time
+check() {  # name label args...
+  local name="$1" label="$2"
+  shift 2
+  if "$pas2p" validate --json --noise-draws 0 "$@" >"$tmp/v.json" 2>"$tmp/err.txt"; then
+    python3 - "$name" "$label" "$tmp/v.json" <<'PY'
+import json, sys
+name, label, path = sys.argv[1:4]
+v = json.load(open(path))
+print("%-8s %-18s %6d %8.2f%% %8.2f%% %8.2f%% %8.2f%% %8.2f%%" % (
+    name, label, v["count"], 100 * v["pattern_match"], 100 * v.get("collective_match", 1),
+    100 * v["bytes_error"], 100 * v["compute_error"], 100 * v["time_error"]))
+PY
+  else
+    printf '%-8s %-18s error: %s\n' "$name" "$label" "$(grep -m1 'error' "$tmp/err.txt" | cut -c1-150)"
+  fi
+}
+zoo() {  # name counts held-out mode n iters
+  local name="$1" counts="$2" held="$3"
+  shift 3
+  "$pas2p" trace -n "$counts" -o "$tmp/$name" -- "$tmp/pattern_zoo" "$@" >/dev/null 2>&1
+  "$pas2p" trace -n "$held" -o "$tmp/$name-held" -- "$tmp/pattern_zoo" "$@" >/dev/null 2>&1
+  check "$name" leave-largest-out "$tmp/$name"
+  check "$name" "held-out $held" --against "$tmp/$name-held/pattern_zoo.$held" "$tmp/$name"
+}
+zoo matvec 4,6,8,12,16 24 1 4800 20
+zoo groups 4,8,12,16,20 32 2 20000000 30
+zoo halo27 8,12,18,27 36 3 48 20
+zoo gather 4,6,8,12,16 24 4 20000000 30
