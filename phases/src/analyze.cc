@@ -530,6 +530,15 @@ void ReplyTokens(const Sequence& items, std::int64_t executions, const std::stri
       out->push_back('R');
       continue;
     }
+    // A loop without replies inside is one hand-out (or nothing) however often it runs: it
+    // is not walked.
+    std::string inner;
+    std::int64_t once = *budget;
+    ReplyTokens(item.body, item.total, kind, &inner, &once);
+    if (inner.find('R') == std::string::npos) {
+      if (inner.find('S') != std::string::npos) out->push_back('S');
+      continue;
+    }
     for (std::int64_t k = 0; k<per&& * budget> 0; ++k)
       ReplyTokens(item.body, item.total, kind, out, budget);
   }
@@ -547,6 +556,7 @@ std::int64_t ReplyRounds(const Sequence& order, const std::vector<Instance>& seq
     }
     kind.push_back(reply && inst.weight > 1.5 ? 'R' : handout ? 'S' : 'O');
   }
+  if (kind.find('R') == std::string::npos) return 0;  // no loop of replies: not a master
   std::string tokens;
   std::int64_t budget = 1'000'000;
   ReplyTokens(order, 1, kind, &tokens, &budget);
