@@ -22,6 +22,14 @@ namespace {
 
 constexpr int kTasks = 90;
 
+// The model's self-scheduled phase, or null.
+const synthesis::PhaseModel* ScheduledPhase(const synthesis::AppModel& m) {
+  for (const auto& p : m.phases) {
+    if (p.scheduled) return &p;
+  }
+  return nullptr;
+}
+
 TEST(SelfScheduledTrace, BlockingWildcardMasterIsModelledAndPredicted) {
   TempDir tmp;
   std::vector<phases::Signature> sigs;
@@ -45,10 +53,7 @@ TEST(SelfScheduledTrace, BlockingWildcardMasterIsModelledAndPredicted) {
     EXPECT_EQ(sigs.back().scheduled_rounds, 1) << "at " << n;
   }
   const synthesis::AppModel m = synthesis::BuildModel(sigs);
-  const synthesis::PhaseModel* scheduled = nullptr;
-  for (const auto& p : m.phases) {
-    if (p.scheduled) scheduled = &p;
-  }
+  const synthesis::PhaseModel* scheduled = ScheduledPhase(m);
   ASSERT_NE(scheduled, nullptr) << synthesis::DescribeModel(m);
   EXPECT_EQ(scheduled->master, 0);
   EXPECT_NEAR(scheduled->tasks.At(8), kTasks, 2) << synthesis::DescribeModel(m, 8);
@@ -87,10 +92,7 @@ TEST_P(ProbingMaster, IsModelledAsSelfScheduled) {
     sigs.push_back(phases::AnalyzeTrace(*trace));
   }
   const synthesis::AppModel m = synthesis::BuildModel(sigs);
-  const synthesis::PhaseModel* scheduled = nullptr;
-  for (const auto& p : m.phases) {
-    if (p.scheduled) scheduled = &p;
-  }
+  const synthesis::PhaseModel* scheduled = ScheduledPhase(m);
   ASSERT_NE(scheduled, nullptr) << synthesis::DescribeModel(m);
   EXPECT_EQ(scheduled->master, 0);
   EXPECT_NEAR(scheduled->tasks.At(6), kTasks, 2) << synthesis::DescribeModel(m, 6);

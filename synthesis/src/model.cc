@@ -227,14 +227,13 @@ std::vector<bool> RootRanks(const std::vector<std::vector<SlotCountData>>& data,
 
 // True when, in some slot, the roots' bursts and the other ranks' differ by more than half
 // of the larger and by more than 10 us at every traced count (both present): a root that
-// works alone.
+// works alone. `roots`: RootRanks per count index.
 bool RootsComputeApart(const std::vector<std::vector<SlotCountData>>& data,
-                       const std::vector<int>& counts) {
-  std::vector<std::vector<bool>> roots;
+                       const std::vector<int>& counts,
+                       const std::vector<std::vector<bool>>& roots) {
   bool any_root = false;
-  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
-    roots.push_back(RootRanks(data, ci, counts[ci]));
-    for (const bool b : roots.back()) any_root = any_root || b;
+  for (const auto& at_count : roots) {
+    for (const bool b : at_count) any_root = any_root || b;
   }
   if (!any_root) return false;
   constexpr double kMinApartNs = 10'000;
@@ -1599,13 +1598,18 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
       }
     }
   }
-  if (!pm.scheduled && !pm.block && RootsComputeApart(build.data, counts)) {
-    // The roots of the phase's rooted collectives are a class of their own (one more mask
-    // character, '1' for a root; SlotModel::ClassCompute): the work a root does alone (it
-    // combines what it gathered, reads the input it broadcasts) is not averaged over P.
-    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
-      const std::vector<bool> roots = RootRanks(build.data, ci, counts[ci]);
-      for (int r = 0; r < counts[ci]; ++r) masks[ci][r].push_back(roots[r] ? '1' : '0');
+  if (!pm.scheduled && !pm.block) {
+    std::vector<std::vector<bool>> roots;
+    for (std::size_t ci = 0; ci < counts.size(); ++ci)
+      roots.push_back(RootRanks(build.data, ci, counts[ci]));
+    if (RootsComputeApart(build.data, counts, roots)) {
+      // The roots of the phase's rooted collectives are a class of their own (one more mask
+      // character, '1' for a root; SlotModel::ClassCompute): the work a root does alone (it
+      // combines what it gathered, reads the input it broadcasts) is not averaged over P.
+      for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+        for (int r = 0; r < counts[ci]; ++r)
+          masks[ci][r].push_back(roots[ci][static_cast<std::size_t>(r)] ? '1' : '0');
+      }
     }
   }
   for (std::size_t s = 0; s < order.size(); ++s) {
