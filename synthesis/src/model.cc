@@ -406,6 +406,32 @@ regression::FittedModel ConstantModel(const std::vector<regression::Point>& poin
 // their interval (those are the ones that only fit the noise).
 enum class Precision { kExact, kMeasured };
 constexpr double kMeasuredNoiseFloor = 0.05;
+// The regression's Occam factor (regression::Options::occam_factor).
+constexpr double kOccamFactor = 2.0;
+
+// The regression options for a quantity of this precision.
+regression::Options FitOptions(Precision precision) {
+  regression::Options options;
+  if (precision == Precision::kMeasured) {
+    options.occam_absolute_tolerance = kMeasuredNoiseFloor;
+    options.interval_model_factor = 1.0;
+    // Few noisy points cannot tell P^3 from a wobble: measured quantities get exponents in
+    // [-1, 1] (with the x P form, per-rank values from P^-2 to P^1), at most one log factor,
+    // and no exponential laws.
+    std::vector<std::array<int, 2>> kept;
+    for (const auto& e : options.exponents) {
+      if (std::abs(e[0]) <= std::abs(e[1])) kept.push_back(e);
+    }
+    options.exponents = kept;
+    options.max_log_exponent = 1;
+    options.power_exponent_bound = 1;
+    options.use_exponentials = false;
+    // A CPU time or instruction count is positive: no candidate that crosses zero beyond the
+    // traced counts (c0 - c1 P^(1/4) fitted to a falling series predicts 0 s at 49 ranks).
+    options.positive = true;
+  }
+  return options;
+}
 
 // Fits (P, value) points; fewer than 3 points (a slot only some counts have) or identical
 // values give a constant.
@@ -426,25 +452,7 @@ Quantity FitQuantity(const std::vector<regression::Point>& points, const std::st
     q.model = ConstantModel(points, mean / static_cast<double>(points.size()));
     return q;
   }
-  regression::Options options;
-  if (precision == Precision::kMeasured) {
-    options.occam_absolute_tolerance = kMeasuredNoiseFloor;
-    options.interval_model_factor = 1.0;
-    // Few noisy points cannot tell P^3 from a wobble: measured quantities get exponents in
-    // [-1, 1] (with the x P form, per-rank values from P^-2 to P^1), at most one log factor,
-    // and no exponential laws.
-    std::vector<std::array<int, 2>> kept;
-    for (const auto& e : options.exponents) {
-      if (std::abs(e[0]) <= std::abs(e[1])) kept.push_back(e);
-    }
-    options.exponents = kept;
-    options.max_log_exponent = 1;
-    options.power_exponent_bound = 1;
-    options.use_exponentials = false;
-    // A CPU time or instruction count is positive: no candidate that crosses zero beyond the
-    // traced counts (c0 - c1 P^(1/4) fitted to a falling series predicts 0 s at 49 ranks).
-    options.positive = true;
-  }
+  const regression::Options options = FitOptions(precision);
   q.model = regression::Fit(points, options, what);
   // The total over P ranks may scale more simply (a fixed domain split P ways).
   std::vector<regression::Point> totals;
@@ -1372,6 +1380,61 @@ void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings)
   }
 }
 
+// PhaseModel::cpu_total: the sum of the totalled slots' per-rank bursts at each traced count,
+// fitted as one measured quantity, kept when its leave-one-out error is at most half the
+// sum's of the slots' own models (each refitted without the left-out count, in its own
+// form), both floored at the measurement noise: the regression's Occam factor, so that a
+// few noisy points that one law happens to follow slightly better do not change the model. Not for
+// repeated blocks (their slots mix per-iteration and per-occurrence bursts) nor self-scheduled
+// phases (a task's compute is the workers').
+void FitPhaseCpuTotal(PhaseModel* pm, const std::vector<int>& counts) {
+  pm->cpu_total = Quantity{};
+  if (pm->block || pm->scheduled || counts.size() < 3) return;
+  std::vector<std::size_t> totalled;
+  for (std::size_t s = 0; s < pm->slots.size(); ++s) {
+    if (pm->TotalledSlot(s)) totalled.push_back(s);
+  }
+  if (totalled.size() < 2) return;
+  std::vector<regression::Point> sums;
+  for (int c : counts) sums.push_back({static_cast<double>(c), 0.0});
+  for (std::size_t s : totalled) {
+    const std::vector<regression::Point> pts = TrainingPoints(pm->slots[s].cpu_ns);
+    for (std::size_t k = 0; k < pts.size(); ++k) sums[k].y += pts[k].y;
+  }
+  for (const auto& pt : sums) {
+    if (!(pt.y > 0)) return;
+  }
+  // The sum of the slots' own models, each refitted without count k, at count k.
+  const regression::Options options = FitOptions(Precision::kMeasured);
+  double sq = 0;
+  for (std::size_t k = 0; k < sums.size(); ++k) {
+    double predicted = 0;
+    for (std::size_t s : totalled) {
+      const Quantity& q = pm->slots[s].cpu_ns;
+      std::vector<regression::Point> rest;
+      for (std::size_t i = 0; i < q.model.training.size(); ++i) {
+        if (i != k) rest.push_back(q.model.training[i]);
+      }
+      regression::Curve refit;
+      if (!regression::FitCurve(q.model.curve, rest, options, &refit)) return;
+      double v = refit.Evaluate(sums[k].p);
+      if (q.divided_by_p) v /= sums[k].p;
+      predicted += std::max(0.0, v);
+    }
+    const double e = (predicted - sums[k].y) / sums[k].y;
+    sq += e * e;
+  }
+  const double slots_loo = std::sqrt(sq / static_cast<double>(sums.size()));
+  Quantity total = FitQuantity(
+      sums,
+      "phase " + std::to_string(pm->index) + ": CPU time per rank and occurrence, summed (ns)",
+      Precision::kMeasured);
+  if (std::max(total.model.loo_error, kMeasuredNoiseFloor) * kOccamFactor <=
+      std::max(slots_loo, kMeasuredNoiseFloor)) {
+    pm->cpu_total = std::move(total);
+  }
+}
+
 PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
                       const std::vector<const phases::Signature*>& sigs,
                       const std::vector<int>& counts) {
@@ -1615,6 +1678,7 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   for (std::size_t s = 0; s < order.size(); ++s) {
     pm.slots.push_back(BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks));
   }
+  FitPhaseCpuTotal(&pm, counts);
   HarmonizeGrids(&pm);
   PairAmbiguousDirections(&pm, &build.warnings);
   DecideCompletions(&build, counts);
@@ -1623,6 +1687,20 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
 }
 
 }  // namespace
+
+bool PhaseModel::TotalledSlot(std::size_t slot) const {
+  const Quantity& q = slots[slot].cpu_ns;
+  return q.present && q.model.training.size() == ids.size();
+}
+
+double PhaseModel::CpuScaleAt(double p, int side) const {
+  if (!cpu_total.present) return 1;
+  double sum = 0;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    if (TotalledSlot(s)) sum += slots[s].cpu_ns.At(p);
+  }
+  return sum > 0 ? cpu_total.At(p, side) / sum : 1;
+}
 
 double SlotModel::BytesAt(std::int64_t nprocs, int side) const {
   if (face_dim >= 0 && peer) return face_bytes * FaceFactor(*peer, face_dim, nprocs);
@@ -2030,6 +2108,13 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
       if (target > 0) out << "; at P = " << target << ": " << p.tasks.At(double(target));
       out << " (split over the workers by a list schedule at synthesis)\n";
     }
+    if (p.cpu_total.present) {
+      out << "  compute: "
+          << p.cpu_total.Describe("CPU ns per rank and occurrence, summed over the calls");
+      if (target > 0) out << "; at P = " << target << ": " << p.cpu_total.At(double(target));
+      out << " (predicts the left-out counts better than the calls' own models, which are "
+             "scaled to it keeping their shares)\n";
+    }
     for (std::size_t s = 0; s < p.slots.size(); ++s) {
       out << "  call " << s << ": " << p.slots[s].Describe();
       // The roots of the phase's rooted collectives, when they are a class of their own.
@@ -2101,6 +2186,7 @@ std::string ModelToJson(const AppModel& model) {
       pj["tasks"] = QuantityJson(p.tasks);
     }
     pj["traced_time_s"] = p.traced_time_s;
+    if (p.cpu_total.present) pj["cpu_total"] = QuantityJson(p.cpu_total);
     json slots = json::array();
     for (const auto& s : p.slots) {
       json sj;
@@ -2201,6 +2287,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         p.tasks = QuantityFromJson(pj.at("tasks"));
       }
       p.traced_time_s = pj.at("traced_time_s").get<std::vector<double>>();
+      if (pj.contains("cpu_total")) p.cpu_total = QuantityFromJson(pj.at("cpu_total"));
       for (const auto& sj : pj.at("slots")) {
         SlotModel s;
         if (!ParseEventKind(sj.at("kind").get<std::string>(), &s.kind)) {

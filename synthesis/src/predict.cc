@@ -123,6 +123,7 @@ bool WidthAt(const Quantity& q, double p) {
 
 // True when some bytes or compute quantity of the phase has an interval of non-zero width.
 bool PhaseHasWidth(const PhaseModel& ph, double p) {
+  if (WidthAt(ph.cpu_total, p)) return true;
   for (const auto& s : ph.slots) {
     for (const Quantity* q :
          {&s.bytes, &s.recv_bytes, &s.root_bytes, &s.root_recv_bytes, &s.cpu_ns, &s.instructions}) {

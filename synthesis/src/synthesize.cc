@@ -824,6 +824,9 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
     const PhaseModel& pm = model_.phases[ph];
     auto& slots = impl_->phases[ph];
     slots.resize(pm.slots.size());
+    // The totalled slots follow the phase's compute model (their shares at N, the model's
+    // interval); the others their own.
+    const double cpu_scale = pm.CpuScaleAt(p, options_.side);
     for (std::size_t s = 0; s < pm.slots.size(); ++s) {
       const SlotModel& sm = pm.slots[s];
       SlotAt& at = slots[s];
@@ -848,7 +851,10 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       at.recv_bytes = Round(sm.RecvBytesAt(nprocs, side));
       at.root_bytes = Round(sm.root_bytes.At(p, side));
       at.root_recv_bytes = Round(sm.root_recv_bytes.At(p, side));
-      at.cpu_ns = static_cast<std::int64_t>(Round(sm.cpu_ns.At(p, side)));
+      const bool totalled = pm.cpu_total.present && pm.TotalledSlot(s);
+      const int cpu_side = totalled ? 0 : side;
+      const double cpu_factor = totalled ? cpu_scale : 1.0;
+      at.cpu_ns = static_cast<std::int64_t>(Round(sm.cpu_ns.At(p, cpu_side) * cpu_factor));
       at.instructions = sm.instructions.present
                             ? static_cast<std::int64_t>(Round(sm.instructions.At(p, side)))
                             : kNotMeasured;
@@ -858,7 +864,7 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         for (std::size_t k = 0; k < cc.mask.size(); ++k) {
           if (cc.mask[k] == '1') v.bits[k / 64] |= std::uint64_t{1} << (k % 64);
         }
-        v.cpu_ns = static_cast<std::int64_t>(Round(cc.cpu_ns.At(p, side)));
+        v.cpu_ns = static_cast<std::int64_t>(Round(cc.cpu_ns.At(p, cpu_side) * cpu_factor));
         v.instructions = cc.instructions.present
                              ? static_cast<std::int64_t>(Round(cc.instructions.At(p, side)))
                              : kNotMeasured;

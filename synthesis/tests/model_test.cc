@@ -182,3 +182,49 @@ TEST(AmbiguousDirectionTest, SendAndReceiveArePairedOppositeWhereTheTracesCannot
 
 }  // namespace
 }  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// The iteration's work (a fixed total split over P ranks) is computed in two bursts whose
+// split changes from count to count (a loop whose end moves past the waitall): each burst
+// follows no smooth law in P, their sum does. The phase's compute is fitted as one quantity
+// and the prediction's compute is right; fitted call by call it is not.
+TEST(PhaseComputeTest, BurstsThatTradeWorkAreFittedAsTheirSum) {
+  testing::AppParams wobble;
+  wobble.iterations = 10;
+  wobble.check_every = 0;
+  wobble.split_wobble = 0.3;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 9, 16, 25, 36})
+    sigs.push_back(testing::Analyze(testing::TorusStencil(n, wobble)));
+  const AppModel m = BuildModel(sigs);
+  bool totalled = false;
+  for (const auto& p : m.phases) totalled = totalled || p.cpu_total.present;
+  EXPECT_TRUE(totalled) << DescribeModel(m);
+  EXPECT_NE(DescribeModel(m).find("summed over the calls"), std::string::npos);
+  // Saved and loaded, the model predicts the same.
+  const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
+  for (std::size_t i = 0; i < m.phases.size(); ++i) {
+    EXPECT_EQ(loaded.phases[i].cpu_total.present, m.phases[i].cpu_total.present);
+    EXPECT_DOUBLE_EQ(loaded.phases[i].CpuScaleAt(64), m.phases[i].CpuScaleAt(64));
+  }
+  PredictOptions quick;
+  quick.noise_draws = 0;
+  quick.intervals = false;
+  testing::MemoryTrace real(testing::TorusStencil(64, wobble));
+  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  EXPECT_LT(v.compute_error, 0.01) << DescribeModel(m);
+}
+
+// Bursts that each follow a smooth law keep their own models (the paper's BT shift: the
+// same burst before every exchange at every count).
+TEST(PhaseComputeTest, SmoothBurstsKeepTheirOwnModels) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::EastShift(n, 2892, 10)));
+  const AppModel m = BuildModel(sigs);
+  for (const auto& p : m.phases) EXPECT_FALSE(p.cpu_total.present) << DescribeModel(m);
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

@@ -42,7 +42,8 @@ void End(TraceData* d) {
   }
 }
 
-void TorusHalo(TraceData* d, int r, std::uint64_t bytes, RequestId* next) {
+void TorusHalo(TraceData* d, int r, std::uint64_t bytes, RequestId* next,
+               std::int64_t before_wait_ns = 0) {
   const int n = static_cast<int>(d->ranks.size());
   const int q = Side(n);
   const int row = r / q, col = r % q;
@@ -63,6 +64,7 @@ void TorusHalo(TraceData* d, int r, std::uint64_t bytes, RequestId* next) {
     reqs.push_back((*next)++);
     ev.push_back(MakeIsend(peers[k], send_tags[k], bytes, reqs.back()));
   }
+  if (before_wait_ns > 0) ev.push_back(MakeCompute(before_wait_ns));
   ev.push_back(MakeWaitall(reqs));
 }
 
@@ -73,11 +75,14 @@ TraceData TorusStencil(int nprocs, const AppParams& p) {
   const int q = Side(nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / q);
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  const auto at_wait = static_cast<std::int64_t>(
+      p.split_wobble > 0 ? static_cast<double>(cpu) * (0.5 + p.split_wobble * std::sin(nprocs))
+                         : 0.0);
   for (int r = 0; r < nprocs; ++r) {
     RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {
-      d.ranks[r].push_back(MakeCompute(cpu));
-      TorusHalo(&d, r, bytes, &next);
+      d.ranks[r].push_back(MakeCompute(cpu - at_wait));
+      TorusHalo(&d, r, bytes, &next, at_wait);
       if (p.check_every > 0 && (it + 1) % p.check_every == 0) {
         d.ranks[r].push_back(MakeCompute(cpu / 10));
         d.ranks[r].push_back(MakeCollective(EventKind::kAllreduce, 8, 8));

@@ -24,10 +24,14 @@ struct AppParams {
   double stage_compute_ns = -1;  // Butterfly: compute before each later stage (-1: as the first)
   double root_compute_ns =
       -1;  // GatherWorkBcast: the root's work after the gather (-1: compute_ns / 8)
+  // TorusStencil: the iteration's compute is split between the start of the iteration and
+  // the waitall, the waitall's share 0.5 + split_wobble x sin(P) (0: no compute there).
+  double split_wobble = 0;
 };
 
 // 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags
 // 10..13), isend N, S, W, E, waitall; allreduce every check_every iterations. P square.
+// With split_wobble, part of the iteration's compute is before the waitall.
 TraceData TorusStencil(int nprocs, const AppParams& p = {});
 // The paper's BT example: every rank isends to its east neighbour on a sqrt(P) torus and
 // irecvs from the west, waitall; the phase moves `phase_kb` KB in total (all ranks).

@@ -201,6 +201,20 @@ struct PhaseModel {
   Quantity tasks;
   std::vector<double> traced_time_s;  // total time of the phase in each traced run
   std::vector<SlotModel> slots;
+  // The phase's compute per occurrence as one quantity: the sum over its slots of the CPU
+  // burst before each call (cpu_ns, per rank), fitted as a function of P. A phase's bursts
+  // are measured with run-to-run noise of several percent each; fitted one by one, a slot
+  // whose few noisy points happen to fall picks a law that keeps falling, and the phase's
+  // compute at N is off by the sum of such choices. Summed over the slots, the noise partly
+  // cancels and the law of the phase's work shows. Chosen (present) only when it predicts
+  // the left-out counts better than the sum of the slots' own models; synthesis then keeps
+  // each slot's share of the sum at N and scales the slots to the total (CpuScaleAt). The
+  // slots summed are those with a CPU model fitted at every traced count (TotalledSlot).
+  Quantity cpu_total;
+  bool TotalledSlot(std::size_t slot) const;
+  // The factor that brings the totalled slots' cpu_ns (and class_compute) at P to cpu_total
+  // at P (`side`: the interval's low / high end, or the model); 1 when cpu_total is absent.
+  double CpuScaleAt(double p, int side = 0) const;
 };
 
 struct AppModel {
