@@ -1094,6 +1094,45 @@ void DecideCompletions(PhaseBuild* build, const std::vector<int>& counts) {
 
 bool SameSets(const std::vector<bool>& a, const std::vector<bool>& b) { return a == b; }
 
+// A point-to-point slot's tag is the one its calls carry most often, counted where the
+// partner tells the calls apart: on a rank where another slot of the same kind has the same
+// partner (the two neighbours along a grid dimension of 2 ranks are one rank), the
+// alignment cannot tell which call is which and may put the other slot's call here, whose
+// tag would then vote for the other slot's tag (and a send and its receive, each voting
+// alone, would carry different tags at a count where they are told apart). Counted over
+// every call when no rank tells them apart. Ties go to the smaller tag. Repeated blocks
+// keep the tags BuildSlot voted over all their iterations.
+void DecideTags(PhaseBuild* build, const std::vector<int>& counts) {
+  auto& slots = build->model.slots;
+  if (build->model.block) return;
+  for (std::size_t s = 0; s < slots.size(); ++s) {
+    if (!IsPointToPoint(slots[s].kind)) continue;
+    std::map<std::int32_t, int> apart, all;
+    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+      for (int r = 0; r < counts[ci]; ++r) {
+        const phases::PhaseEvent* e = build->data[s][ci].event_of_rank[r];
+        if (!e) continue;
+        ++all[e->tag];
+        bool shared = false;
+        for (std::size_t t = 0; t < slots.size() && !shared; ++t) {
+          if (t == s || slots[t].kind != slots[s].kind) continue;
+          const phases::PhaseEvent* o = build->data[t][ci].event_of_rank[r];
+          shared = o != nullptr && o->peer == e->peer;
+        }
+        if (!shared) ++apart[e->tag];
+      }
+    }
+    const auto& votes = apart.empty() ? all : apart;
+    int most = 0;
+    for (const auto& [tag, times] : votes) {
+      if (times > most) {
+        most = times;
+        slots[s].tag = tag;
+      }
+    }
+  }
+}
+
 // Chooses each slot's presence rule (see Presence) from the traced presence sets.
 void DecidePresence(PhaseBuild* build, const std::vector<int>& counts) {
   auto& slots = build->model.slots;
@@ -1681,6 +1720,7 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   FitPhaseCpuTotal(&pm, counts);
   HarmonizeGrids(&pm);
   PairAmbiguousDirections(&pm, &build.warnings);
+  DecideTags(&build, counts);
   DecideCompletions(&build, counts);
   DecidePresence(&build, counts);
   return build;

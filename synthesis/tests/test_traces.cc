@@ -247,6 +247,42 @@ TraceData Halo27(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData CartHalo2D(int nprocs, const AppParams& p) {
+  TraceData d = Begin("cart_halo2d", nprocs);
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 2);  // row-major
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  // A face of the local block: the extent of the other dimension's share of the domain.
+  auto bytes = [&](int k) {
+    return static_cast<std::uint64_t>(8 * p.domain / static_cast<double>(dims[1 - k / 2]));
+  };
+  for (int r = 0; r < nprocs; ++r) {
+    const std::int64_t me[2] = {r / dims[1], r % dims[1]};
+    std::int32_t nb[4];
+    for (int k = 0; k < 4; ++k) {
+      std::int64_t c[2] = {me[0], me[1]};
+      const int dim = k / 2;
+      c[dim] = (c[dim] + (k % 2 ? 1 : -1) + dims[dim]) % dims[dim];
+      nb[k] = static_cast<std::int32_t>(c[0] * dims[1] + c[1]);
+    }
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      std::vector<RequestId> reqs;
+      for (int k = 0; k < 4; ++k) {
+        reqs.push_back(next++);
+        d.ranks[r].push_back(MakeIrecv(nb[k], k ^ 1, bytes(k), reqs.back()));
+      }
+      for (int k = 0; k < 4; ++k) {
+        reqs.push_back(next++);
+        d.ranks[r].push_back(MakeIsend(nb[k], k, bytes(k), reqs.back()));
+      }
+      d.ranks[r].push_back(MakeWaitall(reqs));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 sim::Machine TestMachine() {
   sim::Machine m;
   m.name = "test";

@@ -54,6 +54,12 @@ TraceData GatherWorkBcast(int nprocs, const AppParams& p = {});
 // directions d (tag (dx+1)*9 + (dy+1)*3 + dz+1), irecv from the rank at -d and isend to the
 // rank at +d (64 B), then waitall. Any P.
 TraceData Halo27(int nprocs, const AppParams& p = {});
+// 5-point halo on a periodic MPI_Dims_create(P, 2) grid, as codes that use MPI_Cart_shift
+// (messages along one dimension: 8 x domain / the other extent bytes):
+// irecv from the rank at -1 and +1 along dimension 0, then along dimension 1 (tags 1, 0, 3,
+// 2: the direction the message travels), isend to them (tags 0, 1, 2, 3), waitall. Where a
+// dimension has 2 ranks, both neighbours along it are one rank. Any P.
+TraceData CartHalo2D(int nprocs, const AppParams& p = {});
 
 // Recursive doubling: log2 P stages per iteration, stage k exchanges with rank XOR 2^k
 // (irecv, blocking send, wait). P a power of two.
