@@ -6,7 +6,17 @@
  *      work N/P, allreduce in the group, allreduce among the leaders, bcast in the group
  *   3  27-point halo on a periodic MPI_Dims_create(P, 3) grid (N^3 points): 26 irecv/isend
  *      pairs (tag = direction), waitall
- *   4  gather to rank 0, rank 0 works alone (N/20), bcast: a root that works alone */
+ *   4  gather to rank 0, rank 0 works alone (N/20), bcast: a root that works alone
+ *   5  2-D torus halo (MPI_Dims_create(P, 2), N x N points) whose receives are handled in the
+ *      order they arrive: 4 irecv, 4 isend, MPI_Waitany on the receives 4 times (each
+ *      followed by unpacking work), MPI_Waitall on the sends; allreduce every 10 iterations
+ *   6  Cannon's matrix multiply on a sqrt(P) x sqrt(P) torus (N x N matrices, P square): per
+ *      multiply, sqrt(P) steps of local work and MPI_Sendrecv_replace of the A block to the
+ *      west and of the B block to the north
+ *   7  1-D halo with persistent requests (MPI_Recv_init / MPI_Send_init once, then per
+ *      iteration MPI_Startall of both neighbours' requests and MPI_Waitall), N points
+ *   8  sparse exchange: MPI_Alltoallv where rank r sends to r +- 1 and r +- 3 (mod P) only,
+ *      sizes N / P x (1 + (r + d) % 3) doubles, then work; allreduce every 5 iterations */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +101,96 @@ int main(int argc, char** argv) {
       MPI_Gather(mine, 16, MPI_DOUBLE, all, 16, MPI_DOUBLE, 0, MPI_COMM_WORLD);
       if (rank == 0) work(N / 20);
       MPI_Bcast(mine, 16, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    }
+  } else if (mode == 5) {
+    int dims[2] = {0, 0}, periods[2] = {1, 1};
+    MPI_Dims_create(P, 2, dims);
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    int nb[4];
+    MPI_Cart_shift(cart, 0, 1, &nb[0], &nb[1]);
+    MPI_Cart_shift(cart, 1, 1, &nb[2], &nb[3]);
+    long lx = N / dims[0], ly = N / dims[1];
+    long face[4] = {ly, ly, lx, lx};
+    double* sbuf = calloc(4 * (lx + ly), sizeof(double));
+    double* rbuf = calloc(4 * (lx + ly), sizeof(double));
+    double v = 1, s = 0;
+    for (int it = 0; it < iters; ++it) {
+      MPI_Request rr[4], sr[4];
+      for (int k = 0; k < 4; ++k)
+        MPI_Irecv(rbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k ^ 1, cart, &rr[k]);
+      for (int k = 0; k < 4; ++k)
+        MPI_Isend(sbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k, cart, &sr[k]);
+      work(lx * ly / 2);
+      for (int k = 0; k < 4; ++k) {
+        int which;
+        MPI_Waitany(4, rr, &which, MPI_STATUS_IGNORE);
+        work(face[which] * 4);
+      }
+      MPI_Waitall(4, sr, MPI_STATUSES_IGNORE);
+      if ((it + 1) % 10 == 0) MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, cart);
+    }
+  } else if (mode == 6) {
+    int q = 1;
+    while ((q + 1) * (q + 1) <= P) ++q;
+    if (q * q != P) {
+      if (rank == 0) fprintf(stderr, "pattern_zoo: mode 6 needs a square count\n");
+      MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    int dims[2] = {q, q}, periods[2] = {1, 1};
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    int west, east, north, south;
+    MPI_Cart_shift(cart, 1, -1, &east, &west);
+    MPI_Cart_shift(cart, 0, -1, &south, &north);
+    long b = N / q;
+    double* a = calloc(b * b, sizeof(double));
+    double* bb = calloc(b * b, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      for (int step = 0; step < q; ++step) {
+        work(b * b * b / 8);
+        MPI_Sendrecv_replace(a, b * b, MPI_DOUBLE, west, 1, east, 1, cart, MPI_STATUS_IGNORE);
+        MPI_Sendrecv_replace(bb, b * b, MPI_DOUBLE, north, 2, south, 2, cart, MPI_STATUS_IGNORE);
+      }
+    }
+  } else if (mode == 7) {
+    int left = (rank - 1 + P) % P, right = (rank + 1) % P;
+    long local = N / P;
+    double lo[64] = {0}, hi[64] = {0}, glo[64], ghi[64];
+    MPI_Request req[4];
+    MPI_Recv_init(glo, 64, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &req[0]);
+    MPI_Recv_init(ghi, 64, MPI_DOUBLE, right, 2, MPI_COMM_WORLD, &req[1]);
+    MPI_Send_init(hi, 64, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &req[2]);
+    MPI_Send_init(lo, 64, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &req[3]);
+    for (int it = 0; it < iters; ++it) {
+      MPI_Startall(4, req);
+      work(local);
+      MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+    }
+    for (int k = 0; k < 4; ++k) MPI_Request_free(&req[k]);
+  } else if (mode == 8) {
+    int* sc = calloc(P, sizeof(int));
+    int* sd = calloc(P, sizeof(int));
+    int* rc = calloc(P, sizeof(int));
+    int* rd = calloc(P, sizeof(int));
+    const int offs[4] = {1, -1, 3, -3};
+    long unit = N / P;
+    for (int k = 0; k < 4; ++k) {
+      int to = ((rank + offs[k]) % P + P) % P, from = ((rank - offs[k]) % P + P) % P;
+      if (to != rank) sc[to] = unit * (1 + (rank + offs[k] + P) % 3);
+      if (from != rank) rc[from] = unit * (1 + (from + offs[k] + P) % 3);
+    }
+    for (int r = 1; r < P; ++r) {
+      sd[r] = sd[r - 1] + sc[r - 1];
+      rd[r] = rd[r - 1] + rc[r - 1];
+    }
+    double* sbuf = calloc(sd[P - 1] + sc[P - 1] + 1, sizeof(double));
+    double* rbuf = calloc(rd[P - 1] + rc[P - 1] + 1, sizeof(double));
+    double v = 1, s = 0;
+    for (int it = 0; it < iters; ++it) {
+      MPI_Alltoallv(sbuf, sc, sd, MPI_DOUBLE, rbuf, rc, rd, MPI_DOUBLE, MPI_COMM_WORLD);
+      work(unit * 40);
+      if ((it + 1) % 5 == 0) MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
   }
   MPI_Finalize();

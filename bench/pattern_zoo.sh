@@ -3,6 +3,7 @@
 # way issue 5 asks: `pas2p validate` (leave-largest-out) and `pas2p validate --against` a run
 # at a larger count. One command:
 #   bench/pattern_zoo.sh [BUILD_DIR]   (default: build; needs BUILD_DIR/bin/pas2p, mpicc)
+#   ONLY="waitany cannon" bench/pattern_zoo.sh ...   runs only the patterns named
 # Prints one line per check: pattern_match, collective_match, bytes, compute, time error, or
 # the error pas2p gave. Traces go to a temporary directory (a few seconds per count).
 set -uo pipefail
@@ -34,6 +35,7 @@ PY
 zoo() {  # name counts held-out mode n iters
   local name="$1" counts="$2" held="$3"
   shift 3
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
   "$pas2p" trace -n "$counts" -o "$tmp/$name" -- "$tmp/pattern_zoo" "$@" >/dev/null 2>&1
   "$pas2p" trace -n "$held" -o "$tmp/$name-held" -- "$tmp/pattern_zoo" "$@" >/dev/null 2>&1
   check "$name" leave-largest-out "$tmp/$name"
@@ -43,3 +45,7 @@ zoo matvec 4,6,8,12,16 24 1 4800 20
 zoo groups 4,8,12,16,20 32 2 20000000 30
 zoo halo27 8,12,18,27 36 3 48 20
 zoo gather 4,6,8,12,16 24 4 20000000 30
+zoo waitany 4,6,8,12,16 24 5 2400 40
+zoo cannon 4,9,16,25 36 6 720 3
+zoo persist 4,6,8,12,16 24 7 12000000 40
+zoo sparse 4,6,8,12,16 24 8 480000 20
