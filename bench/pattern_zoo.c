@@ -16,7 +16,10 @@
  *   7  1-D halo with persistent requests (MPI_Recv_init / MPI_Send_init once, then per
  *      iteration MPI_Startall of both neighbours' requests and MPI_Waitall), N points
  *   8  sparse exchange: MPI_Alltoallv where rank r sends to r +- 1 and r +- 3 (mod P) only,
- *      sizes N / P x (1 + (r + d) % 3) doubles, then work; allreduce every 5 iterations */
+ *      sizes N / P x (1 + (r + d) % 3) doubles, then work; allreduce every 5 iterations
+ *   9  3-D halo on a NON-periodic MPI_Dims_create(P, 3) grid (N^3 points) with MPI_Sendrecv
+ *      in both directions of each dimension; boundary ranks call it with MPI_PROC_NULL (as
+ *      MPI_Cart_shift returns); allreduce every 5 iterations */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -191,6 +194,29 @@ int main(int argc, char** argv) {
       MPI_Alltoallv(sbuf, sc, sd, MPI_DOUBLE, rbuf, rc, rd, MPI_DOUBLE, MPI_COMM_WORLD);
       work(unit * 40);
       if ((it + 1) % 5 == 0) MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+  } else if (mode == 9) {
+    int dims[3] = {0, 0, 0}, periods[3] = {0, 0, 0};
+    MPI_Dims_create(P, 3, dims);
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, 3, dims, periods, 0, &cart);
+    long l[3] = {N / dims[0], N / dims[1], N / dims[2]};
+    long most = l[0] * l[1] + l[1] * l[2] + l[0] * l[2];
+    double* sbuf = calloc(most, sizeof(double));
+    double* rbuf = calloc(most, sizeof(double));
+    double v = 1, s = 0;
+    for (int it = 0; it < iters; ++it) {
+      work(l[0] * l[1] * l[2] / 2);
+      for (int d = 0; d < 3; ++d) {
+        int lo, hi;
+        MPI_Cart_shift(cart, d, 1, &lo, &hi);
+        long face = l[(d + 1) % 3] * l[(d + 2) % 3];
+        MPI_Sendrecv(sbuf, face, MPI_DOUBLE, hi, d, rbuf, face, MPI_DOUBLE, lo, d, cart,
+                     MPI_STATUS_IGNORE);
+        MPI_Sendrecv(sbuf, face, MPI_DOUBLE, lo, 3 + d, rbuf, face, MPI_DOUBLE, hi, 3 + d, cart,
+                     MPI_STATUS_IGNORE);
+      }
+      if ((it + 1) % 5 == 0) MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, cart);
     }
   }
   MPI_Finalize();

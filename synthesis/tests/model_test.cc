@@ -263,3 +263,28 @@ TEST(SlotTagTest, TagsAreTakenWhereThePartnerTellsTheCallsApart) {
 
 }  // namespace
 }  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// Traced at 8, 12 and 18 ranks (2 x 2 x 2, 3 x 2 x 2, 3 x 3 x 2: the last extent is 2 at
+// every count), a face along the last dimension is 1 / (d0 d1) = 2 / P of the domain: the face
+// law and c / P fit exactly alike. At 27 (3 x 3 x 3) only the face is right; c / P sent a
+// third less.
+TEST(FaceBytesTest, AFaceAndOneOverPThatAgreeAtEveryTracedCountGoToTheFace) {
+  testing::AppParams few;
+  few.iterations = 6;
+  few.domain = 96;
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 12, 18}) sigs.push_back(testing::Analyze(testing::CartHalo3D(n, few)));
+  PredictOptions quick;
+  quick.noise_draws = 0;
+  quick.intervals = false;
+  testing::MemoryTrace real(testing::CartHalo3D(27, few));
+  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  EXPECT_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 1e-6) << DescribeModel(BuildModel(sigs));
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

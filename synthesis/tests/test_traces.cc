@@ -283,6 +283,42 @@ TraceData CartHalo2D(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData CartHalo3D(int nprocs, const AppParams& p) {
+  TraceData d = Begin("cart_halo3d", nprocs);
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);  // row-major
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const std::int64_t me[3] = {r / (dims[1] * dims[2]), (r / dims[2]) % dims[1], r % dims[2]};
+    auto shifted = [&](int dim, int by) -> std::int32_t {
+      std::int64_t c[3] = {me[0], me[1], me[2]};
+      c[dim] += by;
+      if (c[dim] < 0 || c[dim] >= dims[dim]) return kProcNull;
+      return static_cast<std::int32_t>((c[0] * dims[1] + c[1]) * dims[2] + c[2]);
+    };
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      for (int dim = 0; dim < 3; ++dim) {
+        const auto face = static_cast<std::uint64_t>(
+            8 * p.domain * p.domain /
+            static_cast<double>(dims[(dim + 1) % 3] * dims[(dim + 2) % 3]));
+        const std::int32_t lo = shifted(dim, -1), hi = shifted(dim, +1);
+        for (int way = 0; way < 2; ++way) {
+          Event e;
+          e.kind = EventKind::kSendrecv;
+          e.peer = way == 0 ? hi : lo;
+          e.recv_peer = way == 0 ? lo : hi;
+          e.tag = e.recv_tag = 3 * way + dim;
+          e.bytes = face;
+          e.recv_bytes = e.recv_peer == kProcNull ? 0 : face;
+          d.ranks[r].push_back(e);
+        }
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 sim::Machine TestMachine() {
   sim::Machine m;
   m.name = "test";

@@ -60,6 +60,11 @@ TraceData Halo27(int nprocs, const AppParams& p = {});
 // 2: the direction the message travels), isend to them (tags 0, 1, 2, 3), waitall. Where a
 // dimension has 2 ranks, both neighbours along it are one rank. Any P.
 TraceData CartHalo2D(int nprocs, const AppParams& p = {});
+// 3-D halo on a NON-periodic MPI_Dims_create(P, 3) grid: per dimension d, MPI_Sendrecv to +1
+// from -1 (tag d), then to -1 from +1 (tag 3 + d), with MPI_PROC_NULL past the boundary (as
+// MPI_Cart_shift gives: the send moves nothing, the receive gets 0 bytes); a face of the
+// local block each (8 x domain^2 / the product of the other two extents). Any P.
+TraceData CartHalo3D(int nprocs, const AppParams& p = {});
 
 // Recursive doubling: log2 P stages per iteration, stage k exchanges with rank XOR 2^k
 // (irecv, blocking send, wait). P a power of two.
