@@ -78,6 +78,21 @@ OccurrenceSample OccurrenceSample::Every(std::int64_t modulus, std::int64_t resi
 }
 
 void Leaf::Merge(const Leaf& later) {
+  const std::int64_t before = occurrences.seen;
+  if (!tags.empty() || !later.tags.empty() || later.tag != tag) {
+    if (tags.empty()) {
+      tags.assign(static_cast<std::size_t>(std::min<std::int64_t>(
+                      before, static_cast<std::int64_t>(kOccurrenceSamples))),
+                  tag);
+    }
+    // Appended only while every occurrence so far has its tag (indices stay occurrences).
+    if (static_cast<std::int64_t>(tags.size()) == before) {
+      for (std::int64_t k = 0; k < later.occurrences.seen && tags.size() < kOccurrenceSamples;
+           ++k) {
+        tags.push_back(later.TagAt(k));
+      }
+    }
+  }
   occurrences.Append(later.occurrences);
   bytes.Merge(later.bytes);
   recv_bytes.Merge(later.recv_bytes);
@@ -90,6 +105,23 @@ void Leaf::Merge(const Leaf& later) {
   first_step = std::min(first_step, later.first_step);
   last_step = std::max(last_step, later.last_step);
   first_wall_ns = std::min(first_wall_ns, later.first_wall_ns);
+}
+
+std::int32_t Leaf::TagAt(std::int64_t k) const {
+  return k >= 0 && k < static_cast<std::int64_t>(tags.size()) ? tags[static_cast<std::size_t>(k)]
+                                                              : tag;
+}
+
+void Leaf::KeepEvery(std::int64_t modulus, std::int64_t residue) {
+  if (modulus <= 1 || tags.empty()) return;
+  std::vector<std::int32_t> kept;
+  for (std::int64_t k = residue; k < static_cast<std::int64_t>(tags.size()); k += modulus) {
+    kept.push_back(tags[static_cast<std::size_t>(k)]);
+  }
+  tag = TagAt(residue);
+  const bool one_tag =
+      std::all_of(kept.begin(), kept.end(), [this](std::int32_t t) { return t == tag; });
+  tags = one_tag ? std::vector<std::int32_t>{} : std::move(kept);
 }
 
 void AppendParts(std::vector<GroupPart>* into, const std::vector<GroupPart>& later) {
@@ -605,6 +637,7 @@ void RankCompressor::Unroll(const Node& loop, double executions, double share,
         out->push_back(item.leaf);
         out->back().time_ns *= part;
         out->back().occurrences = item.leaf.occurrences.Every(modulus * count, residue * count + i);
+        out->back().KeepEvery(modulus * count, residue * count + i);
       }
     }
   }

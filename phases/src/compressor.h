@@ -57,6 +57,13 @@ struct Leaf {
   std::int32_t peer = kNoRank;
   std::int32_t recv_peer = kNoRank;
   std::int32_t tag = 0;
+  // Tags of the first occurrences (at most kOccurrenceSamples), in time order, once two of
+  // them differed; empty while every occurrence had `tag`. The tag is not part of the
+  // structure (a code that numbers its messages by iteration still loops), but calls that
+  // fold into the iterations of one loop only because their partner is the same rank -- the
+  // receives from the +1 and the -1 neighbour along a dimension of extent 2 -- must keep
+  // their own tags when the loop is unrolled, or the copies' messages no longer match.
+  std::vector<std::int32_t> tags;
   Stats bytes, recv_bytes, polls;
   ComputeStats compute;
   OccurrenceSample occurrences;  // CPU burst per occurrence, for the shared spread
@@ -69,6 +76,11 @@ struct Leaf {
   double first_wall_ns = 0;
 
   void Merge(const Leaf& later);
+  // The tag of occurrence `k` (0 = the first); `tag` where it was not kept.
+  std::int32_t TagAt(std::int64_t k) const;
+  // One copy of an unrolled call (see OccurrenceSample::Every): its tag and tags are those of
+  // the occurrences with index % modulus == residue.
+  void KeepEvery(std::int64_t modulus, std::int64_t residue);
 };
 
 struct Node {

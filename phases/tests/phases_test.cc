@@ -431,5 +431,28 @@ TEST(Phases, OnlyShortExchangesWithOnePartnerAreUnrolled) {
   }
 }
 
+// On a dimension of extent 2 the receives from the +1 and the -1 neighbour (and the two
+// sends) are one call repeated, folded into a loop of two iterations and unrolled; each copy
+// keeps its own tag (NAS MG: with both copies tagged like the first, the sends and receives of
+// a model no longer matched at a count with 3 or more ranks along that dimension).
+TEST(Phases, UnrolledCallsKeepTheirTags) {
+  const Signature sig = Analyze(testing::MakeTaggedHalo(2, 4, 30));
+  const Phase& main = Heaviest(sig);
+  EXPECT_EQ(main.weight, 30) << FormatSignatureTable(sig);
+  for (const RankPhase& rp : main.ranks) {
+    std::vector<std::int32_t> irecv_tags, send_tags;
+    for (const PhaseEvent& e : rp.events) {
+      if (e.kind == EventKind::kIrecv) irecv_tags.push_back(e.tag);
+      if (e.kind == EventKind::kSend) send_tags.push_back(e.tag);
+    }
+    // (A rank's phase may start at another call of the step: compared as sets.)
+    std::sort(irecv_tags.begin(), irecv_tags.end());
+    std::sort(send_tags.begin(), send_tags.end());
+    const std::vector<std::int32_t> all{1100, 1300, 2100, 2300};
+    EXPECT_EQ(irecv_tags, all) << "rank " << rp.rank << "\n" << FormatSignatureTable(sig);
+    EXPECT_EQ(send_tags, all) << "rank " << rp.rank;
+  }
+}
+
 }  // namespace
 }  // namespace pas2p::phases

@@ -165,6 +165,53 @@ TraceData MakeNested(int nprocs, int outer, int inner) {
   return g.Take();
 }
 
+TraceData MakeTaggedHalo(int px, int py, int steps) {
+  const int n = px * py;
+  Gen g(n, "taggedhalo");
+  g.Init();
+  g.Collective(AllRanks(n), EventKind::kBcast, 64, 0);
+  const auto neighbour = [px, py](int r, int dim, int dir) {
+    int x = r % px, y = r / px;
+    if (dim == 0) x = (x + dir + px) % px;
+    if (dim == 1) y = (y + dir + py) % py;
+    return y * px + x;
+  };
+  for (int step = 0; step < steps; ++step) {
+    for (int dim = 0; dim < 2; ++dim) {
+      const std::int32_t from_plus = 100 * (10 * dim + 11), from_minus = 100 * (10 * dim + 13);
+      const std::uint64_t bytes = 2048 + 1024 * static_cast<std::uint64_t>(dim);
+      std::vector<RequestId> a(static_cast<std::size_t>(n)), b(static_cast<std::size_t>(n));
+      for (int r = 0; r < n; ++r) {
+        a[r] = g.NewRequest(r);
+        b[r] = g.NewRequest(r);
+        g.Compute(r, 3000);
+        g.Local(r, MakeIrecv(neighbour(r, dim, +1), from_plus, bytes, a[r]));
+        g.Local(r, MakeIrecv(neighbour(r, dim, -1), from_minus, bytes, b[r]));
+        g.Compute(r, 1000);
+        g.Local(r, MakeSend(neighbour(r, dim, +1), from_minus, bytes), 1500);
+        g.Local(r, MakeSend(neighbour(r, dim, -1), from_plus, bytes), 1500);
+      }
+      std::vector<std::int64_t> ready(static_cast<std::size_t>(n));
+      for (int r = 0; r < n; ++r) {
+        ready[r] = std::max(g.clock(neighbour(r, dim, +1)), g.clock(neighbour(r, dim, -1))) + 2000;
+      }
+      for (int r = 0; r < n; ++r) {
+        for (const RequestId q : {a[r], b[r]}) {
+          Event wait = MakeWaitall({q});
+          wait.kind = EventKind::kWait;
+          g.Blocking(r, wait, ready[r]);
+        }
+      }
+    }
+    for (int r = 0; r < n; ++r)
+      g.Compute(r, static_cast<std::int64_t>(300000 * (1 + 0.05 * g.Noise())));
+    g.Collective(AllRanks(n), EventKind::kAllreduce, 8);
+  }
+  g.Collective(AllRanks(n), EventKind::kReduce, 8, 0);
+  g.Finalize();
+  return g.Take();
+}
+
 TraceData MakeSwaps(int px, int py, int steps, int allreduce_every) {
   const int n = px * py;
   Gen g(n, "swaps");

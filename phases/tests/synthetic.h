@@ -96,6 +96,14 @@ TraceData MakeSweeps(int nprocs, const std::vector<int>& stages);
 // the swaps of that dimension, and those of two communications back to back, repeat one call.
 TraceData MakeSwaps(int px, int py, int steps, int allreduce_every = 0);
 
+// A halo exchange with one tag per direction, in the order of multigrid codes (NAS MG's
+// comm3): on a periodic px x py grid, per step and per dimension d, irecv from the +1
+// neighbour (tag 100 * (10 * d + 11)), irecv from the -1 neighbour (tag 100 * (10 * d + 13)),
+// send to +1 (the second tag), send to -1 (the first), wait for each receive; then compute
+// and an allreduce. On a dimension of extent 2 both neighbours are one rank, so the two
+// receives (and the two sends) repeat one call that only the tags tell apart.
+TraceData MakeTaggedHalo(int px, int py, int steps);
+
 // Two ranks exchanging messages whose size doubles every time: nothing repeats.
 TraceData MakeNoRepetition(int messages);
 
