@@ -829,6 +829,15 @@ bool IsSymmetric(const std::vector<Traced>& traced) {
   return true;
 }
 
+bool AtMostOnePartner(const std::vector<Traced>& traced) {
+  for (const Traced& t : traced) {
+    for (const auto& d : t.dests) {
+      if (d.size() > 1) return false;
+    }
+  }
+  return true;
+}
+
 // Offsets of every pair of one traced count on `extents`, periodic dims reduced.
 // A stencil has a handful of offsets (26 for a 27-point 3-D stencil); more distinct offsets
 // than this means the pattern is something else, and looking further would only cost time.
@@ -869,8 +878,12 @@ void StencilCandidates(const GridRule& grid, const std::vector<Traced>& traced,
     return __builtin_popcount(a) > __builtin_popcount(b);
   });
   // A symmetric exchange (every s -> d has d -> s) keeps its offsets closed under negation,
-  // even where an extent of 2 makes +1 and -1 the same rank.
-  const bool symmetric = IsSymmetric(traced);
+  // even where an extent of 2 makes +1 and -1 the same rank. Not a call that has at most one
+  // partner per rank at every traced count (one MPI_Send or MPI_Irecv): there the closure
+  // adds an alias of the offset, not a partner, and at a count with 3 or more ranks along
+  // that dimension the call would go to two ranks (NAS MG, x always 1 or 2 ranks wide: every
+  // halo message along x doubled).
+  const bool symmetric = IsSymmetric(traced) && !AtMostOnePartner(traced);
   for (unsigned m : masks) {
     std::vector<bool> periodic(static_cast<std::size_t>(nd));
     for (int i = 0; i < nd; ++i) periodic[static_cast<std::size_t>(i)] = (m >> i) & 1u;

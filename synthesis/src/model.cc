@@ -1390,6 +1390,43 @@ void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings)
     return dims;
   };
   std::set<std::size_t> warned;
+  // Receives with two different tags along one such dimension are a halo exchange that
+  // receives from both sides (NAS MG: from +1 with one tag, from -1 with the other), but the
+  // equations cannot tell and name one side for both: the receives of the second tag are made
+  // to come from the other side (the sends below then pair with them by tag).
+  auto is_recv = [](const SlotModel& s) {
+    return s.kind == EventKind::kRecv || s.kind == EventKind::kIrecv;
+  };
+  for (const SlotModel& first : pm->slots) {
+    if (!is_recv(first) || !single_stencil(first.peer)) continue;
+    const std::vector<bool> dims = ambiguous_dims(*first.peer);
+    const std::vector<std::int64_t>& at = first.peer->offsets.front();
+    for (std::size_t d = 0; d < dims.size() && d < at.size(); ++d) {
+      if (!dims[d] || std::abs(at[d]) != 1) continue;
+      // The receives along d only (every other component zero), on the same grid.
+      auto along_d = [&](const SlotModel& s) {
+        if (!is_recv(s) || !single_stencil(s.peer) || s.peer->grid != first.peer->grid)
+          return false;
+        const auto& o = s.peer->offsets.front();
+        if (o.size() != at.size() || std::abs(o[d]) != 1) return false;
+        for (std::size_t i = 0; i < o.size(); ++i) {
+          if (i != d && (o[i] != 0 || at[i] != 0)) return false;
+        }
+        return true;
+      };
+      std::set<std::int32_t> tags;
+      std::set<std::int64_t> signs;
+      for (const SlotModel& s : pm->slots) {
+        if (!along_d(s)) continue;
+        tags.insert(s.tag);
+        signs.insert(s.peer->offsets.front()[d]);
+      }
+      if (tags.size() != 2 || signs.size() != 1) continue;
+      for (SlotModel& s : pm->slots) {
+        if (along_d(s) && s.tag != first.tag) s.peer->offsets.front()[d] = -at[d];
+      }
+    }
+  }
   for (SlotModel& send : pm->slots) {
     const bool is_send = send.kind == EventKind::kSend || send.kind == EventKind::kIsend;
     if (!is_send || !single_stencil(send.peer)) continue;
@@ -1722,8 +1759,9 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   }
   FitPhaseCpuTotal(&pm, counts);
   HarmonizeGrids(&pm);
-  PairAmbiguousDirections(&pm, &build.warnings);
+  // Tags first: the directions below are paired by tag.
   DecideTags(&build, counts);
+  PairAmbiguousDirections(&pm, &build.warnings);
   DecideCompletions(&build, counts);
   DecidePresence(&build, counts);
   return build;

@@ -180,6 +180,27 @@ TEST(AmbiguousDirectionTest, SendAndReceiveArePairedOppositeWhereTheTracesCannot
   EXPECT_DOUBLE_EQ(ValidateAgainst(sigs, real36, testing::TestMachine(), quick).pattern_match, 1.0);
 }
 
+// NAS MG: traced at 4, 8, 16, 32 (2 x 2 x 1, 2 x 2 x 2, 4 x 2 x 2, 4 x 4 x 2) the fastest
+// dimension always has 1 or 2 ranks, where the receive from +1 (tag 1100) and the one from -1 (tag
+// 1300) name one rank. Predicted at 64 (4 x 4 x 4): each call has one partner (not both neighbours:
+// the messages along x doubled), the two receives come from opposite sides, and each send goes
+// where the receive of its tag expects it (they deadlocked with both receives tagged 1100).
+TEST(AmbiguousDirectionTest, TwoTaggedReceivesAlongAnAmbiguousDimensionComeFromBothSides) {
+  testing::AppParams few;
+  few.iterations = 8;
+  few.check_every = 4;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 16, 32}) sigs.push_back(testing::Analyze(testing::MgHalo(n, few)));
+  PredictOptions quick;
+  quick.noise_draws = 0;
+  quick.intervals = false;
+  testing::MemoryTrace real(testing::MgHalo(64, few));
+  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  EXPECT_EQ(v.count, 64);
+  EXPECT_LT(v.bytes_error, 0.01);
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << DescribeModel(BuildModel(sigs));
+}
+
 }  // namespace
 }  // namespace pas2p::synthesis
 

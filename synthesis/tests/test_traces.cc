@@ -319,6 +319,48 @@ TraceData CartHalo3D(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData MgHalo(int nprocs, const AppParams& p) {
+  auto Wait = [](RequestId request) {
+    Event e = MakeWaitall({request});
+    e.kind = EventKind::kWait;
+    return e;
+  };
+  TraceData d = Begin("mghalo", nprocs);
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);  // row-major
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  auto rank_of = [&](const std::int64_t c[3]) {
+    return static_cast<std::int32_t>((c[0] * dims[1] + c[1]) * dims[2] + c[2]);
+  };
+  for (int r = 0; r < nprocs; ++r) {
+    const std::int64_t me[3] = {r / (dims[1] * dims[2]), (r / dims[2]) % dims[1], r % dims[2]};
+    auto neighbour = [&](int k, int dir) {
+      std::int64_t c[3] = {me[0], me[1], me[2]};
+      c[k] = (c[k] + dir + dims[static_cast<std::size_t>(k)]) % dims[static_cast<std::size_t>(k)];
+      return rank_of(c);
+    };
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      for (int k = 2; k >= 0; --k) {
+        const std::int32_t from_plus = 100 * (10 * (3 - k) + 1);
+        const std::int32_t from_minus = from_plus + 200;
+        const RequestId a = next++, b = next++;
+        d.ranks[r].push_back(MakeIrecv(neighbour(k, +1), from_plus, 2048, a));
+        d.ranks[r].push_back(MakeIrecv(neighbour(k, -1), from_minus, 2048, b));
+        d.ranks[r].push_back(MakeSend(neighbour(k, +1), from_minus, 2048));
+        d.ranks[r].push_back(MakeSend(neighbour(k, -1), from_plus, 2048));
+        d.ranks[r].push_back(Wait(a));
+        d.ranks[r].push_back(Wait(b));
+      }
+      d.ranks[r].push_back(MakeCompute(cpu));
+      if (p.check_every > 0 && (it + 1) % p.check_every == 0) {
+        d.ranks[r].push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 sim::Machine TestMachine() {
   sim::Machine m;
   m.name = "test";

@@ -66,6 +66,12 @@ TraceData CartHalo2D(int nprocs, const AppParams& p = {});
 // local block each (8 x domain^2 / the product of the other two extents). Any P.
 TraceData CartHalo3D(int nprocs, const AppParams& p = {});
 
+// NAS MG's halo exchange (comm3) on a periodic MPI_Dims_create(P, 3) grid: per iteration and
+// per dimension (fastest first), irecv from the +1 neighbour (tag 1100, 2100, 3100), irecv from
+// the -1 neighbour (tag 1300, 2300, 3300), blocking send to +1 (the second tag) and to -1 (the
+// first), wait for each receive; compute; allreduce every check_every iterations. Any P.
+TraceData MgHalo(int nprocs, const AppParams& p = {});
+
 // Recursive doubling: log2 P stages per iteration, stage k exchanges with rank XOR 2^k
 // (irecv, blocking send, wait). P a power of two.
 // With stage_compute_ns >= 0 only the first stage computes compute_ns / P, the others
