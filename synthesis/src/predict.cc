@@ -630,6 +630,65 @@ std::string PredictionToJson(const Prediction& p, const std::string& machine_nam
 
 // ---------------------------------------------------------------------------------------
 
+namespace {
+
+std::int64_t LargestPrimeFactor(std::int64_t n) {
+  std::int64_t largest = 1;
+  for (std::int64_t f = 2; f * f <= n; ++f) {
+    while (n % f == 0) {
+      largest = f;
+      n /= f;
+    }
+  }
+  return n > 1 ? std::max(largest, n) : largest;
+}
+
+}  // namespace
+
+// Log-spaced points over the valid counts (sorted, more than max_points of them), each the
+// count an allocation would ask for near its spot v: among the valid counts within a factor
+// 1.25 of v, whole nodes of `cpus_per_node` first (any count below one node), then the
+// smoothest (the smallest largest prime factor: a grid of 2^k 3^m ranks splits the problem
+// evenly, 2 x 1237 ranks does not), then the closest to v. The lowest valid count stays the
+// first point (the sweep's baseline).
+std::vector<std::int64_t> SweepPoints(const std::vector<std::int64_t>& counts,
+                                      std::size_t max_points, int cpus_per_node) {
+  const std::int64_t node = std::max(1, cpus_per_node);
+  std::vector<std::int64_t> picked{counts.front()};
+  const double a = std::log(static_cast<double>(counts.front()));
+  const double b = std::log(static_cast<double>(counts.back()));
+  for (std::size_t k = 1; k < max_points; ++k) {
+    const double v =
+        std::exp(a + (b - a) * static_cast<double>(k) / static_cast<double>(max_points - 1));
+    auto lo = std::lower_bound(counts.begin(), counts.end(),
+                               static_cast<std::int64_t>(std::ceil(v / 1.25)));
+    auto hi = std::upper_bound(counts.begin(), counts.end(),
+                               static_cast<std::int64_t>(std::floor(v * 1.25)));
+    std::int64_t best = 0;
+    std::tuple<int, std::int64_t, double> best_key{};
+    for (auto it = lo; it != hi; ++it) {
+      const std::int64_t c = *it;
+      if (c <= picked.back()) continue;
+      const bool whole = c < node || c % node == 0;
+      const std::tuple<int, std::int64_t, double> key{
+          whole ? 0 : 1, LargestPrimeFactor(c), std::fabs(std::log(static_cast<double>(c) / v))};
+      if (best == 0 || key < best_key) {
+        best = c;
+        best_key = key;
+      }
+    }
+    if (best == 0) {  // no valid count near v: the nearest one above the last pick
+      auto it = std::upper_bound(counts.begin(), counts.end(), picked.back());
+      if (it == counts.end()) break;
+      auto near = std::lower_bound(it, counts.end(), static_cast<std::int64_t>(v));
+      if (near == counts.end()) --near;
+      best = *near;
+    }
+    picked.push_back(best);
+  }
+  return picked;
+}
+
 Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
                const sim::Machine& machine, double efficiency_threshold, std::size_t max_points,
                const PredictOptions& options) {
@@ -643,21 +702,7 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
                     " (the application runs at " + model.valid.Describe() + ")");
   }
   if (max_points < 2) max_points = 2;
-  if (counts.size() > max_points) {
-    std::vector<std::int64_t> picked;
-    const double a = std::log(static_cast<double>(counts.front()));
-    const double b = std::log(static_cast<double>(counts.back()));
-    for (std::size_t k = 0; k < max_points; ++k) {
-      const double v =
-          std::exp(a + (b - a) * static_cast<double>(k) / static_cast<double>(max_points - 1));
-      auto it = std::lower_bound(counts.begin(), counts.end(), static_cast<std::int64_t>(v));
-      if (it == counts.end()) --it;
-      if (it != counts.begin() && v - static_cast<double>(*(it - 1)) < static_cast<double>(*it) - v)
-        --it;
-      if (picked.empty() || picked.back() != *it) picked.push_back(*it);
-    }
-    counts = picked;
-  }
+  if (counts.size() > max_points) counts = SweepPoints(counts, max_points, machine.cpus_per_node);
   Sweep sweep;
   sweep.efficiency_threshold = efficiency_threshold;
   PredictOptions o = options;

@@ -509,3 +509,47 @@ TEST(CollectiveMatchTest, CollectivesOnOtherMembersDoNotMatch) {
 
 }  // namespace
 }  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// A sweep over every count from 16 to 4096 on 48-core nodes asks for whole nodes (after the
+// baseline); over squares only (no square is a multiple of 48 near most spots) it asks for
+// the smoothest square, never for a count like 2 x 1237 whose grids split badly.
+TEST(SweepPointsTest, PointsAreWholeNodesOrSmoothCounts) {
+  std::vector<std::int64_t> any;
+  for (std::int64_t c = 16; c <= 4096; ++c) any.push_back(c);
+  const std::vector<std::int64_t> picked = SweepPoints(any, 12, 48);
+  ASSERT_EQ(picked.size(), 12u);
+  EXPECT_EQ(picked.front(), 16);
+  int whole = 0;
+  for (std::size_t k = 1; k < picked.size(); ++k) {
+    EXPECT_GT(picked[k], picked[k - 1]);
+    // Below one node any count; above, whole nodes where one is near (the spots are 1.66x
+    // apart, so between 48 and 96 there is none near some of them: a power of 2 is taken).
+    const std::int64_t c = picked[k];
+    const bool pow2 = (c & (c - 1)) == 0;
+    EXPECT_TRUE(c < 48 || c % 48 == 0 || pow2) << c;
+    whole += c % 48 == 0 ? 1 : 0;
+  }
+  EXPECT_GE(whole, 8);
+  std::vector<std::int64_t> squares;
+  for (std::int64_t q = 4; q * q <= 4096; ++q) squares.push_back(q * q);
+  for (std::int64_t c : SweepPoints(squares, 8, 48)) {
+    std::int64_t n = c, largest = 1;
+    for (std::int64_t f = 2; f * f <= n; ++f) {
+      while (n % f == 0) {
+        largest = f;
+        n /= f;
+      }
+    }
+    largest = std::max(largest, n);
+    EXPECT_LE(largest, 7) << c;  // 2^a 3^b 5^c 7^d squares exist near every spot
+  }
+  // Fewer counts than points: the caller keeps them all (SweepPoints is not asked).
+  const std::vector<std::int64_t> few{4, 9, 16};
+  EXPECT_EQ(SweepPoints(few, 3, 48), few);
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

@@ -133,12 +133,18 @@ struct Sweep {
   std::vector<std::string> notes;
 };
 
-// Valid counts in [low, high] (at most max_points of them, log-spaced when there are more),
-// each predicted. Throws UserError when the range holds no valid count.
+// Valid counts in [low, high] (at most max_points of them, log-spaced when there are more,
+// see SweepPoints), each predicted. Throws UserError when the range holds no valid count.
 Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
                const sim::Machine& machine, double efficiency_threshold,
                std::size_t max_points = 12, const PredictOptions& options = {});
 std::string FormatSweep(const Sweep& sweep);
+// At most max_points of the sorted valid `counts`, log-spaced from the lowest (the sweep's
+// baseline), each the count an allocation would ask for near its spot: whole nodes of
+// cpus_per_node ranks first, then the smoothest count (smallest largest prime factor), then
+// the nearest.
+std::vector<std::int64_t> SweepPoints(const std::vector<std::int64_t>& counts,
+                                      std::size_t max_points, int cpus_per_node);
 std::string SweepToJson(const Sweep& sweep);
 
 // Validation: train on every signature but the one of the largest count, predict that count
