@@ -386,6 +386,25 @@ double LooError(const Curve& full, const Data& data, const Options& options,
   return std::sqrt(sum / n);
 }
 
+// Grows faster than P far out (Options::steep_needs_exact).
+bool IsSteep(const Curve& c) {
+  switch (c.kind) {
+    case CurveKind::kSingleTerm:
+    case CurveKind::kNormalForm:
+      return c.PowerExponent() > 1 || (c.PowerExponent() == 1 && c.log_exponent > 0);
+    case CurveKind::kPowerLaw:
+      return c.coefficients.size() > 1 && c.coefficients[1] > 1;
+    case CurveKind::kPowerLawOffset:
+      return c.coefficients.size() > 1 && c.coefficients[1] > 1;
+    case CurveKind::kExponential:
+    case CurveKind::kExponentialOffset:
+      return c.coefficients.size() > 1 && c.coefficients[1] > 0;
+    case CurveKind::kConstant:
+      return false;
+  }
+  return false;
+}
+
 // Simplicity order for ties: constant < single term < normal form < power law < exponential,
 // then the smaller |i|, then the smaller j.
 std::tuple<int, double, int> SimplicityKey(const Curve& c) {
@@ -680,6 +699,40 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
     return !IsLinear(form.kind) && penalised(0, form) < best_score * options.interval_model_factor;
   });
   if (laws_can_compete) score_forms(/*free_laws=*/true);
+
+  // Steep laws that are not exact leave the race (Options::steep_needs_exact). Without them
+  // the best score rises: candidates pruned against the old one are scored after all, and
+  // the free laws join if they were left out and can now compete.
+  if (options.steep_needs_exact) {
+    auto drop_steep = [&]() {
+      best_score = kInf;
+      for (auto& c : candidates) {
+        if (IsSteep(c.curve) && !(c.loo_error < options.occam_absolute_tolerance)) {
+          c.pruned = true;
+          c.score = kInf;
+        } else if (!c.pruned) {
+          best_score = std::min(best_score, c.score);
+        }
+      }
+      for (auto& c : candidates) {
+        if (!c.pruned || IsSteep(c.curve) || std::isfinite(c.loo_error)) continue;
+        if (penalised(c.fit_error, c.curve) >= best_score * options.interval_model_factor) continue;
+        c.loo_error = LooError(c.curve, data, options, nullptr);
+        c.pruned = false;
+        c.score = penalised(c.loo_error, c.curve);
+        best_score = std::min(best_score, c.score);
+      }
+    };
+    drop_steep();
+    const bool laws_now =
+        !laws_can_compete && std::any_of(forms.begin(), forms.end(), [&](const Curve& f) {
+          return !IsLinear(f.kind) && penalised(0, f) < best_score * options.interval_model_factor;
+        });
+    if (laws_now) {
+      score_forms(/*free_laws=*/true);
+      drop_steep();
+    }
+  }
 
   // 4. Occam rule: lowest penalised LOO error; exact ties to fewer parameters, then simpler forms.
   int selected = -1;

@@ -412,6 +412,9 @@ constexpr double kOccamFactor = 2.0;
 // The regression options for a quantity of this precision.
 regression::Options FitOptions(Precision precision) {
   regression::Options options;
+  // Bytes and counts that no law reproduces exactly (sizes mixing cases whose proportions
+  // change with P) do not get a law steeper than P from a lucky leave-one-out error.
+  options.steep_needs_exact = precision == Precision::kExact;
   if (precision == Precision::kMeasured) {
     options.occam_absolute_tolerance = kMeasuredNoiseFloor;
     options.interval_model_factor = 1.0;

@@ -56,6 +56,13 @@ struct Options {
   bool positive = false;
   // Never more parameters than this (on top of the n − 1 rule). 3 is the most any candidate has.
   int max_parameters = 3;
+  // A law that grows faster than P (P^i with i > 1, P log2(P)^j with j > 0, a free power
+  // law with b > 1, an exponential) is only selected when its leave-one-out error is below
+  // occam_absolute_tolerance: it reproduces the left-out counts exactly. From a few counts
+  // that no form fits exactly (sizes that mix cases whose proportions change with P), the
+  // steepest form that happens to predict the left-out points best extrapolates wildly (a
+  // P^3 log2(P)^2 term fitted to a jump at the largest count). Exact data keep any law.
+  bool steep_needs_exact = false;
 
   // See rule 4 above. occam_absolute_tolerance is the LOO error (as a fraction) below which two
   // fits count as equally exact.
