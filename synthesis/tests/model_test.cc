@@ -309,3 +309,34 @@ TEST(FaceBytesTest, AFaceAndOneOverPThatAgreeAtEveryTracedCountGoToTheFace) {
 
 }  // namespace
 }  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// A burst of a few microseconds that is run-to-run noise (2.4, 0.8, 3.8 and 3.9 us at 4, 9,
+// 16 and 25 ranks, as NAS MG's before its 80 allreduces): no law predicts the left-out counts
+// within 30%, and the one that missed least extrapolated the noise (MG: 9 us at 64 ranks,
+// where the burst took 3.4 us). Such a burst keeps the median of its traced values.
+TEST(NoLawTest, ANoisyBurstKeepsItsMedian) {
+  const double per_rank_ns[4] = {2411, 809, 3784, 3880};
+  const int counts[4] = {4, 9, 16, 25};
+  testing::AppParams p;
+  p.iterations = 10;
+  p.check_every = 0;
+  std::vector<phases::Signature> sigs;
+  for (int k = 0; k < 4; ++k) {
+    p.compute_ns = per_rank_ns[k] * counts[k];
+    sigs.push_back(testing::Analyze(testing::TorusStencil(counts[k], p)));
+  }
+  p.compute_ns = 3400.0 * 36;
+  PredictOptions quick;
+  quick.noise_draws = 0;
+  quick.intervals = false;
+  testing::MemoryTrace real(testing::TorusStencil(36, p));
+  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  // The median is as good as the noise lets it be (26% here); the law was 94% off.
+  EXPECT_LT(v.compute_error, 0.35) << DescribeModel(BuildModel(sigs));
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis
