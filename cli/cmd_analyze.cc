@@ -172,10 +172,13 @@ void SetupAnalyze(CLI::App& root) {
                   "Compute differences below this many ns always match (timer noise)")
       ->capture_default_str();
   cmd->add_option("--bytes-tolerance", o->analyze.bytes_tolerance,
-                  "Largest relative difference of message size between two occurrences")
+                  "If > 0, a loop iteration whose message sizes differ from the loop's by "
+                  "more than this fraction (and --bytes-floor) ends the loop (0: sizes are "
+                  "statistics of the calls, loops are found on structure only)")
       ->capture_default_str();
   cmd->add_option("--bytes-floor", o->analyze.bytes_floor,
-                  "Message sizes that differ by at most this many bytes always match")
+                  "With --bytes-tolerance > 0: message sizes that differ by at most this "
+                  "many bytes always match")
       ->capture_default_str();
   cmd->add_option("--window", o->analyze.window,
                   "Longest loop body searched, in calls of one nesting level")

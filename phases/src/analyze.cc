@@ -142,6 +142,76 @@ void MergeEqualInstances(std::vector<Instance>* seq, const AnalyzeOptions& o,
   *seq = std::move(out);
 }
 
+// Whether every rank has the same instances, position by position: the same operations in
+// the same order (their peers differ: a rank's neighbours are at its own displacements),
+// none dropped. The compressors then folded every rank's calls alike.
+bool SameInstances(const std::vector<std::vector<Instance>>& seqs) {
+  if (seqs.empty() || !SameLengths(seqs)) return false;
+  for (std::size_t k = 0; k < seqs.front().size(); ++k) {
+    const Instance& first = seqs.front()[k];
+    for (const auto& s : seqs) {
+      if (s[k].leaves.size() != first.leaves.size() || s[k].dropped_calls != 0) return false;
+      for (std::size_t i = 0; i < first.leaves.size(); ++i) {
+        if (s[k].leaves[i].kind != first.leaves[i].kind) return false;
+      }
+    }
+  }
+  return true;
+}
+
+// MergeEqualInstances for all ranks. When every rank has the same instances, a merge is
+// decided once for all of them, on the compute summed over the ranks: each rank deciding
+// on its own compute (which differs from rank to rank, more so on oversubscribed runs) would
+// merge the same runs on some ranks and not on others, and ranks with different phases can
+// only be matched by logical time. Otherwise each rank decides alone.
+void MergeEqualInstancesOfRanks(std::vector<std::vector<Instance>>* seqs, const AnalyzeOptions& o,
+                                std::vector<std::vector<std::size_t>>* merged_into) {
+  merged_into->assign(seqs->size(), {});
+  if (!SameInstances(*seqs)) {
+    for (std::size_t r = 0; r < seqs->size(); ++r) {
+      MergeEqualInstances(&(*seqs)[r], o, &(*merged_into)[r]);
+    }
+    return;
+  }
+  const std::size_t n = seqs->size();
+  std::vector<std::vector<Instance>> out(n);
+  std::unordered_multimap<std::uint64_t, std::size_t> by_hash;
+  auto summed = [&](const std::vector<std::vector<Instance>>& of, std::size_t k) {
+    double sum = 0;
+    for (std::size_t r = 0; r < n; ++r) sum += of[r][k].CpuPerOccurrence();
+    return sum;
+  };
+  for (std::size_t k = 0; k < seqs->front().size(); ++k) {
+    const Instance& inst = seqs->front()[k];
+    const double cpu = summed(*seqs, k);
+    std::optional<std::size_t> into;
+    auto [lo, hi] = by_hash.equal_range(inst.hash);
+    for (auto it = lo; it != hi && !into; ++it) {
+      // The same structure on every rank (rank 0's hash found the candidate).
+      bool same = true;
+      for (std::size_t r = 0; r < n && same; ++r) {
+        const Instance& prev = out[r][it->second];
+        same = prev.hash == (*seqs)[r][k].hash && prev.leaves.size() == inst.leaves.size();
+      }
+      if (same && SimilarCpu(summed(out, it->second), cpu, o, inst.leaves.size() * n)) {
+        into = it->second;
+      }
+    }
+    for (std::size_t r = 0; r < n; ++r) {
+      Instance& mine = (*seqs)[r][k];
+      if (into) {
+        MergeInstance(&out[r][*into], mine);
+        (*merged_into)[r].push_back(*into);
+      } else {
+        (*merged_into)[r].push_back(out[r].size());
+        out[r].push_back(std::move(mine));
+      }
+    }
+    if (!into) by_hash.emplace(out.front().back().hash, out.front().size() - 1);
+  }
+  *seqs = std::move(out);
+}
+
 std::int64_t Overlap(const Instance& a, const Instance& b) {
   return std::min(a.last_step, b.last_step) - std::max(a.first_step, b.first_step);
 }
@@ -994,10 +1064,8 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   // Each rank's separate loops of replies (before equal instances merge).
   std::vector<std::int64_t> reply_rounds(seqs.size(), 0);
   for (std::size_t r = 0; r < seqs.size(); ++r) reply_rounds[r] = ReplyRounds(orders[r], seqs[r]);
-  std::vector<std::vector<std::size_t>> merged_into(seqs.size());
-  for (std::size_t r = 0; r < seqs.size(); ++r) {
-    MergeEqualInstances(&seqs[r], options, &merged_into[r]);
-  }
+  std::vector<std::vector<std::size_t>> merged_into;
+  MergeEqualInstancesOfRanks(&seqs, options, &merged_into);
   std::size_t reference = 0;
   std::vector<RankParts> parts;
   const int master = RegroupSelfScheduled(&seqs, &parts);

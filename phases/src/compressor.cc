@@ -284,11 +284,14 @@ void RankCompressor::Push(Node node) {
 }
 
 bool RankCompressor::SimilarLeaf(const Leaf& a, const Leaf& b) const {
-  // Message sizes are part of the structure: b's sizes must lie within a's range seen so
-  // far, widened by the relative tolerance and the absolute floor (small messages cost
-  // their latency whatever their size, so their size does not split a loop).
+  // Message sizes split a loop only when asked (bytes_tolerance > 0): b's sizes must then
+  // lie within a's range seen so far, widened by the relative tolerance and the absolute
+  // floor (small messages cost their latency whatever their size). Off by default: sizes
+  // that drift with the data (atoms crossing a face, a halo whose depth varies) cross any
+  // tolerance on some ranks and not on others, and ranks that fold the same calls into
+  // different loops have phases that do not match; the sizes are statistics of the call.
   auto within = [&](const Stats& x, const Stats& y) {
-    if (x.n == 0 || y.n == 0) return true;
+    if (options_.bytes_tolerance <= 0 || x.n == 0 || y.n == 0) return true;
     const double t = options_.bytes_tolerance;
     const double f = options_.bytes_floor;
     return y.max <= x.max * (1 + t) + f && y.min >= x.min / (1 + t) - f;

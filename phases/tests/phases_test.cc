@@ -198,13 +198,19 @@ TEST(Phases, CgLikeSeparatesReductionsAndHalo) {
   ExpectSignatureHolds(sig);
 }
 
+// Sizes split loops only when asked (AnalyzeOptions::bytes_tolerance > 0): by default the
+// 20 sends of doubling size are one loop; with a tolerance they are 20 different calls.
 TEST(Phases, NoRepetitionIsOnePhaseWithAWarning) {
-  Signature sig = Analyze(testing::MakeNoRepetition(20));
+  AnalyzeOptions sizes_split;
+  sizes_split.bytes_tolerance = 0.1;
+  Signature sig = Analyze(testing::MakeNoRepetition(20), sizes_split);
   ASSERT_EQ(sig.phases.size(), 1u) << FormatSignatureTable(sig);
   EXPECT_EQ(sig.phases[0].weight, 1);
   ASSERT_FALSE(sig.warnings.empty());
   EXPECT_NE(sig.warnings.back().find("no repetition"), std::string::npos);
   ExpectSignatureHolds(sig);
+  const Signature folded = Analyze(testing::MakeNoRepetition(20));
+  EXPECT_EQ(Heaviest(folded).weight, 20) << FormatSignatureTable(folded);
 }
 
 // A run with more ranks than cores on some host (trace.json "hosts") carries the

@@ -452,8 +452,8 @@ TraceData MakeCgLike(int nprocs, int dots, int halos) {
 TraceData MakeNoRepetition(int messages) {
   Gen g(2, "norepeat");
   g.Init();
-  // Sizes from 2 KiB up, doubling: every message is a different size class (messages below
-  // AnalyzeOptions::bytes_floor count as one size).
+  // Sizes from 2 KiB up, doubling: with AnalyzeOptions::bytes_tolerance > 0 every message
+  // is a different size class (messages below bytes_floor count as one size).
   std::uint64_t bytes = 2048;
   for (int i = 0; i < messages; ++i) {
     g.Compute(0, 10000 * (i + 1));

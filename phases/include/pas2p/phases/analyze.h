@@ -48,8 +48,8 @@ struct AnalyzeOptions {
   // Relevant phases cover at least this share of the traced time.
   double relevance_threshold = 0.95;
   // Loops are found on structure: the same calls (operation, peer displacement,
-  // communicator, root, number of requests) with message sizes within `bytes_tolerance` of
-  // the sizes seen so far in the loop (plus `bytes_floor`). Separate runs of one structure
+  // communicator, root, number of requests); message sizes and compute are statistics of
+  // the calls (see bytes_tolerance, loop_compute_similarity). Separate runs of one structure
   // (a loop run again later, or on several ranks) are one phase when their compute per
   // occurrence differs by at most `similarity` of the larger one (plus `compute_floor_ns`
   // per burst, so that bursts of a few microseconds, mostly timer noise, do not split).
@@ -60,9 +60,13 @@ struct AnalyzeOptions {
   // scheduler noise on oversubscribed runs and uneven tasks (master-worker) vary the
   // bursts of one loop far more than a threshold that would separate real phases.
   double loop_compute_similarity = 0;
-  // Message sizes match when they differ by at most this fraction of the larger one, or
-  // by at most bytes_floor bytes (small messages cost their latency, whatever the size).
-  double bytes_tolerance = 0.10;
+  // With bytes_tolerance > 0, a loop iteration whose message sizes lie outside the loop's
+  // range so far, widened by this fraction and by bytes_floor bytes (small messages cost
+  // their latency, whatever the size), ends the loop. Off by default (0): sizes that drift
+  // with the data (a halo of migrating atoms) cross any tolerance on some ranks and not on
+  // others, and ranks that fold the same calls into different loops have phases that do not
+  // match across ranks or process counts.
+  double bytes_tolerance = 0;
   double bytes_floor = 1024;
   // Longest loop body (in items of one nesting level) the compressor looks for.
   std::size_t window = 256;
