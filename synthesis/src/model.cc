@@ -1304,15 +1304,57 @@ void DecidePresence(PhaseBuild* build, const std::vector<int>& counts) {
   }
 }
 
+// Whether the most repetitions per count (`most[i]` at `counts[i]`) grow by a law of P: a
+// line of positive slope in log2 P (rounded either way: butterfly stages), P (one exchange
+// per other rank, per pair) or a root of P (a row or a column of a grid), exact within half
+// a repetition at every count. The number of swaps of a halo exchange changes too when a grid
+// dimension of extent 1 skips its swaps (4 = 1 x 2 x 2 ranks: 8 swaps, 8 = 2 x 2 x 2: 12,
+// 12 and 16: 12), but by no law of P, and taking its calls for one block repeated would
+// carry them to a target count by the wrong law.
+bool RepeatsFollowALaw(const std::vector<int>& counts, const std::vector<double>& most) {
+  using Law = double (*)(double);
+  const Law laws[] = {
+      [](double p) { return std::log2(p); },
+      [](double p) { return std::ceil(std::log2(p) - 1e-9); },
+      [](double p) { return std::floor(std::log2(p) + 1e-9); },
+      [](double p) { return p; },
+      [](double p) { return std::sqrt(p); },
+      [](double p) { return std::cbrt(p); },
+  };
+  for (const Law law : laws) {
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    const auto k = static_cast<double>(counts.size());
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      const double x = law(counts[i]);
+      sx += x;
+      sy += most[i];
+      sxx += x * x;
+      sxy += x * most[i];
+    }
+    const double den = k * sxx - sx * sx;
+    if (den <= 1e-12) continue;
+    const double slope = (k * sxy - sx * sy) / den;
+    const double intercept = (sy - slope * sx) / k;
+    if (slope <= 1e-9) continue;
+    bool exact = true;
+    for (std::size_t i = 0; i < counts.size() && exact; ++i) {
+      exact = std::fabs(intercept + slope * law(counts[i]) - most[i]) <= 0.5;
+    }
+    if (exact) return true;
+  }
+  return false;
+}
+
 // A phase whose every rank repeats one block of calls (the same calls, whatever the partners)
-// a number of times that changes with the count (log2 P butterfly stages, one exchange per
-// other rank): the block's length; 0 when the phase is not such a block.
+// a number of times that grows with the count by a law of P (log2 P butterfly stages, one
+// exchange per other rank): the block's length; 0 when the phase is not such a block.
 std::size_t BlockLength(const phases::PhaseGroup& group,
                         const std::vector<const phases::Signature*>& sigs,
                         const std::vector<int>& counts) {
   std::vector<Token> block;
   std::set<std::size_t> repeats;
-  std::vector<std::size_t> once;  // lengths of the ranks' sequences that do not repeat
+  std::vector<std::size_t> once;               // lengths of the ranks' sequences that do not repeat
+  std::vector<double> most(counts.size(), 1);  // the most repetitions of a rank, per count
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const phases::Phase* phase = sigs[ci]->FindPhase(group.phase_ids[ci]);
     if (!phase) return 0;
@@ -1345,6 +1387,7 @@ std::size_t BlockLength(const phases::PhaseGroup& group,
       if (block.empty()) block = mine;
       if (mine != block) return 0;
       repeats.insert(tokens.size() / period);
+      most[ci] = std::max(most[ci], static_cast<double>(tokens.size() / period));
     }
   }
   if (block.empty()) return 0;
@@ -1356,6 +1399,7 @@ std::size_t BlockLength(const phases::PhaseGroup& group,
   for (const Token& t : block) p2p = p2p || IsPointToPoint(t.kind);
   // Only when the repetitions differ (a fixed number of exchanges keeps a slot per exchange).
   if (!p2p || repeats.size() < 2) return 0;
+  if (!RepeatsFollowALaw(counts, most)) return 0;
   return block.size();
 }
 
