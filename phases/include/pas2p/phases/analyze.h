@@ -10,14 +10,17 @@
 // manner of ScalaTrace's RSD detection) folds the sequence, as it streams, into nested
 // loops: the last k symbols equal (in order, or as a multiset starting with the same call,
 // so that a Waitany order that changes every iteration still matches) the k before them or
-// the body of the loop before them, with message sizes within tolerance; a loop still
+// the body of the loop before them (sizes and compute do not matter by default); a loop still
 // growing at the end is compared only once a call that does not continue it arrives.
 // Compute does not split loops (see loop_compute_similarity). Only a bounded window of the
 // sequence is kept; older items are frozen into phase occurrences. Each loop body becomes
 // phases: its runs of plain calls (weight = product of the enclosing loop counts), and its
 // inner loops recursively. The top-level calls outside any loop (start-up, shutdown) are
-// phases of weight 1. The ranks' phase sequences are aligned (by position when they agree,
-// otherwise by logical time) into global phases, and equal global phases are merged.
+// phases of weight 1. Runs of one structure with similar compute are one phase of a rank;
+// when every rank has the same runs, that is decided once for all ranks (on the compute
+// summed over the ranks), so that ranks do not split them differently. The ranks' phase
+// sequences are aligned (by position when they agree, otherwise by logical time) into
+// global phases, and equal global phases are merged.
 // Phase times are measured on the global clock (signature.h), so PET reproduces the run.
 //
 // Self-scheduled runs. A send to the source of the latest completed wildcard receive is the
