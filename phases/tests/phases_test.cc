@@ -462,3 +462,53 @@ TEST(Phases, UnrolledCallsKeepTheirTags) {
 
 }  // namespace
 }  // namespace pas2p::phases
+
+namespace pas2p::phases {
+namespace {
+
+// Two runs of one loop (a ring exchange), separated by different collectives, whose compute
+// is the same on half of the ranks and 60% larger in the second run on the others. Decided
+// on each rank's own compute, half of the ranks would make the runs one phase and the others
+// two, and the ranks' phases could then only be matched by logical time. Decided once on the
+// compute summed over the ranks (+30%, within the similarity), every rank has one phase.
+TEST(Phases, RunsOfOneLoopMergeAlikeOnEveryRank) {
+  const int n = 4;
+  testing::Gen g(n, "halfslow");
+  g.Init();
+  const std::vector<int> all = {0, 1, 2, 3};
+  auto ring = [&](int iterations, std::int64_t slow_cpu_ns) {
+    for (int it = 0; it < iterations; ++it) {
+      for (int r = 0; r < n; ++r) g.Compute(r, r < 2 ? 1000000 : slow_cpu_ns);
+      std::vector<std::int64_t> ready(n);
+      for (int r = 0; r < n; ++r) {
+        ready[r] = std::max(g.clock((r + 1) % n), g.clock((r + n - 1) % n));
+      }
+      for (int r = 0; r < n; ++r) {
+        Event e;
+        e.kind = EventKind::kSendrecv;
+        e.peer = (r + 1) % n;
+        e.tag = 1;
+        e.bytes = 4096;
+        e.recv_peer = (r + n - 1) % n;
+        e.recv_tag = 1;
+        e.recv_bytes = 4096;
+        g.Blocking(r, e, ready[r] + 5000);
+      }
+    }
+  };
+  ring(10, 1000000);
+  g.Collective(all, EventKind::kAllreduce, 8);
+  ring(10, 1600000);
+  g.Collective(all, EventKind::kBarrier, 0);
+  g.Finalize();
+  const Signature sig = Analyze(g.Take());
+  for (const std::string& w : sig.warnings) {
+    EXPECT_EQ(w.find("loop structure of ranks"), std::string::npos) << w << "\n"
+                                                                    << FormatSignatureTable(sig);
+  }
+  EXPECT_EQ(Heaviest(sig).weight, 20) << FormatSignatureTable(sig);
+  ExpectSignatureHolds(sig);
+}
+
+}  // namespace
+}  // namespace pas2p::phases
