@@ -1528,20 +1528,45 @@ void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings)
       }
     }
   }
-  for (SlotModel& send : pm->slots) {
+  // Each send is paired with one receive of its tag on the same grid along the same
+  // dimensions: the only one, or where several share the tag (a halo swapped swap by swap,
+  // every swap with tag 0: irecv, send, wait per swap), the nearest one not yet paired that
+  // comes before it in the phase (a swap posts its receive first), else after it.
+  auto support = [](const std::vector<std::int64_t>& o) {
+    std::vector<bool> nz;
+    for (const std::int64_t v : o) nz.push_back(v != 0);
+    return nz;
+  };
+  std::set<std::size_t> paired;
+  for (std::size_t si = 0; si < pm->slots.size(); ++si) {
+    SlotModel& send = pm->slots[si];
     const bool is_send = send.kind == EventKind::kSend || send.kind == EventKind::kIsend;
     if (!is_send || !single_stencil(send.peer)) continue;
-    SlotModel* recv = nullptr;
-    int matches = 0;
-    for (SlotModel& r : pm->slots) {
-      if ((r.kind == EventKind::kRecv || r.kind == EventKind::kIrecv) && r.tag == send.tag &&
-          single_stencil(r.peer) && r.peer->grid == send.peer->grid &&
-          r.peer->offsets.front().size() == send.peer->offsets.front().size()) {
-        recv = &r;
-        ++matches;
+    std::vector<std::size_t> candidates;
+    for (std::size_t ri = 0; ri < pm->slots.size(); ++ri) {
+      const SlotModel& r = pm->slots[ri];
+      if (is_recv(r) && r.tag == send.tag && single_stencil(r.peer) &&
+          r.peer->grid == send.peer->grid &&
+          r.peer->offsets.front().size() == send.peer->offsets.front().size() &&
+          support(r.peer->offsets.front()) == support(send.peer->offsets.front())) {
+        candidates.push_back(ri);
       }
     }
-    if (matches != 1) continue;
+    std::size_t pick = pm->slots.size();
+    if (candidates.size() == 1) {
+      pick = candidates.front();
+    } else {
+      for (auto it = candidates.rbegin(); it != candidates.rend() && pick == pm->slots.size();
+           ++it) {
+        if (*it < si && !paired.count(*it)) pick = *it;
+      }
+      for (auto it = candidates.begin(); it != candidates.end() && pick == pm->slots.size(); ++it) {
+        if (*it > si && !paired.count(*it)) pick = *it;
+      }
+    }
+    if (pick == pm->slots.size()) continue;
+    paired.insert(pick);
+    SlotModel* recv = &pm->slots[pick];
     const std::vector<bool> dims = ambiguous_dims(*send.peer);
     std::vector<std::int64_t>& to = send.peer->offsets.front();
     const std::vector<std::int64_t>& from = recv->peer->offsets.front();

@@ -340,3 +340,31 @@ TEST(NoLawTest, ANoisyBurstKeepsItsMedian) {
 
 }  // namespace
 }  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// A halo swapped swap by swap with tag 0 everywhere (LAMMPS's forward communication), traced
+// at 8, 12 and 16 (2 x 2 x 2, 3 x 2 x 2, 4 x 2 x 2: two dimensions are 2 at every count).
+// Along it the traces cannot tell -1 from +1, and when several receives shared a send's tag
+// the send kept the sign of its own receive: at 36 (4 x 3 x 3) every rank sent to +1 and
+// waited for a message from +1 (deadlock). Each send is now paired with its own swap's
+// receive.
+TEST(AmbiguousDirectionTest, SwapsWithOneTagArePairedSwapBySwap) {
+  testing::AppParams few;
+  few.iterations = 6;
+  few.domain = 96;
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 12, 16}) sigs.push_back(testing::Analyze(testing::SwapHalo3D(n, few)));
+  PredictOptions quick;
+  quick.noise_draws = 0;
+  quick.intervals = false;
+  testing::MemoryTrace real(testing::SwapHalo3D(36, few));
+  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);  // no deadlock
+  // Which families the traces leave open (a dimension of 2 everywhere is also an exchange
+  // with rank XOR 1) and which way each swap goes along it are guesses; no deadlock is not.
+  EXPECT_GT(v.pattern_match, 0.4) << DescribeModel(BuildModel(sigs));
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

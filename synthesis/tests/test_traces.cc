@@ -361,6 +361,38 @@ TraceData MgHalo(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData SwapHalo3D(int nprocs, const AppParams& p) {
+  TraceData d = Begin("swap_halo3d", nprocs);
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    // Ranks with d0 fastest, then d2, then d1 (as LAMMPS lays out its processor grid).
+    const std::int64_t me[3] = {r % dims[0], r / (dims[0] * dims[2]), (r / dims[0]) % dims[2]};
+    auto shifted = [&](int dim, int by) {
+      std::int64_t c[3] = {me[0], me[1], me[2]};
+      c[dim] = (c[dim] + by + dims[dim]) % dims[dim];
+      return static_cast<std::int32_t>(c[0] + dims[0] * (c[2] + dims[2] * c[1]));
+    };
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      for (int dim = 0; dim < 3; ++dim) {
+        const auto face = static_cast<std::uint64_t>(
+            8 * p.domain * p.domain /
+            static_cast<double>(dims[(dim + 1) % 3] * dims[(dim + 2) % 3]));
+        for (const int way : {+1, -1}) {
+          const RequestId req = next++;
+          d.ranks[r].push_back(MakeIrecv(shifted(dim, -way), 0, face, req));
+          d.ranks[r].push_back(MakeSend(shifted(dim, way), 0, face));
+          d.ranks[r].push_back(MakeWaitall({req}));
+        }
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 sim::Machine TestMachine() {
   sim::Machine m;
   m.name = "test";

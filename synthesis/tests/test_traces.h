@@ -65,6 +65,10 @@ TraceData CartHalo2D(int nprocs, const AppParams& p = {});
 // MPI_Cart_shift gives: the send moves nothing, the receive gets 0 bytes); a face of the
 // local block each (8 x domain^2 / the product of the other two extents). Any P.
 TraceData CartHalo3D(int nprocs, const AppParams& p = {});
+// A halo swapped swap by swap on a periodic MPI_Dims_create(P, 3) grid with d0 fastest, then
+// d2, then d1 (LAMMPS's layout), as molecular-dynamics codes do: per dimension, irecv from -1, send to +1, wait; then irecv from +1, send to -1,
+// wait; every message with tag 0, a face of the local block. Any P.
+TraceData SwapHalo3D(int nprocs, const AppParams& p = {});
 
 // NAS MG's halo exchange (comm3) on a periodic MPI_Dims_create(P, 3) grid: per iteration and
 // per dimension (fastest first), irecv from the +1 neighbour (tag 1100, 2100, 3100), irecv from
