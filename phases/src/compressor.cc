@@ -611,9 +611,18 @@ bool ExchangeWithOnePartner(const Node& node, std::int32_t* disp, bool* sends, b
 }  // namespace
 
 bool RankCompressor::Unrollable(const Node& loop, double executions) const {
-  if (UnrolledCalls(loop, executions) > options_.unroll_calls) return false;
   const std::int64_t iterations = Iterations(loop, executions);
-  if (iterations <= static_cast<std::int64_t>(options_.unroll_iterations)) return true;
+  if (iterations <= static_cast<std::int64_t>(options_.unroll_iterations)) {
+    // However many calls its body has: that number grows with the count (a reduction of
+    // log2 P steps, a rank's neighbours), and a bound on it would unroll the loop at small
+    // counts and keep it a phase of its own at large ones. Its nested loops decide for
+    // themselves: a long inner loop keeps it a loop.
+    for (const Node& item : loop.body) {
+      if (item.loop && !Unrollable(item, static_cast<double>(loop.total))) return false;
+    }
+    return true;
+  }
+  if (UnrolledCalls(loop, executions) > options_.unroll_calls) return false;
   if (iterations > static_cast<std::int64_t>(options_.unroll_exchange_iterations)) return false;
   std::int32_t disp = kNoDisp;
   bool sends = false;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <filesystem>
 
@@ -423,6 +424,34 @@ TEST(Correspondence, SwapsWithCoincidentNeighboursGiveTheSamePhasesAtEveryCount)
     }
   }
   EXPECT_TRUE(step_matched) << FormatCorrespondence(c);
+}
+
+// Two dot products back to back, each a reduction of log2(row) steps, are a loop of 2
+// iterations whose body grows with the count (3, 6, 6, 9 calls at 4, 8, 16, 32 ranks). Whether
+// it is unrolled into the iteration must not depend on that size: at 32 ranks (18 calls) it
+// was a phase of its own and the iteration split into sub-phases that no other count has.
+TEST(Correspondence, ShortLoopsAreUnrolledWhateverTheirBodyAtEveryCount) {
+  std::vector<Signature> sigs;
+  for (int n : {4, 8, 16, 32}) sigs.push_back(Analyze(testing::MakeRowDots(n, 30)));
+  for (const Signature& sig : sigs) {
+    // log2 of the row: ceil(log2(P) / 2).
+    const int steps = (std::countr_zero(static_cast<unsigned>(sig.nprocs)) + 1) / 2;
+    const Phase& iteration = Heaviest(sig);
+    EXPECT_GE(iteration.weight, 29) << FormatSignatureTable(sig);
+    EXPECT_EQ(CountKind(iteration, 0, EventKind::kIrecv), 3 * steps) << FormatSignatureTable(sig);
+    EXPECT_EQ(CountKind(iteration, 0, EventKind::kSend), 3 * steps) << FormatSignatureTable(sig);
+    EXPECT_EQ(sig.phases.size(), sigs.front().phases.size()) << FormatSignatureTable(sig);
+    ExpectSignatureHolds(sig);
+  }
+  const Correspondence c = CorrespondPhases(sigs);
+  bool matched = false;
+  for (const PhaseGroup& g : c.groups) {
+    if (g.phase_ids[0] != Heaviest(sigs[0]).id) continue;
+    matched = g.complete;
+    for (std::size_t i = 1; i < sigs.size(); ++i)
+      matched = matched && g.phase_ids[i] == Heaviest(sigs[i]).id;
+  }
+  EXPECT_TRUE(matched) << FormatCorrespondence(c);
 }
 
 // Without the rule (unroll_exchange_iterations = 2) the 2 x 2 grid's repeated calls are loops

@@ -449,6 +449,43 @@ TraceData MakeCgLike(int nprocs, int dots, int halos) {
   return g.Take();
 }
 
+TraceData MakeRowDots(int nprocs, int iterations) {
+  int n = 0;
+  while ((1 << n) < nprocs) ++n;
+  const int cols = 1 << ((n + 1) / 2);
+  std::vector<int> bits;  // the row's bits, lowest first
+  for (int b = 1; b < cols; b <<= 1) bits.push_back(b);
+  Gen g(nprocs, "rowdots");
+  g.Init();
+  g.Collective(AllRanks(nprocs), EventKind::kBcast, 64, 0);
+  const auto step = [&](int bit, int tag, std::uint64_t bytes) {
+    std::vector<RequestId> req(static_cast<std::size_t>(nprocs));
+    for (int r = 0; r < nprocs; ++r) {
+      req[r] = g.NewRequest(r);
+      g.Local(r, MakeIrecv(r ^ bit, tag, bytes, req[r]));
+      g.Local(r, MakeSend(r ^ bit, tag, bytes), 1500);
+    }
+    std::vector<std::int64_t> ready(static_cast<std::size_t>(nprocs));
+    for (int r = 0; r < nprocs; ++r) ready[r] = g.clock(r ^ bit) + 3000;
+    for (int r = 0; r < nprocs; ++r) {
+      Event wait = MakeWaitall({req[r]});
+      wait.kind = EventKind::kWait;
+      g.Blocking(r, wait, ready[r]);
+    }
+  };
+  for (int it = 0; it < iterations; ++it) {
+    for (int r = 0; r < nprocs; ++r)
+      g.Compute(r, static_cast<std::int64_t>(300000 * (1 + 0.05 * g.Noise())));
+    for (std::size_t i = 0; i < bits.size(); ++i) step(bits[i], static_cast<int>(i) + 1, 16384);
+    for (int dot = 0; dot < 2; ++dot) {
+      for (int r = 0; r < nprocs; ++r) g.Compute(r, 20000);
+      for (std::size_t i = bits.size(); i-- > 0;) step(bits[i], static_cast<int>(i) + 1, 8);
+    }
+  }
+  g.Finalize();
+  return g.Take();
+}
+
 TraceData MakeNoRepetition(int messages) {
   Gen g(2, "norepeat");
   g.Init();

@@ -104,6 +104,13 @@ TraceData MakeSwaps(int px, int py, int steps, int allreduce_every = 0);
 // receives (and the two sends) repeat one call that only the tags tell apart.
 TraceData MakeTaggedHalo(int px, int py, int steps);
 
+// NAS CG's iteration on a 2^ceil(n/2)-wide row of a power-of-two grid (n = log2 nprocs):
+// compute, a vector reduced along the row from its lowest bit (per step: irecv from, blocking
+// send to, wait for rank XOR 2^b), compute, then two dot products back to back, each an
+// 8-byte reduction along the row from its top bit. The dot products repeat one block of
+// calls twice, a block of 3 log2(row) calls: 6 calls at 8 ranks, 18 at 32.
+TraceData MakeRowDots(int nprocs, int iterations);
+
 // Two ranks exchanging messages whose size doubles every time: nothing repeats.
 TraceData MakeNoRepetition(int messages);
 

@@ -73,11 +73,12 @@ struct AnalyzeOptions {
   double bytes_floor = 1024;
   // Longest loop body (in items of one nesting level) the compressor looks for.
   std::size_t window = 256;
-  // A loop of at most `unroll_iterations` iterations that unrolls into at most
-  // `unroll_calls` calls (the same call to two neighbours that happen to be one rank, two
-  // bcasts in a row) is part of the phase around it rather than a phase of its own. The
-  // decision rests on the iterations, not on the calls per iteration, so that a loop is a
-  // phase whether a rank has 2 or 4 neighbours in it (same phases at every count).
+  // A loop of at most `unroll_iterations` iterations whose nested loops are unrolled too (the
+  // same call to two neighbours that happen to be one rank, two bcasts in a row, two dot
+  // products each reduced in log2 P steps) is part of the phase around it rather than a phase
+  // of its own. The decision rests on the iterations, not on the calls per iteration, so that
+  // a loop is a phase whether a rank has 2 or 4 neighbours, 2 or 3 reduction steps in it (same
+  // phases at every count). `unroll_calls` bounds only the exchange loops below.
   std::size_t unroll_iterations = 2;
   std::size_t unroll_calls = 16;
   // A loop of at most `unroll_exchange_iterations` iterations whose point-to-point calls all
