@@ -1640,9 +1640,10 @@ void FitPhaseCpuTotal(PhaseModel* pm, const std::vector<int>& counts) {
   }
 }
 
-PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
-                      const std::vector<const phases::Signature*>& sigs,
-                      const std::vector<int>& counts) {
+// `block_length`: BlockLength, or 0 to model the phase call by call.
+PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
+                        const std::vector<const phases::Signature*>& sigs,
+                        const std::vector<int>& counts, std::size_t block_length) {
   PhaseBuild build;
   PhaseModel& pm = build.model;
   pm.index = index;
@@ -1650,7 +1651,6 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   pm.relevant = group.relevant;
   std::vector<std::vector<const phases::RankPhase*>> rank_phases(counts.size());
   std::vector<ClassRef> classes;
-  const std::size_t block_length = BlockLength(group, sigs, counts);
   pm.block = block_length > 0;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const phases::Phase* phase = sigs[ci]->FindPhase(group.phase_ids[ci]);
@@ -1891,6 +1891,26 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   DecideCompletions(&build, counts);
   DecidePresence(&build, counts);
   return build;
+}
+
+PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
+                      const std::vector<const phases::Signature*>& sigs,
+                      const std::vector<int>& counts) {
+  // A phase that repeats one block of calls a number of times that changes with the count is
+  // modelled as a block when its calls are the stages of one exchange (butterfly stages, one
+  // exchange per other rank): each block slot's partners over the iterations are one
+  // pattern. A loop body that merely has that shape - NAS CG's row reductions, transpose
+  // exchange and dot products are all irecv, send, wait - mixes different communications in
+  // one slot (a partner twice, the rank itself, 8-byte and vector messages), which no family
+  // reproduces; it is modelled call by call, each step aligned with its own across counts.
+  if (const std::size_t block_length = BlockLength(group, sigs, counts); block_length > 0) {
+    try {
+      return BuildPhaseAs(index, group, sigs, counts, block_length);
+    } catch (const patterns::PatternFitError&) {
+      // modelled call by call below
+    }
+  }
+  return BuildPhaseAs(index, group, sigs, counts, 0);
 }
 
 }  // namespace

@@ -75,6 +75,33 @@ TEST(ModelTest, OversubscribedTracesWarnInTheModel) {
 namespace pas2p::synthesis {
 namespace {
 
+// Every call of NAS CG's iteration is irecv, send, wait (row reduction, transpose exchange, two
+// dot products), so its ranks repeat one block of 3 calls 4, 7, 7 times at 4, 8, 16 ranks: the
+// shape of butterfly stages. But the block's partners are no one pattern (the transpose
+// partner, the rank itself on the diagonal, one row partner three times), and the model failed
+// with "no communication-pattern family". Modelled call by call, each exchange is a slot: the
+// transpose one of them, the steps aligned on their bit across counts.
+TEST(BlockModelTest, ABodyOfDifferentExchangesIsModelledCallByCall) {
+  const AppModel m = BuildModel(Sigs(testing::CgIterations, {4, 8, 16}));
+  const PhaseModel* iteration = nullptr;
+  for (const PhaseModel& pm : m.phases) {
+    if (pm.relevant) iteration = &pm;
+  }
+  ASSERT_NE(iteration, nullptr) << DescribeModel(m);
+  EXPECT_FALSE(iteration->block);
+  // 1 + 1 row-reduction steps, the transpose, 2 x (1 + 1) dot-product steps.
+  ASSERT_EQ(iteration->slots.size(), 7u * 3) << DescribeModel(m);
+  int transposes = 0, row_steps = 0;
+  for (const SlotModel& s : iteration->slots) {
+    if (s.kind != EventKind::kSend) continue;
+    ASSERT_TRUE(s.peer.has_value());
+    if (s.peer->family == patterns::Family::kXorExchange) ++row_steps;
+    if (s.peer->family == patterns::Family::kBitPermute) ++transposes;
+  }
+  EXPECT_EQ(transposes, 1) << DescribeModel(m);
+  EXPECT_EQ(row_steps, 6) << DescribeModel(m);
+}
+
 // Groups of 4 (MPI_Comm_split) traced from 4 ranks on: at 4 the one group holds every rank,
 // but it is still the split's communicator (not the world), so its slot lines up with the
 // same call at 8, 12, 16 and extrapolates as blocks of 4; the leaders' communicator (ranks

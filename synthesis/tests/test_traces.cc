@@ -472,6 +472,42 @@ TraceData RowReductions(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData CgIterations(int nprocs, const AppParams& p) {
+  TraceData d = Begin("cg_iterations", nprocs);
+  int n = 0;
+  while ((1 << n) < nprocs) ++n;
+  const int npcols = 1 << ((n + 1) / 2), nprows = nprocs / npcols;
+  int steps = 0;
+  while ((1 << steps) < npcols) ++steps;
+  const auto vector_bytes = static_cast<std::uint64_t>(8 * p.domain / nprows);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    // NAS CG's setup_submatrix_info: the transpose partner.
+    const int exch = npcols == nprows
+                         ? (r % nprows) * nprows + r / nprows
+                         : 2 * (((r / 2) % nprows) * nprows + (r / 2) / nprows) + r % 2;
+    RequestId next = 1;
+    auto& ev = d.ranks[r];
+    auto exchange = [&](int partner, int tag, std::uint64_t bytes) {
+      const RequestId req = next++;
+      ev.push_back(MakeIrecv(partner, tag, bytes, req));
+      ev.push_back(MakeSend(partner, tag, bytes));
+      ev.push_back(Wait(req));
+    };
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      for (int i = steps; i >= 1; --i) exchange(r ^ (npcols >> i), i, vector_bytes);
+      exchange(exch, 1, vector_bytes);
+      for (int dot = 0; dot < 2; ++dot) {
+        ev.push_back(MakeCompute(cpu / 8));
+        for (int i = 1; i <= steps; ++i) exchange(r ^ (npcols >> i), i, 8);
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData PrePostedStencil(int nprocs, const AppParams& p) {
   TraceData d = Begin("preposted_stencil", nprocs);
   const int q = Side(nprocs);

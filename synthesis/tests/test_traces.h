@@ -87,6 +87,14 @@ TraceData Butterfly(int nprocs, const AppParams& p = {});
 // split over the rows); irecv, blocking send, wait.
 // P a power of two >= 2.
 TraceData RowReductions(int nprocs, const AppParams& p = {});
+// NAS CG's conjugate-gradient iteration on that grid (nprows = 2^floor(n/2) rows of
+// npcols = 2^ceil(n/2) ranks): per iteration a matrix-vector product reduced along the row
+// from its lowest bit (partner r XOR 1, 2, ..., npcols/2; tag = step from the top) with
+// 8 * domain / nprows bytes, the exchange with the transpose partner (tag 1; on a square grid
+// the diagonal ranks exchange with themselves, otherwise pairs of ranks swap as in NAS CG),
+// then two dot products, each an 8-byte reduction along the row from its top bit. Every
+// exchange is irecv, blocking send, wait. P a power of two >= 4.
+TraceData CgIterations(int nprocs, const AppParams& p = {});
 // A torus north/south exchange whose loop pre-posts the NEXT iteration's receive from the
 // north after its waitall (the first one before the loop), so a phase found in the loop
 // starts or ends with a receive that another iteration completes.
