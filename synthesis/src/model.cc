@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "pas2p/core/error.h"
 #include "pas2p/core/trace.h"
@@ -1466,6 +1467,64 @@ std::vector<bool> DanglingSlots(const std::vector<std::vector<SlotCountData>>& d
   return dangling;
 }
 
+// Per slot: true when, on every rank of every count that makes it, its call belongs to a
+// request created before the occurrence: a completion that finds nothing pending, or a send
+// that no receive of the occurrence takes (of the messages from one rank to another with one
+// tag, receives take the first ones first, so the unmatched ones are the first sends: their
+// receives were posted before the phase). A count where some rank receives from any source is
+// not judged.
+std::vector<bool> OrphanSlots(const std::vector<std::vector<SlotCountData>>& data,
+                              const std::vector<int>& counts) {
+  const std::size_t ns = data.size();
+  std::vector<int> made(ns, 0), orphan(ns, 0);
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    const int n = counts[ci];
+    bool wildcard = false;
+    // Receives per (source, destination, tag) in the occurrence.
+    std::map<std::tuple<int, int, std::int32_t>, int> receives;
+    for (std::size_t k = 0; k < ns; ++k) {
+      for (int r = 0; r < n; ++r) {
+        const phases::PhaseEvent* e = data[k][ci].event_of_rank[r];
+        if (!e || (e->kind != EventKind::kRecv && e->kind != EventKind::kIrecv)) continue;
+        if (e->peer < 0) wildcard = true;
+        ++receives[{e->peer, r, e->tag}];
+      }
+    }
+    if (wildcard) continue;
+    std::map<std::tuple<int, int, std::int32_t>, int> sends;
+    for (std::size_t k = 0; k < ns; ++k) {
+      for (int r = 0; r < n; ++r) {
+        const phases::PhaseEvent* e = data[k][ci].event_of_rank[r];
+        if (!e || (e->kind != EventKind::kSend && e->kind != EventKind::kIsend)) continue;
+        ++sends[{r, e->peer, e->tag}];
+      }
+    }
+    std::map<std::tuple<int, int, std::int32_t>, int> seen;
+    for (int r = 0; r < n; ++r) {
+      int pending = 0;
+      for (std::size_t k = 0; k < ns; ++k) {
+        const phases::PhaseEvent* e = data[k][ci].event_of_rank[r];
+        if (!e) continue;
+        if (e->kind == EventKind::kSend || e->kind == EventKind::kIsend) {
+          const auto key = std::make_tuple(r, static_cast<int>(e->peer), e->tag);
+          const int unmatched = sends[key] - receives[key];
+          ++made[k];
+          if (seen[key]++ < unmatched) ++orphan[k];
+        }
+        if (CreatesRequest(e->kind)) ++pending;
+        if (IsCompletion(e->kind)) {
+          ++made[k];
+          if (pending == 0) ++orphan[k];
+          pending = std::max(0, pending - e->requests);
+        }
+      }
+    }
+  }
+  std::vector<bool> out(ns, false);
+  for (std::size_t k = 0; k < ns; ++k) out[k] = made[k] > 0 && orphan[k] == made[k];
+  return out;
+}
+
 // A stencil dimension with at most 2 ranks at every traced count cannot tell +1 from -1
 // (both are the one other rank), so a send's and the matching receive's equations may each
 // pick either sign, and at a count with 3 or more ranks along it the messages would not meet
@@ -1846,10 +1905,14 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     // whose matching send is in a partial last iteration that is not modelled): requests
     // that no call of the occurrence completes, on every rank that makes them, are left out,
     // so that the synthesized run stays balanced.
+    // Likewise the calls that belong to requests created before the phase: a last phase
+    // that completes the receive the loop before it pre-posted, and sends the message that
+    // receive takes (the loop is rotated to be closed, so nothing is pre-posted any more).
     const std::vector<bool> dangling = DanglingSlots(build.data, counts);
+    const std::vector<bool> orphan = OrphanSlots(build.data, counts);
     std::vector<int> kept;
     for (std::size_t s = 0; s < order.size(); ++s) {
-      if (!dangling[s]) kept.push_back(order[s]);
+      if (!dangling[s] && !orphan[s]) kept.push_back(order[s]);
     }
     if (kept.size() != order.size() && !kept.empty()) {
       order = std::move(kept);

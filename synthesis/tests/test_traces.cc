@@ -508,6 +508,24 @@ TraceData CgIterations(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData PairExchange(int nprocs, const AppParams& p) {
+  TraceData d = Begin("pair_exchange", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    for (int it = 0; it < p.iterations; ++it) {
+      const RequestId req = it + 1;
+      ev.push_back(MakeCompute(cpu));
+      ev.push_back(MakeIrecv(r ^ 1, 3, bytes, req));
+      ev.push_back(MakeSend(r ^ 1, 3, bytes));
+      ev.push_back(Wait(req));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData PrePostedStencil(int nprocs, const AppParams& p) {
   TraceData d = Begin("preposted_stencil", nprocs);
   const int q = Side(nprocs);
