@@ -1428,12 +1428,18 @@ bool ClosedFrom(const std::vector<std::vector<SlotCountData>>& data, const std::
   return true;
 }
 
+// The closing rotation that moves the fewest slots across the occurrence boundary (k slots
+// from the front to the end, or ns - k from the end to the front; the first on ties): the
+// program order of the other calls is kept. A loop whose phase starts after its receive is
+// posted (send, wait, ..., the next iteration's irecv) starts again with that receive, as
+// the program does, rather than with a later call.
 std::size_t ClosedRotation(const std::vector<std::vector<SlotCountData>>& data,
                            const std::vector<int>& counts) {
   const std::size_t ns = data.size();
   if (ns == 0 || ClosedFrom(data, counts, 0)) return 0;
-  for (std::size_t k = 1; k < ns; ++k) {
-    if (ClosedFrom(data, counts, k)) return k;
+  for (std::size_t moved = 1; moved <= ns / 2; ++moved) {
+    if (ClosedFrom(data, counts, moved)) return moved;
+    if (ClosedFrom(data, counts, ns - moved)) return ns - moved;
   }
   return 0;
 }

@@ -514,12 +514,15 @@ TraceData PairExchange(int nprocs, const AppParams& p) {
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
   for (int r = 0; r < nprocs; ++r) {
     auto& ev = d.ranks[r];
+    RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {
-      const RequestId req = it + 1;
       ev.push_back(MakeCompute(cpu));
-      ev.push_back(MakeIrecv(r ^ 1, 3, bytes, req));
-      ev.push_back(MakeSend(r ^ 1, 3, bytes));
-      ev.push_back(Wait(req));
+      for (int k = 0; k < p.stages; ++k) {
+        const RequestId req = next++;
+        ev.push_back(MakeIrecv(r ^ (1 << k), 3 + k, bytes, req));
+        ev.push_back(MakeSend(r ^ (1 << k), 3 + k, bytes));
+        ev.push_back(Wait(req));
+      }
     }
   }
   End(&d);

@@ -95,7 +95,8 @@ TraceData RowReductions(int nprocs, const AppParams& p = {});
 // then two dot products, each an 8-byte reduction along the row from its top bit. Every
 // exchange is irecv, blocking send, wait. P a power of two >= 4.
 TraceData CgIterations(int nprocs, const AppParams& p = {});
-// Per iteration: compute, irecv from rank XOR 1, blocking send to it, wait. P even.
+// Per iteration: compute, then for k < stages: irecv from rank XOR 2^k, blocking send to it,
+// wait (tag 3 + k). P a multiple of 2^stages.
 TraceData PairExchange(int nprocs, const AppParams& p = {});
 // A torus north/south exchange whose loop pre-posts the NEXT iteration's receive from the
 // north after its waitall (the first one before the loop), so a phase found in the loop
