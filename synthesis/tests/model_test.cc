@@ -82,7 +82,9 @@ namespace {
 // with "no communication-pattern family". Modelled call by call, each exchange is a slot: the
 // transpose one of them, the steps aligned on their bit across counts.
 TEST(BlockModelTest, ABodyOfDifferentExchangesIsModelledCallByCall) {
-  const AppModel m = BuildModel(Sigs(testing::CgIterations, {4, 8, 16}));
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 16}) sigs.push_back(testing::AnalyzeSizesSplit(testing::CgIterations(n, {})));
+  const AppModel m = BuildModel(sigs);
   const PhaseModel* iteration = nullptr;
   for (const PhaseModel& pm : m.phases) {
     if (pm.relevant) iteration = &pm;

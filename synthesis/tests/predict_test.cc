@@ -205,7 +205,8 @@ TEST(ValidateAgainstTest, CgIterationsExtrapolate) {
   testing::AppParams p;
   p.iterations = 6;
   std::vector<phases::Signature> sigs;
-  for (int n : {4, 8, 16, 32}) sigs.push_back(testing::Analyze(testing::CgIterations(n, p)));
+  for (int n : {4, 8, 16, 32})
+    sigs.push_back(testing::AnalyzeSizesSplit(testing::CgIterations(n, p)));
   testing::MemoryTrace real(testing::CgIterations(64, p));
   const Validation v = ValidateAgainst(sigs, real, TestMachine());
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);

@@ -408,6 +408,13 @@ phases::Signature Analyze(const TraceData& data) {
   return phases::AnalyzeTrace(trace);
 }
 
+phases::Signature AnalyzeSizesSplit(const TraceData& data) {
+  MemoryTrace trace(data);
+  phases::AnalyzeOptions options;
+  options.bytes_tolerance = 0.10;
+  return phases::AnalyzeTrace(trace, options);
+}
+
 }  // namespace pas2p::synthesis::testing
 
 namespace pas2p::synthesis::testing {

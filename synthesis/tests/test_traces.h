@@ -114,6 +114,9 @@ TraceData MeshHalo(int nprocs, const AppParams& p = {});
 TraceData MeshSweeps(int nprocs, const AppParams& p = {});
 
 phases::Signature Analyze(const TraceData& data);
+// With message sizes that differ by more than 10% (and 1 KiB) ending loops (AnalyzeOptions::
+// bytes_tolerance = 0.10, the default before sizes stopped splitting loops).
+phases::Signature AnalyzeSizesSplit(const TraceData& data);
 
 // The small machine the prediction tests run on: 4 CPUs per node, 2 us and 5 GB/s between
 // nodes.
