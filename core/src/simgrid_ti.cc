@@ -410,8 +410,9 @@ fs::path ExportSimgridTi(const TraceSource& source, const fs::path& out_dir,
 namespace {
 
 fs::path FindListFile(const fs::path& path) {
-  if (fs::is_regular_file(path)) return path;
-  if (fs::is_directory(path)) {
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) return path;
+  if (fs::is_directory(path, ec)) {
     if (fs::exists(path / "traces.list")) return path / "traces.list";
     for (const auto& entry : fs::directory_iterator(path)) {
       if (entry.path().extension() == ".list") return entry.path();
@@ -420,16 +421,22 @@ fs::path FindListFile(const fs::path& path) {
   return {};
 }
 
-std::vector<fs::path> ReadList(const fs::path& list) {
+// The files a list names, relative ones resolved against the list's folder; at most
+// max_files of them (probing a file that may be anything reads just its first entry). A line
+// that cannot be a path (any text file passes through here when it is probed) is kept as it
+// is, and the caller's open of it fails with its name.
+std::vector<fs::path> ReadList(const fs::path& list,
+                               std::size_t max_files = static_cast<std::size_t>(-1)) {
   std::ifstream in(list);
   std::vector<fs::path> files;
   std::string line;
-  while (std::getline(in, line)) {
+  while (files.size() < max_files && std::getline(in, line)) {
     line.erase(0, line.find_first_not_of(" \t\r"));
     line.erase(line.find_last_not_of(" \t\r") + 1);
     if (line.empty() || line[0] == '#') continue;
     fs::path p(line);
-    if (p.is_relative() && fs::exists(list.parent_path() / p)) p = list.parent_path() / p;
+    std::error_code ec;
+    if (p.is_relative() && fs::exists(list.parent_path() / p, ec)) p = list.parent_path() / p;
     files.push_back(p);
   }
   return files;
@@ -715,8 +722,9 @@ bool IsSimgridTi(const fs::path& path) {
   if (list.empty()) return false;
   if (list.filename() == kMetadataFileName) return false;
   // A list file names existing files, and the first of them starts with "RANK ACTION".
-  auto files = ReadList(list);
-  if (files.empty() || !fs::is_regular_file(files[0])) return false;
+  auto files = ReadList(list, 1);
+  std::error_code ec;
+  if (files.empty() || !fs::is_regular_file(files[0], ec)) return false;
   std::ifstream in(files[0]);
   std::string line;
   while (std::getline(in, line)) {

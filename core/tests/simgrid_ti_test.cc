@@ -60,6 +60,23 @@ TEST(SimgridTi, ExportWritesSimgridActions) {
   fs::remove_all(dir);
 }
 
+// Any file given where a trace may be is probed; a line longer than a file name may be (a
+// saved signature's warning) is not a TI trace, and probing it must not throw.
+TEST(SimgridTi, AFileWhoseLineCannotBeAPathIsNotATiTrace) {
+  fs::path dir = TempDir("notti");
+  {
+    std::ofstream out(dir / "sig.json");
+    out << "{\n \"warnings\": [\n  \"" << std::string(5000, 'w') << "\"\n ]\n}\n";
+  }
+  EXPECT_FALSE(IsSimgridTi(dir / "sig.json"));
+  {
+    std::ofstream out(dir / "notes.txt");
+    out << std::string(5000, 'w') << "\n";
+  }
+  EXPECT_FALSE(IsSimgridTi(dir / "notes.txt"));
+  fs::remove_all(dir);
+}
+
 TEST(SimgridTi, ImportReadsBackTheSameCommunication) {
   fs::path dir = TempDir("import");
   TraceData original = Ring(4);
