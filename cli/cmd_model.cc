@@ -14,11 +14,14 @@ struct ModelOptions {
   std::string out;
   std::int64_t at = 0;
   bool quiet = false;
+  double bytes_tolerance = -1;  // < 0: pas2p chooses (synthesis::AnalyzeForModel)
 };
 
 void RunModel(const ModelOptions& o) {
   const auto inputs = synthesis::ExpandTraceArgs(o.traces);
-  const synthesis::AppModel model = synthesis::BuildModel(synthesis::LoadSignatures(inputs));
+  const synthesis::AppModel model =
+      synthesis::AnalyzeForModel(inputs, AnalyzeOptionsOf(o.bytes_tolerance), o.bytes_tolerance < 0)
+          .model;
   if (!o.out.empty()) synthesis::SaveModel(model, o.out);
   if (!o.quiet) std::fputs(synthesis::DescribeModel(model, o.at).c_str(), stdout);
   if (!o.out.empty()) std::printf("\nmodel written to %s\n", o.out.c_str());
@@ -47,6 +50,11 @@ void SetupModel(CLI::App& root) {
       ->required();
   cmd->add_option("-o,--out", o->out, "Write the model as JSON to this file");
   cmd->add_option("--at", o->at, "Also print each weight's value and interval at this count");
+  cmd->add_option(
+      "--bytes-tolerance", o->bytes_tolerance,
+      "Message sizes ending loops, as `pas2p analyze --bytes-tolerance` (default: loops are "
+      "found on the calls alone, and when no model builds from that the traces are "
+      "analyzed again with 0.1, with a warning saying so)");
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the model");
   cmd->callback([o]() { RunModel(*o); });
 }

@@ -22,6 +22,7 @@ struct PredictCliOptions {
   std::size_t sweep_points = 12;
   bool json = false;
   bool allow_idle = false;
+  double bytes_tolerance = -1;  // < 0: pas2p chooses (synthesis::AnalyzeForModel)
   bool self_check = true;
   int threads = 0;
 };
@@ -39,8 +40,10 @@ void RunPredict(const PredictCliOptions& o) {
     model = synthesis::ModelFromArgs(o.inputs);
   } else {
     const auto inputs = synthesis::ExpandTraceArgs(o.inputs);
-    sigs = synthesis::LoadSignatures(inputs);
-    model = synthesis::BuildModel(sigs);
+    auto analyzed = synthesis::AnalyzeForModel(inputs, AnalyzeOptionsOf(o.bytes_tolerance),
+                                               o.bytes_tolerance < 0);
+    sigs = std::move(analyzed.signatures);
+    model = std::move(analyzed.model);
     std::size_t top = 0;
     for (std::size_t i = 1; i < sigs.size(); ++i) {
       if (sigs[i].nprocs > sigs[top].nprocs) top = i;
@@ -142,6 +145,11 @@ void SetupPredict(CLI::App& root) {
   cmd->add_option("--threads", o->threads,
                   "Simulations run at once (default 0: hardware threads, up to 4)");
   cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_option(
+      "--bytes-tolerance", o->bytes_tolerance,
+      "Message sizes ending loops, as `pas2p analyze --bytes-tolerance` (default: loops are "
+      "found on the calls alone, and when no model builds from that the traces are "
+      "analyzed again with 0.1, with a warning saying so)");
   cmd->add_flag("!--no-self-check", o->self_check,
                 "Do not check the model on the largest traced count (nor widen the interval)");
   cmd->add_flag("--allow-idle", o->allow_idle,

@@ -21,6 +21,7 @@ struct ValidateOptions {
   bool json = false;
   int noise_draws = 8;
   bool self_check = true;
+  double bytes_tolerance = -1;  // < 0: pas2p chooses (synthesis::AnalyzeForModel)
 };
 
 // The self-check of the training runs (the largest of `sigs` except `skip`, predicted from
@@ -45,7 +46,12 @@ void RunValidate(const ValidateOptions& o) {
   std::string machine_path;
   const sim::Machine machine = synthesis::LoadMachineOrDefault(o.machine, &machine_path);
   const auto inputs = synthesis::ExpandTraceArgs(o.traces);
-  const auto sigs = synthesis::LoadSignatures(inputs);
+  // Analyzed as `predict` does (the model of every count must build), so that validate checks
+  // the phases predict works from; the held-out run is analyzed the same way.
+  const auto analyzed = synthesis::AnalyzeForModel(inputs, AnalyzeOptionsOf(o.bytes_tolerance),
+                                                   o.bytes_tolerance < 0);
+  const auto& sigs = analyzed.signatures;
+  if (!analyzed.note.empty()) std::fprintf(stderr, "pas2p: warning: %s\n", analyzed.note.c_str());
   const std::string app = sigs.empty() ? "" : sigs.front().application;
   synthesis::PredictOptions options;
   options.noise_draws = o.noise_draws;
@@ -88,7 +94,8 @@ void RunValidate(const ValidateOptions& o) {
       std::fprintf(stderr, "pas2p: warning: at %d processes (the held-out run), %s\n",
                    real->nprocs(), w.c_str());
     }
-    synthesis::Validation v = synthesis::ValidateAgainst(sigs, *real, machine, options);
+    synthesis::Validation v =
+        synthesis::ValidateAgainst(sigs, *real, machine, options, analyzed.options);
     if (o.self_check) {
       synthesis::WidenBySelfCheck(TrainingSelfCheck(inputs, sigs, sigs.size(), machine, options),
                                   &v);
@@ -170,6 +177,11 @@ void SetupValidate(CLI::App& root) {
                   "A run at a larger count, not trained on: train on all TRACES and predict it");
   cmd->add_option("-m,--machine", o->machine, "Machine file (default: the shipped default)");
   cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_option(
+      "--bytes-tolerance", o->bytes_tolerance,
+      "Message sizes ending loops, as `pas2p analyze --bytes-tolerance` (default: loops are "
+      "found on the calls alone, and when no model builds from that the traces are "
+      "analyzed again with 0.1, with a warning saying so)");
   cmd->add_flag("!--no-self-check", o->self_check,
                 "Do not widen the interval by the training runs' self-check");
   cmd->add_option("--noise-draws", o->noise_draws,

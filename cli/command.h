@@ -7,6 +7,8 @@
 #include <functional>
 #include <vector>
 
+#include "pas2p/phases/analyze.h"
+
 namespace pas2p::cli {
 
 using SetupFn = void (*)(CLI::App& root);
@@ -21,6 +23,14 @@ std::vector<CommandEntry>& CommandRegistry();
 struct CommandRegistrar {
   CommandRegistrar(int order, SetupFn setup) { CommandRegistry().push_back({order, setup}); }
 };
+
+// The analysis options of a command that builds a model, from its --bytes-tolerance (< 0:
+// not given, the default options; synthesis::AnalyzeForModel then chooses).
+inline phases::AnalyzeOptions AnalyzeOptionsOf(double bytes_tolerance) {
+  phases::AnalyzeOptions options;
+  if (bytes_tolerance > 0) options.bytes_tolerance = bytes_tolerance;
+  return options;
+}
 
 }  // namespace pas2p::cli
 

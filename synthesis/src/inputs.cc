@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
@@ -86,6 +87,48 @@ std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inp
   return sigs;
 }
 
+ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
+                            const phases::AnalyzeOptions& options, bool choose_loop_sizes,
+                            std::vector<std::string>* progress) {
+  ModelInputs out;
+  out.options = options;
+  out.signatures = LoadSignatures(inputs, options, progress);
+  try {
+    out.model = BuildModel(out.signatures);
+    return out;
+  } catch (const UserError& first) {
+    bool all_traces = true;
+    for (const TraceInput& in : inputs) all_traces = all_traces && in.signature_file.empty();
+    if (!choose_loop_sizes || !all_traces || options.bytes_tolerance > 0) throw;
+    phases::AnalyzeOptions sized = options;
+    sized.bytes_tolerance = kSizesEndLoopsTolerance;
+    char tolerance[32];
+    std::snprintf(tolerance, sizeof tolerance, "%g", kSizesEndLoopsTolerance);
+    std::vector<phases::Signature> sigs;
+    AppModel model;
+    try {
+      sigs = LoadSignatures(inputs, sized, progress);
+      model = BuildModel(sigs);
+    } catch (const UserError& second) {
+      const std::string what = first.what();
+      const std::string line = second.what();
+      throw UserError(what + "\n(analyzed again with message sizes ending loops, " +
+                      "--bytes-tolerance " + tolerance +
+                      ", no model builds either: " + line.substr(0, line.find('\n')) + ")");
+    }
+    const std::string what = first.what();
+    out.note = std::string("the phases were found with message sizes ending loops (") +
+               "--bytes-tolerance " + tolerance +
+               "): with loops found on the calls alone no model builds (" +
+               what.substr(0, what.find('\n')) + ")";
+    out.options = sized;
+    out.signatures = std::move(sigs);
+    out.model = std::move(model);
+    out.model.warnings.insert(out.model.warnings.begin(), out.note);
+    return out;
+  }
+}
+
 fs::path DataDir() {
   if (const char* env = std::getenv("PAS2P_DATA_DIR"); env && *env) return fs::path(env);
   std::error_code ec;
@@ -135,7 +178,7 @@ bool IsModelFile(const std::vector<std::string>& args) {
 
 AppModel ModelFromArgs(const std::vector<std::string>& args) {
   if (IsModelFile(args)) return LoadModel(args[0]);
-  return BuildModel(LoadSignatures(ExpandTraceArgs(args)));
+  return AnalyzeForModel(ExpandTraceArgs(args), {}, true).model;
 }
 
 }  // namespace pas2p::synthesis

@@ -1301,7 +1301,8 @@ Validation Validate(const std::vector<phases::Signature>& signatures, const Trac
 }
 
 Validation ValidateAgainst(const std::vector<phases::Signature>& training, const TraceSource& real,
-                           const sim::Machine& machine, const PredictOptions& options) {
+                           const sim::Machine& machine, const PredictOptions& options,
+                           const phases::AnalyzeOptions& analyze) {
   std::vector<int> c;
   for (const auto& s : training) c.push_back(s.nprocs);
   std::sort(c.begin(), c.end());
@@ -1323,7 +1324,7 @@ Validation ValidateAgainst(const std::vector<phases::Signature>& training, const
                     "at a larger count, or plain `pas2p validate` (which leaves the largest "
                     "count out)");
   }
-  const phases::Signature real_signature = phases::AnalyzeTrace(real);
+  const phases::Signature real_signature = phases::AnalyzeTrace(real, analyze);
   Validation v =
       CompareWithReal(BuildModel(training), real, machine, options, training, real_signature);
   v.held_out_trace = origin;

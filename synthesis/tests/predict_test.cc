@@ -2,12 +2,15 @@
 #include "pas2p/synthesis/predict.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
 #include "pas2p/simulator/engine.h"
+#include "pas2p/synthesis/inputs.h"
 #include "test_traces.h"
 
 namespace pas2p::synthesis {
@@ -210,6 +213,55 @@ TEST(ValidateAgainstTest, CgIterationsExtrapolate) {
   testing::MemoryTrace real(testing::CgIterations(64, p));
   const Validation v = ValidateAgainst(sigs, real, TestMachine());
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+}
+
+// Traces written to disk as the tracer writes them, one directory per count.
+std::vector<TraceInput> WriteTraces(const std::string& name, Generator gen,
+                                    const testing::AppParams& p, const std::vector<int>& counts) {
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("pas2p_inputs_" + name + "_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::vector<TraceInput> inputs;
+  for (int n : counts) {
+    const auto trace = dir / (name + "." + std::to_string(n));
+    WriteTrace(trace, gen(n, p));
+    inputs.push_back(TraceInput{trace, {}});
+  }
+  return inputs;
+}
+
+// CG's steps differ only by their sizes and partner: loops found on the calls alone fold its
+// vector exchange and 8-byte reduction steps into one loop whose partners no family
+// reproduces. The commands that build a model then analyze the traces again with sizes
+// ending loops, say so, and the held-out run (analyzed alike) gets every partner right; a
+// user's explicit choice is kept (no second analysis), and an application whose first
+// analysis models keeps it.
+TEST(AnalyzeForModelTest, SizesEndLoopsWhenNoModelBuildsWithout) {
+  testing::AppParams p;
+  p.iterations = 6;
+  const auto inputs = WriteTraces("cg", testing::CgIterations, p, {4, 8, 16, 32});
+  EXPECT_THROW(AnalyzeForModel(inputs, {}, false), UserError);
+  const ModelInputs chosen = AnalyzeForModel(inputs, {}, true);
+  EXPECT_DOUBLE_EQ(chosen.options.bytes_tolerance, kSizesEndLoopsTolerance);
+  EXPECT_NE(chosen.note.find("message sizes ending loops"), std::string::npos);
+  ASSERT_FALSE(chosen.model.warnings.empty());
+  EXPECT_EQ(chosen.model.warnings.front(), chosen.note);
+  testing::MemoryTrace real(testing::CgIterations(64, p));
+  EXPECT_DOUBLE_EQ(
+      ValidateAgainst(chosen.signatures, real, TestMachine(), {}, chosen.options).pattern_match,
+      1.0);
+
+  phases::AnalyzeOptions given;
+  given.bytes_tolerance = kSizesEndLoopsTolerance;
+  const ModelInputs explicit_choice = AnalyzeForModel(inputs, given, false);
+  EXPECT_TRUE(explicit_choice.note.empty());
+
+  const auto stencil_inputs = WriteTraces("stencil", testing::TorusStencil, {}, {4, 9, 16});
+  const ModelInputs stencil = AnalyzeForModel(stencil_inputs, {}, true);
+  EXPECT_TRUE(stencil.note.empty());
+  EXPECT_DOUBLE_EQ(stencil.options.bytes_tolerance, 0.0);
+  std::filesystem::remove_all(inputs.front().path.parent_path());
+  std::filesystem::remove_all(stencil_inputs.front().path.parent_path());
 }
 
 // A loop of irecv, send, wait whose phase the analysis found from its first repetition (NAS

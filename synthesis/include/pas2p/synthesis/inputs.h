@@ -31,9 +31,36 @@ std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inp
                                               const phases::AnalyzeOptions& options = {},
                                               std::vector<std::string>* progress = nullptr);
 
+// How the traces were analyzed for a model, and the model built from them.
+struct ModelInputs {
+  std::vector<phases::Signature> signatures;  // one per input, in the inputs' order
+  phases::AnalyzeOptions options;             // what the traces were analyzed with
+  AppModel model;                             // BuildModel(signatures)
+  // Why `options` is not what was asked for (the second analysis below); empty otherwise.
+  // Also in model.warnings, so that `model` and `predict` print it.
+  std::string note;
+};
+
+// The message-size tolerance of the second analysis of AnalyzeForModel.
+inline constexpr double kSizesEndLoopsTolerance = 0.10;
+
+// Analyzes (or loads) the inputs with `options` and builds their model. Loops are found on
+// structure by default, message sizes being statistics of the calls (sizes that drift with
+// the data, ghost atoms, must not cut loops). But a code whose steps differ only by their
+// sizes and partner (a vector exchange and the 8-byte reductions of dot products with one
+// partner, as CG's) folds into loops that hold different steps at different counts. When
+// `choose_loop_sizes` (the user did not set a size tolerance), no model builds from the
+// first analysis and every input is a trace, the traces are analyzed once more with
+// message sizes ending loops (bytes_tolerance = kSizesEndLoopsTolerance) and that model is
+// kept, with a note saying so. When neither builds, the first analysis's error is thrown,
+// with the second's first line added.
+ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
+                            const phases::AnalyzeOptions& options, bool choose_loop_sizes,
+                            std::vector<std::string>* progress = nullptr);
+
 // The model the prediction commands work from: one saved model file (`pas2p model --out`,
 // recognised by its "pas2p-model" format tag), or else the model built from the traces and
-// signatures the arguments name (ExpandTraceArgs, LoadSignatures, BuildModel).
+// signatures the arguments name (ExpandTraceArgs, AnalyzeForModel).
 AppModel ModelFromArgs(const std::vector<std::string>& args);
 // Is `args` one saved model file (what ModelFromArgs loads instead of building)?
 bool IsModelFile(const std::vector<std::string>& args);

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "pas2p/core/trace.h"
+#include "pas2p/phases/analyze.h"
 #include "pas2p/simulator/machine.h"
 #include "pas2p/synthesis/model.h"
 
@@ -226,9 +227,11 @@ Validation Validate(const std::vector<phases::Signature>& signatures, const Trac
 // Held-out check: train on every signature of `training` (>= 3 counts) and compare the
 // prediction at real.nprocs() with `real`, a run at a count larger than every training count
 // that was not trained on. Throws UserError when `real` is of another application or not
-// larger than the training counts.
+// larger than the training counts. `real` is analyzed with `analyze`, as the training traces
+// were.
 Validation ValidateAgainst(const std::vector<phases::Signature>& training, const TraceSource& real,
-                           const sim::Machine& machine, const PredictOptions& options = {});
+                           const sim::Machine& machine, const PredictOptions& options = {},
+                           const phases::AnalyzeOptions& analyze = {});
 // The same for a validation's prediction (interval and in_interval updated), with the
 // self-check of its training counts.
 void WidenBySelfCheck(const SelfCheck& check, Validation* v);
