@@ -152,7 +152,17 @@ ValidCountSet::ValidCountSet(std::vector<ValidCounts> rules) {
 }
 
 void ValidCountSet::Add(const ValidCounts& rule) {
-  if (std::find(rules_.begin(), rules_.end(), rule) == rules_.end()) rules_.push_back(rule);
+  // The same rule with another lower bound ("powers of two >= 2" and ">= 4"): the
+  // intersection is the rule with the larger bound, said once.
+  for (ValidCounts& r : rules_) {
+    ValidCounts same_bound = rule;
+    same_bound.min_count = r.min_count;
+    if (same_bound == r) {
+      r.min_count = std::max(r.min_count, rule.min_count);
+      return;
+    }
+  }
+  rules_.push_back(rule);
 }
 
 bool ValidCountSet::IsValid(std::int64_t count) const {

@@ -29,6 +29,13 @@ TEST(ValidCounts, IntersectionOfRules) {
   EXPECT_EQ(set.Describe(), "perfect squares >= 4 and powers of two >= 2");
   set.Add(Squares());
   EXPECT_EQ(set.rules().size(), 2u);
+  // The same rule with a larger bound narrows the set and is said once.
+  ValidCounts squares9 = Squares();
+  squares9.min_count = 9;
+  set.Add(squares9);
+  EXPECT_EQ(set.rules().size(), 2u);
+  EXPECT_EQ(set.Describe(), "perfect squares >= 9 and powers of two >= 2");
+  EXPECT_EQ(set.AtLeast(2), 16);
 }
 
 TEST(ValidCounts, DimsCreateGridKeepsExtents) {

@@ -38,6 +38,16 @@ bool IsSignatureFile(const fs::path& p) {
   return head.find("pas2p-signature") != std::string::npos;
 }
 
+// An error's headline: its first line, without a last sentence that introduces the details
+// on the next lines ("... cannot be extrapolated. Traced:").
+std::string Headline(const std::string& what) {
+  std::string line = what.substr(0, what.find('\n'));
+  if (!line.empty() && line.back() == ':') {
+    if (const auto stop = line.rfind(". "); stop != std::string::npos) line.resize(stop + 1);
+  }
+  return line;
+}
+
 }  // namespace
 
 std::vector<TraceInput> ExpandTraceArgs(const std::vector<std::string>& args) {
@@ -110,17 +120,14 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
       sigs = LoadSignatures(inputs, sized, progress);
       model = BuildModel(sigs);
     } catch (const UserError& second) {
-      const std::string what = first.what();
-      const std::string line = second.what();
-      throw UserError(what + "\n(analyzed again with message sizes ending loops, " +
-                      "--bytes-tolerance " + tolerance +
-                      ", no model builds either: " + line.substr(0, line.find('\n')) + ")");
+      throw UserError(std::string(first.what()) +
+                      "\n(analyzed again with message sizes ending loops, --bytes-tolerance " +
+                      tolerance + ", no model builds either: " + Headline(second.what()) + ")");
     }
-    const std::string what = first.what();
     out.note = std::string("the phases were found with message sizes ending loops (") +
                "--bytes-tolerance " + tolerance +
-               "): with loops found on the calls alone no model builds (" +
-               what.substr(0, what.find('\n')) + ")";
+               "): with loops found on the calls alone no model builds (" + Headline(first.what()) +
+               ")";
     out.options = sized;
     out.signatures = std::move(sigs);
     out.model = std::move(model);

@@ -244,6 +244,7 @@ TEST(AnalyzeForModelTest, SizesEndLoopsWhenNoModelBuildsWithout) {
   const ModelInputs chosen = AnalyzeForModel(inputs, {}, true);
   EXPECT_DOUBLE_EQ(chosen.options.bytes_tolerance, kSizesEndLoopsTolerance);
   EXPECT_NE(chosen.note.find("message sizes ending loops"), std::string::npos);
+  EXPECT_EQ(chosen.note.find(":)"), std::string::npos) << chosen.note;  // no dangling lead-in
   ASSERT_FALSE(chosen.model.warnings.empty());
   EXPECT_EQ(chosen.model.warnings.front(), chosen.note);
   testing::MemoryTrace real(testing::CgIterations(64, p));

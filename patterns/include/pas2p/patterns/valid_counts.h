@@ -51,7 +51,8 @@ class ValidCountSet {
 
   ValidCountSet() = default;
   explicit ValidCountSet(std::vector<ValidCounts> rules);
-  void Add(const ValidCounts& rule);  // an identical rule already present is not added twice
+  // A rule already present with another lower bound only raises its bound to the larger one.
+  void Add(const ValidCounts& rule);
 
   bool IsValid(std::int64_t count) const;
   std::optional<std::int64_t> AtMost(std::int64_t count) const;
