@@ -61,7 +61,7 @@ int RunDump(const DumpOptions& o) {
     std::printf("%6s %10s %12s %14s %10s  %s\n", "rank", "events", "cpu_s", "sent_bytes", "wall_s",
                 "stream");
   for (int r : ranks) {
-    auto reader = source->OpenRank(r);
+    auto reader = source->OpenRankAsRecorded(r);
     Event e;
     std::size_t n = 0;
     std::uint64_t bytes = 0;

@@ -170,6 +170,7 @@ std::string FormatEvent(const Event& e) {
           const Completion& c = e.completed[i];
           out << (i ? "," : "") << c.request;
           if (c.peer >= 0) out << "(from " << c.peer << " tag " << c.tag << " " << c.bytes << "B)";
+          if (c.peer == kCancelled) out << "(cancelled)";
         }
       }
       break;

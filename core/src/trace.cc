@@ -1,6 +1,7 @@
 #include "pas2p/core/trace.h"
 
 #include <algorithm>
+#include <deque>
 #include <map>
 
 #include "pas2p/core/simgrid_ti.h"
@@ -10,7 +11,91 @@ namespace pas2p {
 TraceDirectory::TraceDirectory(std::filesystem::path dir)
     : dir_(std::move(dir)), metadata_(ReadMetadata(dir_)) {}
 
+namespace {
+
+class CancelledReceivesDropped : public RankEventSource {
+ public:
+  CancelledReceivesDropped(std::unique_ptr<RankEventSource> inner, std::size_t max_lookahead)
+      : inner_(std::move(inner)), max_lookahead_(std::max<std::size_t>(max_lookahead, 1)) {}
+
+  bool Next(Event* event) override {
+    while (true) {
+      if (ahead_.empty()) {
+        if (!Read()) return false;
+      }
+      if (IsListening(ahead_.front()) && Cancelled()) continue;  // dropped; look at the next
+      *event = std::move(ahead_.front());
+      ahead_.pop_front();
+      return true;
+    }
+  }
+  StreamStatus status() const override { return inner_->status(); }
+  const std::string& message() const override { return inner_->message(); }
+  int rank() const override { return inner_->rank(); }
+
+ private:
+  static bool IsListening(const Event& e) {
+    return e.kind == EventKind::kIrecv && e.peer == kAnySource;
+  }
+  bool Read() {
+    if (done_) return false;
+    Event e;
+    if (!inner_->Next(&e)) {
+      done_ = true;
+      return false;
+    }
+    ahead_.push_back(std::move(e));
+    return true;
+  }
+  // Whether the receive at the front was cancelled; if so it is removed, with its place in
+  // its completion (and that completion when nothing else is left in it).
+  bool Cancelled() {
+    const RequestId request = ahead_.front().request;
+    for (std::size_t i = 1;; ++i) {
+      if (i == ahead_.size() && (i > max_lookahead_ || !Read())) return false;
+      Event& e = ahead_[i];
+      if (!IsCompletion(e.kind)) continue;
+      auto done = std::find_if(e.completed.begin(), e.completed.end(),
+                               [&](const Completion& c) { return c.request == request; });
+      if (done == e.completed.end()) continue;
+      if (done->peer != kCancelled) return false;
+      e.completed.erase(done);
+      // The request leaves every wait and test that named it (polls that found nothing
+      // included); those that named nothing else go.
+      for (std::size_t k = i; k >= 1; --k) {
+        Event& poll = ahead_[k];
+        if (!IsCompletion(poll.kind)) continue;
+        auto& ids = poll.requests;
+        const auto named = std::remove(ids.begin(), ids.end(), request);
+        if (named == ids.end()) continue;
+        ids.erase(named, ids.end());
+        if (ids.empty() && poll.completed.empty()) {
+          ahead_.erase(ahead_.begin() + static_cast<std::ptrdiff_t>(k));
+        }
+      }
+      ahead_.pop_front();
+      return true;
+    }
+  }
+
+  std::unique_ptr<RankEventSource> inner_;
+  std::size_t max_lookahead_;
+  std::deque<Event> ahead_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<RankEventSource> WithoutCancelledReceives(std::unique_ptr<RankEventSource> inner,
+                                                          std::size_t max_lookahead) {
+  return std::make_unique<CancelledReceivesDropped>(std::move(inner), max_lookahead);
+}
+
 std::unique_ptr<RankEventSource> TraceDirectory::OpenRank(int rank) const {
+  return WithoutCancelledReceives(OpenRankAsRecorded(rank));
+}
+
+std::unique_ptr<RankEventSource> TraceDirectory::OpenRankAsRecorded(int rank) const {
   if (rank < 0 || rank >= metadata_.nprocs) {
     throw TraceError(dir_.string() + ": rank " + std::to_string(rank) +
                      " out of range: the trace has ranks 0.." +
@@ -113,6 +198,10 @@ void MemoryTrace::Resize(int nprocs) {
 }
 
 std::unique_ptr<RankEventSource> MemoryTrace::OpenRank(int rank) const {
+  return WithoutCancelledReceives(OpenRankAsRecorded(rank));
+}
+
+std::unique_ptr<RankEventSource> MemoryTrace::OpenRankAsRecorded(int rank) const {
   if (rank < 0 || rank >= static_cast<int>(data_.ranks.size()))
     throw TraceError(description() + ": rank " + std::to_string(rank) + " out of range");
   return std::make_unique<VectorRank>(&data_.ranks[static_cast<std::size_t>(rank)], rank);

@@ -508,6 +508,54 @@ TEST(Wildcards, ResolvedFromCompletion) {
   EXPECT_EQ(ev[0].tag, 3);
 }
 
+// A receive from any source that was cancelled is left out by every reader: the irecv, its
+// place in the waitall that also completed another request, and the polls (tests that found
+// nothing) that named only it; a wildcard receive that did get a message, and a named
+// receive, stay. As recorded, the stream is untouched.
+TEST(Wildcards, CancelledReceivesAreLeftOut) {
+  TraceData data;
+  auto& ev = data.ranks.emplace_back();
+  ev.push_back(MakeIrecv(kAnySource, 7, 64, 1));  // cancelled
+  ev.push_back(MakeIrecv(kAnySource, 7, 64, 2));  // gets a message from 0
+  ev.push_back(MakeIrecv(0, 1, 32, 3));
+  Event poll;
+  poll.kind = EventKind::kTest;
+  poll.requests = {1};
+  ev.push_back(poll);
+  ev.push_back(MakeCompute(100));
+  Event all = MakeWaitall({1, 2, 3});
+  all.completed = {{1, kCancelled, kAnyTag, 0}, {2, 0, 7, 64}, {3, 0, 1, 32}};
+  ev.push_back(all);
+  ev.push_back(MakeIrecv(kAnySource, 7, 64, 4));  // cancelled, waited for alone
+  Event wait;
+  wait.kind = EventKind::kWait;
+  wait.requests = {4};
+  wait.completed = {{4, kCancelled, kAnyTag, 0}};
+  ev.push_back(wait);
+  ev.push_back(MakeCompute(200));
+  MemoryTrace trace(data);
+  std::vector<Event> read;
+  auto reader = trace.OpenRank(0);
+  for (Event e; reader->Next(&e);) read.push_back(e);
+  ASSERT_EQ(read.size(), 5u);
+  EXPECT_EQ(read[0].request, 2u);
+  EXPECT_EQ(read[1].request, 3u);
+  EXPECT_EQ(read[2].kind, EventKind::kCompute);
+  EXPECT_EQ(read[3].requests, (std::vector<RequestId>{2, 3}));
+  ASSERT_EQ(read[3].completed.size(), 2u);
+  EXPECT_EQ(read[3].completed[0].request, 2u);
+  EXPECT_EQ(read[4].cpu_ns, 200);
+  std::size_t recorded = 0;
+  auto as_recorded = trace.OpenRankAsRecorded(0);
+  for (Event e; as_recorded->Next(&e);) ++recorded;
+  EXPECT_EQ(recorded, ev.size());
+  // A completion further than the look-ahead leaves the receive as recorded.
+  auto short_sight = WithoutCancelledReceives(trace.OpenRankAsRecorded(0), 2);
+  Event first;
+  ASSERT_TRUE(short_sight->Next(&first));
+  EXPECT_EQ(first.request, 1u);
+}
+
 TEST(CommTable, MembersAndConflicts) {
   CommTable table(6);
   Event c;

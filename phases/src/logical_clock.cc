@@ -252,6 +252,7 @@ bool Clock::TryDeliver(int r) {
     for (const Completion& c : e.completed) {
       auto it = st.irecvs.find(c.request);
       if (it == st.irecvs.end()) continue;  // a send request, or one we never saw posted
+      if (c.peer == kCancelled) continue;   // cancelled (MPI_Cancel): no message to wait for
       std::int32_t src = c.peer >= 0 ? c.peer : it->second.peer;
       std::int32_t tag = c.tag != kAnyTag ? c.tag : it->second.tag;
       if (src < 0) {

@@ -396,9 +396,15 @@ void Complete(Event& e, int index, const MPI_Status* status) {
   Completion c;
   c.request = it->info.id;
   if (it->info.is_recv && status != nullptr) {
-    c.peer = ToWorld(*it->info.comm, status->MPI_SOURCE);
-    c.tag = WorldTag(status->MPI_TAG);
-    c.bytes = StatusBytes(*status);
+    int cancelled = 0;
+    PMPI_Test_cancelled(status, &cancelled);
+    if (cancelled) {
+      c.peer = kCancelled;  // MPI_Cancel succeeded: no source, tag nor data
+    } else {
+      c.peer = ToWorld(*it->info.comm, status->MPI_SOURCE);
+      c.tag = WorldTag(status->MPI_TAG);
+      c.bytes = StatusBytes(*status);
+    }
   }
   e.completed.push_back(c);
   rt.RemoveRequest(it->handle, it->info.id);

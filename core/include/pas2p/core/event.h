@@ -25,10 +25,12 @@ using RequestId = std::uint64_t;
 
 inline constexpr CommId kCommWorld = 0;
 inline constexpr CommId kCommSelf = 1;
-inline constexpr std::int32_t kAnySource = -1;    // MPI_ANY_SOURCE as posted
-inline constexpr std::int32_t kAnyTag = -1;       // MPI_ANY_TAG as posted
-inline constexpr std::int32_t kProcNull = -2;     // MPI_PROC_NULL
-inline constexpr std::int32_t kNoRank = -3;       // field not applicable
+inline constexpr std::int32_t kAnySource = -1;  // MPI_ANY_SOURCE as posted
+inline constexpr std::int32_t kAnyTag = -1;     // MPI_ANY_TAG as posted
+inline constexpr std::int32_t kProcNull = -2;   // MPI_PROC_NULL
+inline constexpr std::int32_t kNoRank = -3;     // field not applicable
+// Completion::peer of a receive that MPI_Cancel cancelled: nothing arrived (MPI_Test_cancelled).
+inline constexpr std::int32_t kCancelled = -4;
 inline constexpr std::int64_t kNotMeasured = -1;  // counter not available
 
 enum class EventKind : std::uint8_t {
@@ -104,9 +106,11 @@ enum class CommOrigin : std::int32_t { kDup = 0, kSplit = 1, kCreate = 2, kCart 
 // One completed request inside a completion call.
 struct Completion {
   RequestId request = 0;
-  std::int32_t peer = kNoRank;  // receives: actual source (world rank); sends: kNoRank
-  std::int32_t tag = kAnyTag;   // receives: actual tag
-  std::uint64_t bytes = 0;      // receives: bytes actually received
+  // receives: actual source (world rank), or kCancelled when the receive was cancelled
+  // (MPI_Cancel) and nothing arrived; sends: kNoRank
+  std::int32_t peer = kNoRank;
+  std::int32_t tag = kAnyTag;  // receives: actual tag
+  std::uint64_t bytes = 0;     // receives: bytes actually received
   bool operator==(const Completion&) const = default;
 };
 

@@ -176,11 +176,28 @@ class TraceSource {
   virtual ~TraceSource() = default;
   virtual const TraceMetadata& metadata() const = 0;
   int nprocs() const { return metadata().nprocs; }
-  // A fresh reader of one rank's events (may be called again to re-read).
+  // A fresh reader of one rank's events (may be called again to re-read), without the
+  // receives that were cancelled (WithoutCancelledReceives).
   virtual std::unique_ptr<RankEventSource> OpenRank(int rank) const = 0;
+  // The events as recorded, cancelled receives included (what `pas2p dump` shows).
+  virtual std::unique_ptr<RankEventSource> OpenRankAsRecorded(int rank) const {
+    return OpenRank(rank);
+  }
   // Where it came from, for messages.
   virtual std::string description() const = 0;
 };
+
+// `inner` without its cancelled receives. A receive posted with MPI_ANY_SOURCE whose
+// completion (a wait or test later in the stream) says kCancelled never communicated
+// (MPI_Cancel took it back before a message matched it, as codes do with a receive that
+// listens for messages which may not come): the irecv and its request's place in that
+// completion are left out, and so is a completion call left with no request (its time
+// joins the compute around it). Every reader of a trace sees it so (analysis, simulation,
+// conversion); `pas2p dump` shows the stream as recorded. To find the completion the
+// reader reads ahead at most `max_lookahead` events; a receive whose completion is further
+// (or never comes: MPI_Request_free) is passed on as recorded.
+std::unique_ptr<RankEventSource> WithoutCancelledReceives(std::unique_ptr<RankEventSource> inner,
+                                                          std::size_t max_lookahead = 1 << 16);
 
 // Reads our binary stream of one rank.
 class RankStreamReader : public RankEventSource {
@@ -224,6 +241,7 @@ class TraceDirectory : public TraceSource {
   explicit TraceDirectory(std::filesystem::path dir);  // throws TraceError
   const TraceMetadata& metadata() const override { return metadata_; }
   std::unique_ptr<RankEventSource> OpenRank(int rank) const override;
+  std::unique_ptr<RankEventSource> OpenRankAsRecorded(int rank) const override;
   std::string description() const override { return dir_.string(); }
   const std::filesystem::path& dir() const { return dir_; }
 
@@ -254,6 +272,7 @@ class MemoryTrace : public TraceSource {
   std::vector<Event>& rank(int r) { return data_.ranks.at(static_cast<std::size_t>(r)); }
   const TraceMetadata& metadata() const override { return data_.metadata; }
   std::unique_ptr<RankEventSource> OpenRank(int rank) const override;
+  std::unique_ptr<RankEventSource> OpenRankAsRecorded(int rank) const override;
   std::string description() const override { return "memory:" + data_.metadata.application; }
   TraceData& data() { return data_; }
   const TraceData& data() const { return data_; }
