@@ -51,7 +51,6 @@ void RunValidate(const ValidateOptions& o) {
   const auto analyzed = synthesis::AnalyzeForModel(inputs, AnalyzeOptionsOf(o.bytes_tolerance),
                                                    o.bytes_tolerance < 0);
   const auto& sigs = analyzed.signatures;
-  if (!analyzed.note.empty()) std::fprintf(stderr, "pas2p: warning: %s\n", analyzed.note.c_str());
   const std::string app = sigs.empty() ? "" : sigs.front().application;
   synthesis::PredictOptions options;
   options.noise_draws = o.noise_draws;
@@ -66,7 +65,9 @@ void RunValidate(const ValidateOptions& o) {
       }
     }
   }
-  auto print = [&](const synthesis::Validation& v) {
+  auto print = [&](synthesis::Validation v) {
+    // How the traces were analyzed is part of what the check checked (JSON: model_warnings).
+    if (!analyzed.note.empty()) v.model_warnings.insert(v.model_warnings.begin(), analyzed.note);
     if (o.json) {
       std::fputs(synthesis::ValidationToJson(v, app).c_str(), stdout);
     } else {
