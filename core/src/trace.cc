@@ -21,7 +21,13 @@ class CancelledReceivesDropped : public RankEventSource {
   bool Next(Event* event) override {
     while (true) {
       if (ahead_.empty()) {
-        if (!Read()) return false;
+        // Nothing read ahead: events other than a listening receive pass straight through.
+        if (done_ || !inner_->Next(event)) {
+          done_ = true;
+          return false;
+        }
+        if (!IsListening(*event)) return true;
+        ahead_.push_back(std::move(*event));
       }
       if (IsListening(ahead_.front()) && Cancelled()) continue;  // dropped; look at the next
       *event = std::move(ahead_.front());
