@@ -1998,6 +1998,276 @@ double PhaseModel::CpuScaleAt(double p, int side) const {
   return sum > 0 ? cpu_total.At(p, side) / sum : 1;
 }
 
+std::int64_t FieldBits(patterns::BitField field, std::int64_t nprocs) {
+  const std::int64_t n = nprocs < 1 ? 0 : std::bit_width(static_cast<std::uint64_t>(nprocs)) - 1;
+  switch (field) {
+    case patterns::BitField::kLowHalf:
+      return (n + 1) / 2;
+    case patterns::BitField::kHighHalf:
+      return n / 2;
+    case patterns::BitField::kRank:
+      break;
+  }
+  return n;
+}
+
+namespace {
+
+// The bit of a slot that exchanges with rank XOR 2^b for one bit b counted from the field's
+// bottom (both halves of a sendrecv), or -1.
+std::int64_t SingleBit(const SlotModel& s) {
+  auto bit_of = [](const std::optional<patterns::GeneralEquation>& eq) -> std::int64_t {
+    if (!eq || eq->family != patterns::Family::kXorExchange || eq->all_bits ||
+        eq->bits.size() != 1 || eq->bits[0].from_end) {
+      return -1;
+    }
+    return eq->bits[0].index;
+  };
+  if (!IsPointToPoint(s.kind) || s.wildcard || s.reply) return -1;
+  const std::int64_t b = bit_of(s.peer);
+  if (b < 0) return -1;
+  if (s.kind == EventKind::kSendrecv && bit_of(s.recv_peer) != b) return -1;
+  return b;
+}
+
+// Whether the slot had a partner on some rank at `nprocs` (its training maps).
+bool TracedAt(const SlotModel& s, int nprocs) {
+  for (const patterns::CommMap& m : s.maps) {
+    if (m.nprocs != nprocs) continue;
+    for (const auto& d : m.dests) {
+      if (!d.empty()) return true;
+    }
+  }
+  return false;
+}
+
+bool SameCall(const SlotModel& a, const SlotModel& b) {
+  return a.kind == b.kind && a.sub_comm == b.sub_comm && a.all_pending == b.all_pending &&
+         a.requests == b.requests;
+}
+
+// A quantity's traced values (per rank, whatever the model fits).
+std::map<double, double> TracedValues(const Quantity& q) {
+  std::map<double, double> v;
+  if (!q.present) return v;
+  for (const regression::Point& pt : q.model.training) {
+    v[pt.p] = q.divided_by_p && pt.p > 0 ? pt.y / pt.p : pt.y;
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<BitSteps> FindBitSteps(const PhaseModel& phase, std::span<const int> counts) {
+  std::vector<BitSteps> runs;
+  if (phase.block || phase.scheduled) return runs;
+  const auto& slots = phase.slots;
+  // Groups: a step's calls with one bit and the completions after them.
+  struct Group {
+    std::size_t first, length;
+    std::int64_t bit;
+  };
+  std::vector<Group> groups;
+  for (std::size_t s = 0; s < slots.size();) {
+    const std::int64_t b = SingleBit(slots[s]);
+    if (b < 0) {
+      ++s;
+      continue;
+    }
+    std::size_t e = s + 1;
+    while (e < slots.size() && SingleBit(slots[e]) == b) ++e;
+    while (e < slots.size() && IsCompletion(slots[e].kind)) ++e;
+    groups.push_back({s, e - s, b});
+    s = e;
+  }
+  auto alike = [&](const Group& a, const Group& b) {
+    if (a.length != b.length || a.first + a.length != b.first) return false;
+    for (std::size_t k = 0; k < a.length; ++k) {
+      if (!SameCall(slots[a.first + k], slots[b.first + k])) return false;
+    }
+    return true;
+  };
+  for (std::size_t g = 0; g < groups.size();) {
+    std::size_t e = g + 1;
+    int dir = 0;
+    while (e < groups.size() && alike(groups[e - 1], groups[e])) {
+      const std::int64_t d = groups[e].bit - groups[e - 1].bit;
+      if ((d != 1 && d != -1) || (dir != 0 && d != dir)) break;
+      dir = static_cast<int>(d);
+      ++e;
+    }
+    if (e - g >= 2) {
+      BitSteps run;
+      run.first_slot = groups[g].first;
+      run.step_slots = groups[g].length;
+      run.steps = e - g;
+      run.ascending = dir > 0;
+      run.low_bit = std::min(groups[g].bit, groups[e - 1].bit);
+      run.top_bit = std::max(groups[g].bit, groups[e - 1].bit);
+      const Group& top = run.ascending ? groups[e - 1] : groups[g];
+      for (std::size_t k = 0; k < top.length; ++k) {
+        const SlotModel& s = slots[top.first + k];
+        if (SingleBit(s) >= 0) run.field = s.peer->bit_field;
+      }
+      // Growing: at every traced count the steps present are the field's bits from low_bit
+      // up to its top, and the field's size differs between counts.
+      std::set<std::int64_t> sizes;
+      bool follows = !counts.empty();
+      for (const int c : counts) {
+        const std::int64_t bits = FieldBits(run.field, c);
+        sizes.insert(bits);
+        for (std::size_t k = g; k < e && follows; ++k) {
+          bool traced = false;
+          for (std::size_t i = 0; i < groups[k].length; ++i) {
+            const SlotModel& s = slots[groups[k].first + i];
+            traced = traced || (SingleBit(s) >= 0 && TracedAt(s, c));
+          }
+          follows = traced == (groups[k].bit < bits);
+        }
+        follows = follows && run.low_bit < bits;
+      }
+      const int largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+      run.grows = follows && sizes.size() >= 2 && run.top_bit + 1 == FieldBits(run.field, largest);
+      runs.push_back(run);
+    }
+    g = e;
+  }
+  return runs;
+}
+
+namespace {
+
+// What a slot computes before its call (the models and their spread), from `from`.
+void CopyCompute(const SlotModel& from, SlotModel* to) {
+  to->cpu_ns = from.cpu_ns;
+  to->instructions = from.instructions;
+  to->class_compute = from.class_compute;
+  to->cpu_spread_between = from.cpu_spread_between;
+  to->cpu_spread_within = from.cpu_spread_within;
+  to->cpu_spread_shared = from.cpu_spread_shared;
+  to->cpu_per_occurrence = from.cpu_per_occurrence;
+}
+
+// Steps by bit whose messages have the same sizes at every count both were traced at are
+// one law: each takes the bytes of the step traced at the most counts (the step for a bit
+// that only the largest count has would otherwise keep that one count's value at every N).
+void ShareBitStepBytes(PhaseModel* pm, std::span<const int> counts) {
+  auto& slots = pm->slots;
+  auto agree = [](const Quantity& a, const Quantity& b) {
+    if (a.present != b.present) return false;
+    const std::map<double, double> va = TracedValues(a), vb = TracedValues(b);
+    for (const auto& [p, y] : va) {
+      const auto it = vb.find(p);
+      if (it == vb.end() || std::abs(y - it->second) > 0.01 * std::max(std::abs(y), 1.0)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  for (const BitSteps& run : FindBitSteps(*pm, counts)) {
+    for (std::size_t i = 0; i < run.step_slots; ++i) {
+      std::size_t best = run.steps, most = 0;
+      for (std::size_t g = 0; g < run.steps; ++g) {
+        const SlotModel& s = slots[run.first_slot + g * run.step_slots + i];
+        if (SingleBit(s) < 0 || !s.bytes.present || s.face_dim >= 0) continue;
+        if (s.bytes.model.training.size() > most) {
+          most = s.bytes.model.training.size();
+          best = g;
+        }
+      }
+      if (best == run.steps) continue;
+      const SlotModel src = slots[run.first_slot + best * run.step_slots + i];
+      for (std::size_t g = 0; g < run.steps; ++g) {
+        SlotModel& d = slots[run.first_slot + g * run.step_slots + i];
+        if (g == best || SingleBit(d) < 0 || d.face_dim >= 0 ||
+            d.bytes.model.training.size() >= most || !agree(d.bytes, src.bytes) ||
+            !agree(d.recv_bytes, src.recv_bytes)) {
+          continue;
+        }
+        d.bytes = src.bytes;
+        d.recv_bytes = src.recv_bytes;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+PhaseModel PhaseAt(const PhaseModel& phase, std::span<const int> counts, std::int64_t nprocs) {
+  PhaseModel out = phase;
+  const std::vector<BitSteps> runs = FindBitSteps(phase, counts);
+  // The last run first: a run's new calls only move the slots after it.
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    const BitSteps& run = *it;
+    const std::int64_t bits = FieldBits(run.field, nprocs);
+    if (!run.grows || bits <= run.top_bit + 1) continue;
+    auto& slots = out.slots;
+    const std::size_t old_size = slots.size();
+    const auto added = static_cast<std::size_t>(bits - 1 - run.top_bit);
+    const std::size_t length = run.step_slots;
+    const std::size_t end = run.first_slot + run.steps * length;
+    const std::size_t top = run.ascending ? end - length : run.first_slot;
+    const std::size_t at = run.ascending ? end : run.first_slot;
+    // Descending, the new first step does what the program does before the run, and every
+    // later one (the old first step too) what a step after a step does: the second's.
+    const std::size_t later = run.first_slot + length;
+    std::vector<SlotModel> copies;
+    for (std::size_t k = 0; k < added; ++k) {
+      const std::int64_t bit = run.ascending ? run.top_bit + 1 + static_cast<std::int64_t>(k)
+                                             : run.top_bit + static_cast<std::int64_t>(added - k);
+      for (std::size_t i = 0; i < length; ++i) {
+        SlotModel c = slots[top + i];
+        if (!run.ascending && k > 0) CopyCompute(slots[later + i], &c);
+        if (SingleBit(c) >= 0) {
+          c.peer->bits[0].index = bit;
+          if (c.recv_peer) c.recv_peer->bits[0].index = bit;
+        }
+        copies.push_back(std::move(c));
+      }
+    }
+    if (!run.ascending) {
+      for (std::size_t i = 0; i < length; ++i) CopyCompute(slots[later + i], &slots[top + i]);
+    }
+    // The class masks (a character per slot, and one for the roots) get the top step's
+    // characters for each copy.
+    auto widen = [&](std::string* mask) {
+      if (mask->size() < old_size) return;
+      const std::string chars = mask->substr(top, length);
+      std::string inserted;
+      for (std::size_t k = 0; k < added; ++k) inserted += chars;
+      mask->insert(at, inserted);
+    };
+    const std::size_t moved = added * length;
+    for (SlotModel& s : slots) {
+      for (int& k : s.like_slots) {
+        if (static_cast<std::size_t>(k) >= at) k += static_cast<int>(moved);
+      }
+    }
+    for (std::size_t c = 0; c < copies.size(); c += length) {
+      std::vector<int> exchange;
+      for (std::size_t i = 0; i < length; ++i) {
+        if (SingleBit(copies[c + i]) >= 0) exchange.push_back(static_cast<int>(at + c + i));
+      }
+      for (std::size_t i = 0; i < length; ++i) {
+        SlotModel& s = copies[c + i];
+        if (s.presence != Presence::kLikeSlots) continue;
+        if (SingleBit(s) >= 0) {
+          s.presence = Presence::kHasPartner;
+          s.like_slots.clear();
+        } else {
+          s.like_slots = exchange;
+        }
+      }
+    }
+    slots.insert(slots.begin() + static_cast<std::ptrdiff_t>(at),
+                 std::make_move_iterator(copies.begin()), std::make_move_iterator(copies.end()));
+    for (SlotModel& s : slots) {
+      for (auto& cc : s.class_compute) widen(&cc.mask);
+    }
+  }
+  return out;
+}
+
 double SlotModel::BytesAt(std::int64_t nprocs, int side) const {
   if (face_dim >= 0 && peer) return face_bytes * FaceFactor(*peer, face_dim, nprocs);
   return bytes.At(static_cast<double>(nprocs), side);
@@ -2185,6 +2455,7 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
     const int index = static_cast<int>(model.phases.size());
     try {
       PhaseBuild build = BuildPhase(index, group, sigs, counts);
+      ShareBitStepBytes(&build.model, counts);
       std::vector<regression::Point> w;
       for (std::size_t ci = 0; ci < counts.size(); ++ci)
         w.push_back({double(counts[ci]), group.weights[ci]});
@@ -2410,6 +2681,24 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
       if (target > 0) out << "; at P = " << target << ": " << p.cpu_total.At(double(target));
       out << " (predicts the left-out counts better than the calls' own models, which are "
              "scaled to it keeping their shares)\n";
+    }
+    for (const BitSteps& run : FindBitSteps(p, model.counts)) {
+      const char* field = run.field == patterns::BitField::kLowHalf    ? " of the column index"
+                          : run.field == patterns::BitField::kHighHalf ? " of the row index"
+                                                                       : " of the rank";
+      out << "  calls " << run.first_slot << "-" << run.first_slot + run.steps * run.step_slots - 1
+          << ": one step per bit" << field << " (bits " << run.low_bit << "-" << run.top_bit << ", "
+          << (run.ascending ? "lowest" : "highest") << " first)";
+      if (run.grows) {
+        out << "; at a count with more bits, a step like bit " << run.top_bit
+            << "'s for each further bit";
+        if (target > 0) {
+          const std::int64_t bits = FieldBits(run.field, target);
+          out << " (at P = " << target << ": bits " << run.low_bit << "-"
+              << std::max(run.top_bit, bits - 1) << ")";
+        }
+      }
+      out << "\n";
     }
     for (std::size_t s = 0; s < p.slots.size(); ++s) {
       out << "  call " << s << ": " << p.slots[s].Describe();

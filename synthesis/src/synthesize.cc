@@ -810,6 +810,8 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
     std::vector<std::int64_t> traced(model_.counts.begin(), model_.counts.end());
     patterns::RequireTarget(model_.valid, nprocs, false, traced);
   }
+  // Steps by bit extended to the bits the target count has.
+  for (PhaseModel& pm : model_.phases) pm = PhaseAt(pm, model_.counts, nprocs);
   metadata_.application = model_.application;
   metadata_.nprocs = static_cast<int>(nprocs);
   metadata_.source = "synthesized";

@@ -11,6 +11,7 @@
 #include "pas2p/phases/analyze.h"
 #include "pas2p/simulator/engine.h"
 #include "pas2p/synthesis/inputs.h"
+#include "pas2p/synthesis/synthesize.h"
 #include "test_traces.h"
 
 namespace pas2p::synthesis {
@@ -213,6 +214,78 @@ TEST(ValidateAgainstTest, CgIterationsExtrapolate) {
   testing::MemoryTrace real(testing::CgIterations(64, p));
   const Validation v = ValidateAgainst(sigs, real, TestMachine());
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+}
+
+// The reduction steps of CG's rows go by the bits of the row's index, one step per bit: rows of
+// 8 at 32 ranks have bits 0-2, rows of 16 at 128 ranks bit 3 too, which no trained count has.
+// The model extrapolates the sequence of per-bit steps to the bits of the target's rows, in
+// the program's order (ascending for the row reduction, descending for the dot products),
+// each with its slot's bytes and compute: every message of the run at 128 is right (before:
+// the steps for bit 3 were missing, 6 of 16 exchanges per iteration, silently).
+TEST(ValidateAgainstTest, CgIterationsExtrapolateBitsBeyondTheTraced) {
+  testing::AppParams p;
+  p.iterations = 4;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 16, 32})
+    sigs.push_back(testing::AnalyzeSizesSplit(testing::CgIterations(n, p)));
+  testing::MemoryTrace real(testing::CgIterations(128, p));
+  phases::AnalyzeOptions analyze;
+  analyze.bytes_tolerance = 0.10;
+  const Validation v = ValidateAgainst(sigs, real, TestMachine(), {}, analyze);
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  // The iteration's runs of steps: the row reduction from the lowest bit, the two dot products
+  // from the highest, bits 0-2 of the column index traced, extended at a larger count.
+  const AppModel model = BuildModel(sigs);
+  std::vector<BitSteps> runs;
+  for (const PhaseModel& pm : model.phases) {
+    const auto found = FindBitSteps(pm, model.counts);
+    if (found.size() > runs.size()) runs = found;
+  }
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_TRUE(runs[0].ascending);
+  EXPECT_FALSE(runs[1].ascending);
+  EXPECT_FALSE(runs[2].ascending);
+  for (const BitSteps& run : runs) {
+    EXPECT_EQ(run.low_bit, 0);
+    EXPECT_EQ(run.top_bit, 2);
+    EXPECT_EQ(run.field, patterns::BitField::kLowHalf);
+    EXPECT_TRUE(run.grows);
+  }
+  // Every rank sends what the real run sends, to the same partners in the same order, and
+  // nothing more (pattern_match counts the real run's messages only).
+  SynthesizedTrace synth(model, 128);
+  for (int r : {0, 5, 77, 127}) {
+    std::vector<std::pair<std::int32_t, std::uint64_t>> sent[2];
+    const TraceSource* sources[2] = {&real, &synth};
+    for (int k = 0; k < 2; ++k) {
+      auto src = sources[k]->OpenRank(r);
+      Event e;
+      while (src->Next(&e)) {
+        if (e.kind == EventKind::kSend) sent[k].push_back({e.peer, e.bytes == 8 ? 8 : 0});
+      }
+    }
+    EXPECT_EQ(sent[0], sent[1]) << "rank " << r;
+  }
+}
+
+// Steps by bit that every traced count has (a fixed number of steps, whatever P) are not
+// extended: the steps follow no field's size.
+TEST(BitStepsTest, FixedStepsAreNotExtended) {
+  testing::AppParams p;
+  p.iterations = 4;
+  p.stages = 2;
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 16, 32}) sigs.push_back(testing::AnalyzeSizesSplit(testing::PairExchange(n, p)));
+  const AppModel model = BuildModel(sigs);
+  std::size_t runs = 0;
+  for (const PhaseModel& pm : model.phases) {
+    for (const BitSteps& run : FindBitSteps(pm, model.counts)) {
+      ++runs;
+      EXPECT_FALSE(run.grows);
+      EXPECT_EQ(PhaseAt(pm, model.counts, 1024).slots.size(), pm.slots.size());
+    }
+  }
+  EXPECT_EQ(runs, 1u);
 }
 
 // Traces written to disk as the tracer writes them, one directory per count.

@@ -234,6 +234,38 @@ struct AppModel {
   bool HasInstructions() const;
 };
 
+// Steps by bit: consecutive groups of a phase's calls, each one exchange with the partner
+// rank XOR 2^b (a p2p call, or several with the same bit, and the completions after them),
+// alike in their calls, whose bits b follow one another (ascending or descending in the
+// program's order): a recursive doubling written by hand, hypercube steps, a butterfly, a
+// reduction along the rows of a power-of-two grid (NAS CG). The traces align each step with
+// its own across counts by its bit, so a step for a bit that no traced count has would be
+// missing at a larger count; when the steps follow the bits of their field at every traced
+// count (`grows`), PhaseAt extends them to the bits of the target count.
+struct BitSteps {
+  std::size_t first_slot = 0;  // the first group's first slot
+  std::size_t step_slots = 0;  // slots per group
+  std::size_t steps = 0;       // groups (at the largest traced count)
+  bool ascending = true;       // the lowest bit first in the program's order
+  std::int64_t low_bit = 0, top_bit = 0;
+  patterns::BitField field = patterns::BitField::kRank;  // where the top step counts its bit
+  // At every traced count the steps are those of the field's bits from low_bit up (and the
+  // field has more bits at some counts than at others): the top step is the field's top bit.
+  bool grows = false;
+};
+// Bits of `field` at `nprocs` (n = floor(log2 nprocs): n, ceil(n/2), floor(n/2)).
+std::int64_t FieldBits(patterns::BitField field, std::int64_t nprocs);
+// The phase's steps by bit (`counts`: the model's traced counts), in slot order.
+std::vector<BitSteps> FindBitSteps(const PhaseModel& phase, std::span<const int> counts);
+// The phase as synthesized at `nprocs`: every growing run of steps by bit (FindBitSteps) gets
+// one group of calls per bit of its field at nprocs beyond its top traced bit, in the
+// program's order (after the top step when ascending, before it when descending), each a copy
+// of the top step with its bit (bytes, compute, presence; the completions are made by the
+// ranks that make the copy's exchange). Descending, the copy that becomes the first step
+// takes the first step's compute (what the program does before the run) and the old first
+// step that of a later one. Other phases are returned unchanged.
+PhaseModel PhaseAt(const PhaseModel& phase, std::span<const int> counts, std::int64_t nprocs);
+
 struct ModelOptions {
   int min_counts = 3;
   // Phases that are not relevant in any signature are still modelled when they are present
