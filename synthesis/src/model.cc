@@ -2041,9 +2041,9 @@ bool TracedAt(const SlotModel& s, int nprocs) {
   return false;
 }
 
+// Alike calls of two steps (a completion waits for its step's requests however it counts them).
 bool SameCall(const SlotModel& a, const SlotModel& b) {
-  return a.kind == b.kind && a.sub_comm == b.sub_comm && a.all_pending == b.all_pending &&
-         a.requests == b.requests;
+  return a.kind == b.kind && a.sub_comm == b.sub_comm;
 }
 
 // A quantity's traced values (per rank, whatever the model fits).
@@ -2124,7 +2124,6 @@ std::vector<BitSteps> FindBitSteps(const PhaseModel& phase, std::span<const int>
           }
           follows = traced == (groups[k].bit < bits);
         }
-        follows = follows && run.low_bit < bits;
       }
       const int largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
       run.grows = follows && sizes.size() >= 2 && run.top_bit + 1 == FieldBits(run.field, largest);
@@ -2189,6 +2188,39 @@ void ShareBitStepBytes(PhaseModel* pm, std::span<const int> counts) {
       }
     }
   }
+}
+
+// A step by bit that appears with the count (the field's top bit at the largest count, absent
+// at a smaller one) outside a growing run of steps is not extended: said in a warning, as a
+// count with more bits lacks the steps for them.
+void WarnUnextendedBitSteps(const PhaseModel& pm, std::span<const int> counts,
+                            std::vector<std::string>* warnings) {
+  if (counts.empty() || pm.block || pm.scheduled) return;
+  const int largest = *std::max_element(counts.begin(), counts.end());
+  std::vector<bool> extended(pm.slots.size(), false);
+  for (const BitSteps& run : FindBitSteps(pm, counts)) {
+    if (!run.grows) continue;
+    for (std::size_t k = 0; k < run.steps * run.step_slots; ++k)
+      extended[run.first_slot + k] = true;
+  }
+  std::vector<std::string> calls;
+  for (std::size_t s = 0; s < pm.slots.size(); ++s) {
+    const SlotModel& slot = pm.slots[s];
+    const std::int64_t b = SingleBit(slot);
+    if (b < 0 || extended[s] || b + 1 != FieldBits(slot.peer->bit_field, largest)) continue;
+    bool appears = false;
+    for (const int c : counts) appears = appears || (c != largest && !TracedAt(slot, c));
+    if (appears) calls.push_back(std::to_string(s) + " (bit " + std::to_string(b) + ")");
+  }
+  if (calls.empty()) return;
+  std::string list;
+  for (const auto& c : calls) list += (list.empty() ? "" : ", ") + c;
+  warnings->push_back("phase " + std::to_string(pm.index) + ": calls " + list +
+                      " exchange with rank XOR 2^b for the top bit of their field at " +
+                      std::to_string(largest) +
+                      " processes and are absent at smaller counts, but are not a run of alike "
+                      "steps by bit: at a count with more bits, the steps for the further bits "
+                      "are not modelled (missing from the prediction)");
 }
 
 }  // namespace
@@ -2456,6 +2488,7 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
     try {
       PhaseBuild build = BuildPhase(index, group, sigs, counts);
       ShareBitStepBytes(&build.model, counts);
+      WarnUnextendedBitSteps(build.model, counts, &build.warnings);
       std::vector<regression::Point> w;
       for (std::size_t ci = 0; ci < counts.size(); ++ci)
         w.push_back({double(counts[ci]), group.weights[ci]});
