@@ -636,8 +636,13 @@ std::vector<std::int64_t> GridExtents(const patterns::GeneralEquation& eq, std::
   return eq.At(nprocs).extents();
 }
 
-double FaceFactor(const patterns::GeneralEquation& eq, int dim, std::int64_t nprocs) {
+double FaceFactor(const patterns::GeneralEquation& eq, int dim, std::int64_t nprocs,
+                  bool line = false) {
   const std::vector<std::int64_t> extents = GridExtents(eq, nprocs);
+  if (line) {
+    const auto d = static_cast<std::size_t>(dim);
+    return d < extents.size() && extents[d] > 0 ? 1.0 / static_cast<double>(extents[d]) : 1.0;
+  }
   double f = 1;
   for (std::size_t i = 0; i < extents.size(); ++i) {
     if (static_cast<int>(i) != dim && extents[i] > 0) f /= static_cast<double>(extents[i]);
@@ -651,14 +656,19 @@ double FaceFactor(const patterns::GeneralEquation& eq, int dim, std::int64_t npr
 // 3-D halo traced at 8, 12 and 18 ranks, 2 x 2 x 2, 3 x 2 x 2 and 3 x 3 x 2, always 2 along
 // one dimension), the face along it and c / P agree at every traced count, but only the face
 // is what a halo sends at 27 (3 x 3 x 3).
+//
+// A line instead (bytes = c / the extent along the exchange's own dimension: a vector split
+// over the ranks of a row, reduced along the row) when it predicts the left-out counts
+// strictly better than the face.
 void FitFaceBytes(SlotModel* slot, const std::vector<regression::Point>& bytes,
                   const std::vector<regression::Point>& recv_bytes) {
   const int dim = ExchangeDim(*slot);
   if (dim < 0 || bytes.size() < 3 || !slot->bytes.present) return;
+  bool line = false;
   auto fit = [&](const std::vector<regression::Point>& pts, double* coef, double* loo) {
     std::vector<double> f;
     for (const auto& p : pts)
-      f.push_back(FaceFactor(*slot->peer, dim, static_cast<std::int64_t>(p.p)));
+      f.push_back(FaceFactor(*slot->peer, dim, static_cast<std::int64_t>(p.p), line));
     auto solve = [&](std::size_t skip) {
       double num = 0, den = 0;  // minimise sum ((c f - y) / y)^2
       for (std::size_t k = 0; k < pts.size(); ++k) {
@@ -679,6 +689,17 @@ void FitFaceBytes(SlotModel* slot, const std::vector<regression::Point>& bytes,
   };
   double coef = 0, loo = 0;
   fit(bytes, &coef, &loo);
+  {
+    double line_coef = 0, line_loo = 0;
+    line = true;
+    fit(bytes, &line_coef, &line_loo);
+    if (line_coef > 0 && (!(coef > 0) || line_loo + 1e-9 < loo)) {
+      coef = line_coef;
+      loo = line_loo;
+    } else {
+      line = false;
+    }
+  }
   if (!(coef > 0) || loo > slot->bytes.model.loo_error + 1e-9) return;
   double rcoef = 0, rloo = 0;
   if (!recv_bytes.empty()) {
@@ -686,6 +707,7 @@ void FitFaceBytes(SlotModel* slot, const std::vector<regression::Point>& bytes,
     if (!(rcoef > 0)) return;
   }
   slot->face_dim = dim;
+  slot->face_line = line;
   slot->face_bytes = coef;
   slot->face_recv_bytes = rcoef;
 }
@@ -710,6 +732,7 @@ void UnlessSupported(Quantity* q) {
 // FitFaceBytes again after the slot's equation changed (HarmonizeGrids).
 void RefitFaceBytes(SlotModel* slot) {
   slot->face_dim = -1;
+  slot->face_line = false;
   slot->face_bytes = slot->face_recv_bytes = 0;
   if (!slot->bytes.present) return;
   const bool sendrecv = slot->kind == EventKind::kSendrecv;
@@ -2148,8 +2171,9 @@ void CopyCompute(const SlotModel& from, SlotModel* to) {
 }
 
 // Steps by bit whose messages have the same sizes at every count both were traced at are
-// one law: each takes the bytes of the step traced at the most counts (the step for a bit
-// that only the largest count has would otherwise keep that one count's value at every N).
+// one law: each takes the bytes of the step traced at the most counts that counts its bit in
+// the same field (the step for a bit that only the largest count has would otherwise keep
+// that one count's value at every N).
 void ShareBitStepBytes(PhaseModel* pm, std::span<const int> counts) {
   auto& slots = pm->slots;
   auto agree = [](const Quantity& a, const Quantity& b) {
@@ -2165,26 +2189,34 @@ void ShareBitStepBytes(PhaseModel* pm, std::span<const int> counts) {
   };
   for (const BitSteps& run : FindBitSteps(*pm, counts)) {
     for (std::size_t i = 0; i < run.step_slots; ++i) {
-      std::size_t best = run.steps, most = 0;
+      std::vector<std::size_t> order;
       for (std::size_t g = 0; g < run.steps; ++g) {
         const SlotModel& s = slots[run.first_slot + g * run.step_slots + i];
-        if (SingleBit(s) < 0 || !s.bytes.present || s.face_dim >= 0) continue;
-        if (s.bytes.model.training.size() > most) {
-          most = s.bytes.model.training.size();
-          best = g;
-        }
+        if (SingleBit(s) >= 0 && s.bytes.present) order.push_back(g);
       }
-      if (best == run.steps) continue;
-      const SlotModel src = slots[run.first_slot + best * run.step_slots + i];
-      for (std::size_t g = 0; g < run.steps; ++g) {
+      for (const std::size_t g : order) {
         SlotModel& d = slots[run.first_slot + g * run.step_slots + i];
-        if (g == best || SingleBit(d) < 0 || d.face_dim >= 0 ||
-            d.bytes.model.training.size() >= most || !agree(d.bytes, src.bytes) ||
-            !agree(d.recv_bytes, src.recv_bytes)) {
-          continue;
+        // The step with the most traced counts among those that agree with it, count their
+        // bits in the same field (a face law is a law of the field's grid) and have more.
+        std::size_t best = run.steps, most = d.bytes.model.training.size();
+        for (const std::size_t h : order) {
+          const SlotModel& c = slots[run.first_slot + h * run.step_slots + i];
+          if (h == g || c.peer->bit_field != d.peer->bit_field ||
+              c.bytes.model.training.size() <= most || !agree(d.bytes, c.bytes) ||
+              !agree(d.recv_bytes, c.recv_bytes)) {
+            continue;
+          }
+          best = h;
+          most = c.bytes.model.training.size();
         }
+        if (best == run.steps) continue;
+        const SlotModel& src = slots[run.first_slot + best * run.step_slots + i];
         d.bytes = src.bytes;
         d.recv_bytes = src.recv_bytes;
+        d.face_dim = src.face_dim;
+        d.face_line = src.face_line;
+        d.face_bytes = src.face_bytes;
+        d.face_recv_bytes = src.face_recv_bytes;
       }
     }
   }
@@ -2301,13 +2333,13 @@ PhaseModel PhaseAt(const PhaseModel& phase, std::span<const int> counts, std::in
 }
 
 double SlotModel::BytesAt(std::int64_t nprocs, int side) const {
-  if (face_dim >= 0 && peer) return face_bytes * FaceFactor(*peer, face_dim, nprocs);
+  if (face_dim >= 0 && peer) return face_bytes * FaceFactor(*peer, face_dim, nprocs, face_line);
   return bytes.At(static_cast<double>(nprocs), side);
 }
 
 double SlotModel::RecvBytesAt(std::int64_t nprocs, int side) const {
   if (face_dim >= 0 && peer && face_recv_bytes > 0) {
-    return face_recv_bytes * FaceFactor(*peer, face_dim, nprocs);
+    return face_recv_bytes * FaceFactor(*peer, face_dim, nprocs, face_line);
   }
   return recv_bytes.At(static_cast<double>(nprocs), side);
 }
@@ -2663,7 +2695,14 @@ std::string SlotModel::Describe() const {
       out << "; " << qq.Describe(what);
     }
   };
-  if (face_dim >= 0) {
+  if (face_dim >= 0 && face_line) {
+    char buf[224];
+    std::snprintf(buf, sizeof buf,
+                  "; bytes per message ≈ %.6g / the grid's extent along dimension %d (a line of "
+                  "the local block, exchanged along it)",
+                  face_bytes, face_dim);
+    out << buf;
+  } else if (face_dim >= 0) {
     char buf[224];
     std::snprintf(buf, sizeof buf,
                   "; bytes per message ≈ %.6g x the product of 1/extent over the grid's other "
@@ -2820,6 +2859,7 @@ std::string ModelToJson(const AppModel& model) {
       sj["face_dim"] = s.face_dim;
       sj["face_bytes"] = s.face_bytes;
       sj["face_recv_bytes"] = s.face_recv_bytes;
+      if (s.face_line) sj["face_line"] = true;
       sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["cpu_spread_shared"] = s.cpu_spread_shared;
       if (s.cpu_per_occurrence) sj["cpu_per_occurrence"] = true;
@@ -2922,6 +2962,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.face_dim = sj.value("face_dim", -1);
         s.face_bytes = sj.value("face_bytes", 0.0);
         s.face_recv_bytes = sj.value("face_recv_bytes", 0.0);
+        s.face_line = sj.value("face_line", false);
         s.cpu_spread_within = sj.value("cpu_spread_within", 0.0);
         s.cpu_spread_shared = sj.value("cpu_spread_shared", 0.0);
         s.cpu_per_occurrence = sj.value("cpu_per_occurrence", false);

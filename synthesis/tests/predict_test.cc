@@ -268,6 +268,51 @@ TEST(ValidateAgainstTest, CgIterationsExtrapolateBitsBeyondTheTraced) {
   }
 }
 
+// NAS CG's vectors are split over a row's ranks: its row reduction sends 8 x domain / the row
+// length bytes, a law of the 2^ceil(n/2) x 2^floor(n/2) grid (it halves every other count),
+// not of P. The steps of the row reduction in the column index follow that line of the grid,
+// and the step for the bit only the largest count has takes that law (at 128 ranks, rows of
+// 16: 8 x 5040 / 16 bytes), as do the steps extended at 128.
+TEST(BitStepsTest, RowReductionOfAVectorSplitOverTheRowFollowsTheRowLength) {
+  testing::AppParams p;
+  p.iterations = 4;
+  p.row_split_vector = true;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 16, 32})
+    sigs.push_back(testing::AnalyzeSizesSplit(testing::CgIterations(n, p)));
+  const AppModel model = BuildModel(sigs);
+  const PhaseModel* iteration = nullptr;
+  std::vector<BitSteps> runs;
+  for (const PhaseModel& pm : model.phases) {
+    auto found = FindBitSteps(pm, model.counts);
+    if (found.size() > runs.size()) {
+      runs = std::move(found);
+      iteration = &pm;
+    }
+  }
+  ASSERT_NE(iteration, nullptr);
+  ASSERT_EQ(runs.size(), 3u);
+  const BitSteps& reduction = runs[0];
+  ASSERT_TRUE(reduction.ascending);
+  // Bits 1 and 2 (the column index's bits; bit 0 counts in the rank's bits).
+  int checked = 0;
+  for (std::size_t g = 1; g < reduction.steps; ++g) {
+    for (std::size_t i = 0; i < reduction.step_slots; ++i) {
+      const SlotModel& s = iteration->slots[reduction.first_slot + g * reduction.step_slots + i];
+      if (!IsPointToPoint(s.kind)) continue;
+      EXPECT_TRUE(s.face_line) << s.Describe();
+      EXPECT_NEAR(s.BytesAt(128), 8 * 5040 / 16, 1e-6) << s.Describe();
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 4);
+  const PhaseModel at = PhaseAt(*iteration, model.counts, 128);
+  const std::size_t top = reduction.first_slot + reduction.steps * reduction.step_slots;
+  ASSERT_GT(at.slots.size(), top + 1);
+  EXPECT_EQ(at.slots[top].peer->bits[0].index, 3);
+  EXPECT_NEAR(at.slots[top].BytesAt(128), 8 * 5040 / 16, 1e-6);
+}
+
 // Steps by bit that every traced count has (a fixed number of steps, whatever P) are not
 // extended: the steps follow no field's size.
 TEST(BitStepsTest, FixedStepsAreNotExtended) {

@@ -486,7 +486,8 @@ TraceData CgIterations(int nprocs, const AppParams& p) {
   const int npcols = 1 << ((n + 1) / 2), nprows = nprocs / npcols;
   int steps = 0;
   while ((1 << steps) < npcols) ++steps;
-  const auto vector_bytes = static_cast<std::uint64_t>(8 * p.domain / nprows);
+  const auto vector_bytes =
+      static_cast<std::uint64_t>(8 * p.domain / (p.row_split_vector ? npcols : nprows));
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
   for (int r = 0; r < nprocs; ++r) {
     // NAS CG's setup_submatrix_info: the transpose partner.

@@ -27,6 +27,9 @@ struct AppParams {
   // TorusStencil: the iteration's compute is split between the start of the iteration and
   // the waitall, the waitall's share 0.5 + split_wobble x sin(P) (0: no compute there).
   double split_wobble = 0;
+  // CgIterations: the vector messages carry 8 x domain / the row length bytes (a vector split
+  // over a row's ranks, as NAS CG's are) instead of 8 x domain / the number of rows.
+  bool row_split_vector = false;
 };
 
 // 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags
@@ -66,8 +69,9 @@ TraceData CartHalo2D(int nprocs, const AppParams& p = {});
 // local block each (8 x domain^2 / the product of the other two extents). Any P.
 TraceData CartHalo3D(int nprocs, const AppParams& p = {});
 // A halo swapped swap by swap on a periodic MPI_Dims_create(P, 3) grid with d0 fastest, then
-// d2, then d1 (LAMMPS's layout), as molecular-dynamics codes do: per dimension, irecv from -1, send to +1, wait; then irecv from +1, send to -1,
-// wait; every message with tag 0, a face of the local block. Any P.
+// d2, then d1 (LAMMPS's layout), as molecular-dynamics codes do: per dimension, irecv from -1, send
+// to +1, wait; then irecv from +1, send to -1, wait; every message with tag 0, a face of the local
+// block. Any P.
 TraceData SwapHalo3D(int nprocs, const AppParams& p = {});
 
 // NAS MG's halo exchange (comm3) on a periodic MPI_Dims_create(P, 3) grid: per iteration and

@@ -139,6 +139,10 @@ struct SlotModel {
   // Chosen instead of `bytes` / `recv_bytes` when it predicts the left-out counts better.
   int face_dim = -1;  // -1: bytes and recv_bytes are functions of P
   double face_bytes = 0, face_recv_bytes = 0;
+  // Or a line: bytes = face_bytes / the extent along face_dim itself (a vector split over the
+  // ranks of the exchange's row, as a reduction along the rows of a 2^ceil(n/2) x
+  // 2^floor(n/2) grid sends: NAS CG), chosen when it predicts the left-out counts better.
+  bool face_line = false;
   double BytesAt(std::int64_t nprocs, int side = 0) const;
   double RecvBytesAt(std::int64_t nprocs, int side = 0) const;
 
