@@ -395,7 +395,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     const PhaseModel& pm = model.phases[ph];
     PhasePrediction row;
     row.phase = ph;
-    row.description = DescribePhaseAt(pm, n);
+    row.description = DescribePhaseAt(PhaseAt(pm, model.counts, n), n);
     row.relevant = pm.relevant;
     row.weight = pm.weight.At(p);
     Times t;
@@ -926,7 +926,7 @@ void ComparePhases(const AppModel& model, const std::vector<phases::Signature>& 
     const PhaseModel& pm = model.phases[static_cast<std::size_t>(ph)];
     PhaseCheck c;
     c.phase = ph;
-    c.description = DescribePhaseAt(pm, n);
+    c.description = DescribePhaseAt(PhaseAt(pm, model.counts, n), n);
     c.weight = pm.weight.At(static_cast<double>(n));
     // Up to 64 occurrences (the bursts' spread averages out), scaled to the weight.
     SynthOptions o;
