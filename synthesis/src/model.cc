@@ -2171,9 +2171,8 @@ void CopyCompute(const SlotModel& from, SlotModel* to) {
 }
 
 // Steps by bit whose messages have the same sizes at every count both were traced at are
-// one law: each takes the bytes of the step traced at the most counts that counts its bit in
-// the same field (the step for a bit that only the largest count has would otherwise keep
-// that one count's value at every N).
+// one law: each takes the bytes of a step traced at more counts (the step for a bit that only
+// the largest count has would otherwise keep that one count's value at every N).
 void ShareBitStepBytes(PhaseModel* pm, std::span<const int> counts) {
   auto& slots = pm->slots;
   auto agree = [](const Quantity& a, const Quantity& b) {
@@ -2196,18 +2195,26 @@ void ShareBitStepBytes(PhaseModel* pm, std::span<const int> counts) {
       }
       for (const std::size_t g : order) {
         SlotModel& d = slots[run.first_slot + g * run.step_slots + i];
-        // The step with the most traced counts among those that agree with it, count their
-        // bits in the same field (a face law is a law of the field's grid) and have more.
+        // The step with the most traced counts among those that agree with it and have more:
+        // one with a face or line law first (a law of the grid its bits count in, so only
+        // from a step that counts them in the same field), a law of P from any; a step with
+        // its own face or line law only takes another's.
         std::size_t best = run.steps, most = d.bytes.model.training.size();
+        bool best_face = false;
         for (const std::size_t h : order) {
           const SlotModel& c = slots[run.first_slot + h * run.step_slots + i];
-          if (h == g || c.peer->bit_field != d.peer->bit_field ||
-              c.bytes.model.training.size() <= most || !agree(d.bytes, c.bytes) ||
-              !agree(d.recv_bytes, c.recv_bytes)) {
+          const bool face = c.face_dim >= 0;
+          const std::size_t points = c.bytes.model.training.size();
+          if (h == g || (face && c.peer->bit_field != d.peer->bit_field) ||
+              (!face && d.face_dim >= 0) || points <= d.bytes.model.training.size() ||
+              !agree(d.bytes, c.bytes) || !agree(d.recv_bytes, c.recv_bytes)) {
             continue;
           }
-          best = h;
-          most = c.bytes.model.training.size();
+          if (best == run.steps || (face && !best_face) || (face == best_face && points > most)) {
+            best = h;
+            most = points;
+            best_face = face;
+          }
         }
         if (best == run.steps) continue;
         const SlotModel& src = slots[run.first_slot + best * run.step_slots + i];
