@@ -525,7 +525,9 @@ void RankCompressor::RebuildPrefixes() {
 }
 
 void RankCompressor::Retire(std::size_t count) {
-  for (std::size_t i = 0; i < count; ++i) AddTopLevel(seq_[i]);
+  for (std::size_t i = 0; i < count; ++i) {
+    AddTopLevel(seq_[i], i + 1 < seq_.size() ? &seq_[i + 1] : nullptr);
+  }
   seq_.erase(seq_.begin(), seq_.begin() + static_cast<std::ptrdiff_t>(count));
   RebuildPrefixes();
 }
@@ -655,7 +657,178 @@ void RankCompressor::Unroll(const Node& loop, double executions, double share,
   }
 }
 
-void RankCompressor::AddTopLevel(const Node& node) {
+namespace {
+// The structure of the calls of one iteration of `loop` as it was first executed: nested
+// loops with the iterations they ran where they were found (Node::count), not their mean.
+void FirstIterationHashes(const Node& loop, std::vector<std::uint64_t>* out) {
+  for (const Node& item : loop.body) {
+    if (!item.loop) {
+      out->push_back(item.leaf.hash);
+      continue;
+    }
+    for (std::int64_t i = 0; i < std::max<std::int64_t>(1, item.count); ++i) {
+      FirstIterationHashes(item, out);
+    }
+  }
+}
+
+// The structure of the first `limit` calls of `node` (fewer if it has fewer).
+void LeadingHashes(const Node& node, std::size_t limit, std::vector<std::uint64_t>* out) {
+  if (out->size() >= limit) return;
+  if (!node.loop) {
+    out->push_back(node.leaf.hash);
+    return;
+  }
+  for (std::int64_t i = 0; i < std::max<std::int64_t>(1, node.count) && out->size() < limit; ++i) {
+    for (const Node& item : node.body) LeadingHashes(item, limit, out);
+  }
+  if (out->size() > limit) out->resize(limit);
+}
+}  // namespace
+
+bool RankCompressor::UnrollsToOneRun(const Node& loop) const {
+  for (const Node& item : loop.body) {
+    if (item.loop && !Unrollable(item, static_cast<double>(loop.total))) return false;
+  }
+  return true;
+}
+
+// The calls of one iteration of `loop` (a loop whose nested loops all unroll), starting where
+// the program's loop starts rather than where the compressor first saw a repetition. The
+// compressor folds short repeats as they arrive, before it knows the loop around them, so a
+// repeat that straddles two iterations (the last halo swap of one time step and the same swap
+// first in the next, which is one rank along a dimension of extent 2; a swap pair that a
+// reverse communication repeats) decides where the body begins, and that differs with the
+// process count. Two rotations undo it:
+//  - when the first iteration ran fewer calls than the others at its start (a straddling inner
+//    loop merged with its longer copies) and the calls after the loop are those missing ones,
+//    the iteration is its first execution followed by them;
+//  - while the calls before the loop (`preceding`, outside it) end with the body's last call,
+//    the loop starts that call earlier, and the call moves after the loop (`carry`): the loop
+//    starts as early as its repetition does, right after the last call that does not repeat.
+// The body is then the same rotation of the program's iteration at every count and on every
+// rank (the same code runs before the loop), so its phase matches across counts.
+std::vector<Leaf> RankCompressor::CanonicalRun(const Node& loop, const Node* next,
+                                               std::vector<Leaf>* preceding,
+                                               std::vector<Leaf>* carry, std::size_t keep,
+                                               std::int64_t executions, std::int64_t* total) {
+  const std::size_t carried = carry->size();
+  std::vector<Leaf> run = CanonicalRotation(loop, next, preceding, carry, keep, executions, total);
+  // The calls moved after the loop stand for its last iteration's: they come after it in the
+  // run's order (phases are matched across counts in that order).
+  std::int64_t last_step = 0;
+  double last_end_ns = 0;
+  for (const Leaf& l : run) {
+    last_step = std::max(last_step, l.last_step);
+    last_end_ns = std::max(last_end_ns, l.last_end_ns);
+  }
+  for (std::size_t i = 0; i < carry->size() - carried; ++i) {
+    Leaf& l = (*carry)[i];
+    l.first_step = std::max(l.first_step, last_step);
+    l.last_step = std::max(l.last_step, l.first_step);
+    l.first_wall_ns = std::max(l.first_wall_ns, last_end_ns);
+    l.last_end_ns = std::max(l.last_end_ns, last_end_ns);
+  }
+  return run;
+}
+
+std::vector<Leaf> RankCompressor::CanonicalRotation(const Node& loop, const Node* next,
+                                                    std::vector<Leaf>* preceding,
+                                                    std::vector<Leaf>* carry, std::size_t keep,
+                                                    std::int64_t executions, std::int64_t* total) {
+  std::vector<Leaf> run;
+  for (const Node& item : loop.body) {
+    if (item.loop) {
+      Unroll(item, static_cast<double>(loop.total), 1.0, &run);
+    } else {
+      run.push_back(item.leaf);
+    }
+  }
+  std::vector<std::uint64_t> first;
+  FirstIterationHashes(loop, &first);
+  if (next != nullptr && !first.empty() && first.size() < run.size()) {
+    const std::size_t shift = run.size() - first.size();
+    bool suffix = true;
+    for (std::size_t i = 0; i < first.size() && suffix; ++i) {
+      suffix = run[shift + i].hash == first[i];
+    }
+    std::vector<std::uint64_t> after;
+    LeadingHashes(*next, shift, &after);
+    bool follows = suffix && after.size() == shift;
+    for (std::size_t i = 0; i < after.size() && follows; ++i) follows = after[i] == run[i].hash;
+    if (follows) {
+      std::rotate(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(shift), run.end());
+    }
+  }
+  std::size_t moved = 0;
+  while (preceding != nullptr && preceding->size() > keep && moved < run.size() &&
+         preceding->back().hash == run.back().hash) {
+    carry->insert(carry->begin(), std::move(preceding->back()));
+    preceding->pop_back();
+    std::rotate(run.rbegin(), run.rbegin() + 1, run.rend());
+    ++moved;
+  }
+  // The rotation this rank's first loop of these calls had (its first time-step loop, right
+  // after the calls that set it up): the same loop entered elsewhere (after a call that
+  // repeats its last ones, such as a re-neighbouring step that ends with the same reverse
+  // communication) starts at the same call, so that it is one phase wherever it runs.
+  std::vector<std::uint64_t> hashes;
+  for (const Leaf& l : run) hashes.push_back(l.hash);
+  const std::size_t length = hashes.size();
+  for (const std::vector<std::uint64_t>& canonical : canonical_runs_) {
+    if (canonical.size() != length) continue;
+    std::size_t shift = length;  // canonical[i] == hashes[(i + shift) % length]
+    for (std::size_t r = 0; r < length && shift == length; ++r) {
+      bool same = true;
+      for (std::size_t i = 0; i < length && same; ++i)
+        same = canonical[i] == hashes[(i + r) % length];
+      if (same) shift = r;
+    }
+    if (shift == length) continue;
+    if (shift == 0) return run;
+    // run = a b (a: its first `shift` calls); the canonical iteration is b a.
+    const std::size_t tail = length - shift;
+    bool before = preceding != nullptr && preceding->size() >= tail + keep;
+    for (std::size_t i = 0; i < tail && before; ++i) {
+      before = (*preceding)[preceding->size() - tail + i].hash == run[shift + i].hash;
+    }
+    if (before) {
+      // The calls before the loop end with b: pre b (a b)^n = pre (b a)^n b.
+      carry->insert(carry->begin(), preceding->end() - static_cast<std::ptrdiff_t>(tail),
+                    preceding->end());
+      preceding->resize(preceding->size() - tail);
+    } else if (*total >= 2 * executions) {
+      // pre (a b)^n post = pre a (b a)^(n-1) b post: one iteration per execution fewer, its
+      // calls (one occurrence's share of each) before and after the loop.
+      const double share = static_cast<double>(executions) / static_cast<double>(*total);
+      std::vector<Leaf> copies;
+      for (Leaf& l : run) {
+        Leaf copy = l;
+        copy.time_ns = l.time_ns * share;
+        l.time_ns -= copy.time_ns;
+        copy.occurrences = OccurrenceSample{};
+        copy.occurrences.seen = executions;
+        copy.tags.clear();
+        copies.push_back(std::move(copy));
+      }
+      if (preceding != nullptr) {
+        preceding->insert(preceding->end(), copies.begin(),
+                          copies.begin() + static_cast<std::ptrdiff_t>(shift));
+      }
+      carry->insert(carry->begin(), copies.begin() + static_cast<std::ptrdiff_t>(shift),
+                    copies.end());
+      *total -= executions;
+    } else {
+      return run;
+    }
+    std::rotate(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(shift), run.end());
+    return run;
+  }
+  canonical_runs_.push_back(std::move(hashes));
+  return run;
+}
+
+void RankCompressor::AddTopLevel(const Node& node, const Node* next) {
   if (!node.loop) {
     AppendPlain(node.leaf);
     return;
@@ -666,10 +839,43 @@ void RankCompressor::AddTopLevel(const Node& node) {
     for (const Leaf& l : calls) AppendPlain(l);
     return;
   }
+  std::vector<Leaf> carry;
+  std::vector<Leaf> run;
+  std::int64_t total = node.total;
+  const bool one_run = UnrollsToOneRun(node);
+  if (one_run) {
+    // The calls before the loop are the open run of plain calls (only while it holds them
+    // all: its hash is rebuilt from them); after another loop, a run of their own.
+    const bool open = plain_open_ && plain_.dropped_calls == 0;
+    std::vector<Leaf> fresh;
+    // One call stays in an open run: its group keeps an instance to carry its time.
+    run = CanonicalRun(node, next, open ? &plain_.leaves : &fresh, &carry, open ? 1 : 0, 1, &total);
+    if (open) {
+      plain_.hash = Mix(0x50484153);
+      double ns = 0;
+      for (const Leaf& l : plain_.leaves) {
+        plain_.hash = Combine(plain_.hash, l.hash);
+        ns += l.time_ns;
+      }
+      plain_.parts.back().time_ns += ns - plain_.time_ns;
+      plain_.time_ns = ns;
+    }
+    for (const Leaf& l : fresh) AppendPlain(l);
+  }
   FlushPlain();
   loop_group_ = OpenGroup(NodeEnd(node));
-  order_.push_back(SequenceItem::Loop(node.total, {}));
-  FlattenBody(node.body, static_cast<double>(node.total), &order_.back().body);
+  order_.push_back(SequenceItem::Loop(total, {}));
+  if (one_run) {
+    Emit(run, static_cast<double>(total), &order_.back().body);
+  } else {
+    FlattenBody(node.body, static_cast<double>(node.total), &order_.back().body);
+  }
+  if (!carry.empty()) {
+    // The calls moved after the loop end with it on the rank's clock (a group of their own).
+    for (const Leaf& l : carry) AppendPlain(l);
+    double& end = group_end_ns_[static_cast<std::size_t>(plain_.parts.back().group)];
+    end = std::max(end, NodeEnd(node));
+  }
 }
 
 std::int64_t RankCompressor::OpenGroup(double end_ns) {
@@ -680,13 +886,26 @@ std::int64_t RankCompressor::OpenGroup(double end_ns) {
 // `order`: the body of the loop item being built; a nested loop becomes a loop item in it.
 void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight, Sequence* order) {
   std::vector<Leaf> run;
-  for (const Node& item : body) {
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    const Node& item = body[i];
     if (!item.loop) {
       run.push_back(item.leaf);
       continue;
     }
     if (Unrollable(item, weight)) {
       Unroll(item, weight, 1.0, &run);
+      continue;
+    }
+    if (UnrollsToOneRun(item)) {
+      std::vector<Leaf> carry;
+      std::int64_t total = item.total;
+      const std::vector<Leaf> inner =
+          CanonicalRun(item, i + 1 < body.size() ? &body[i + 1] : nullptr, &run, &carry, 0,
+                       std::llround(weight), &total);
+      Emit(run, weight, order);
+      order->push_back(SequenceItem::Loop(total, {}));
+      Emit(inner, static_cast<double>(total), &order->back().body);
+      run = std::move(carry);
       continue;
     }
     Emit(run, weight, order);

@@ -160,7 +160,22 @@ class RankCompressor {
   void RebuildPrefixes();
   std::uint64_t WindowHash(std::size_t i, std::size_t j) const;
   std::uint64_t WindowMHash(std::size_t i, std::size_t j) const;
-  void AddTopLevel(const Node& node);
+  // `next`: the item after `node` at the top level, if known yet.
+  void AddTopLevel(const Node& node, const Node* next);
+  // Whether every loop nested in `loop` unrolls, so that its body is one run of calls.
+  bool UnrollsToOneRun(const Node& loop) const;
+  // The run of calls of one iteration of `loop` (UnrollsToOneRun), rotated to start where the
+  // program's loop starts; calls of `preceding` that belong to the loop move to `carry` (they
+  // follow the loop), leaving at least `keep` of them. `next`: the item after the loop at its
+  // level, if any. `executions`: how often the loop ran; `total`: its iterations over them
+  // (in: the loop's; out: fewer when an iteration's calls moved out of it).
+  std::vector<Leaf> CanonicalRun(const Node& loop, const Node* next, std::vector<Leaf>* preceding,
+                                 std::vector<Leaf>* carry, std::size_t keep,
+                                 std::int64_t executions, std::int64_t* total);
+  std::vector<Leaf> CanonicalRotation(const Node& loop, const Node* next,
+                                      std::vector<Leaf>* preceding, std::vector<Leaf>* carry,
+                                      std::size_t keep, std::int64_t executions,
+                                      std::int64_t* total);
   void FlattenBody(const std::vector<Node>& body, double weight, Sequence* order);
   void Emit(const std::vector<Leaf>& run, double weight, Sequence* order);
   // `executions`: how many times the loop ran (its enclosing loop's iterations; 1 at the
@@ -203,6 +218,9 @@ class RankCompressor {
   bool closure_tried_ = false;
   std::size_t closure_at_ = 0;
   std::uint64_t closure_hash_ = 0;  // group of the top-level loop being flattened
+  // The calls (structure) of one iteration of each loop flattened so far, as it first ran
+  // (CanonicalRun): later loops of the same calls start at the same call.
+  std::vector<std::vector<std::uint64_t>> canonical_runs_;
 };
 
 }  // namespace pas2p::phases::internal
