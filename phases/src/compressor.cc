@@ -744,6 +744,12 @@ std::vector<Leaf> RankCompressor::CanonicalRotation(const Node& loop, const Node
       run.push_back(item.leaf);
     }
   }
+  // A loop of self-scheduled tasks (a wildcard receive, a reply to whoever answered) is left
+  // as found: its iterations are tasks handed to whichever worker is ready, not steps of one
+  // program loop, and the master's regrouping (analyze.cc) sets where it starts.
+  for (const Leaf& l : run) {
+    if (l.disp == kAnyDisp || l.disp == kReplyDisp) return run;
+  }
   std::vector<std::uint64_t> first;
   FirstIterationHashes(loop, &first);
   if (next != nullptr && !first.empty() && first.size() < run.size()) {
