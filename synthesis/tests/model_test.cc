@@ -395,5 +395,45 @@ TEST(AmbiguousDirectionTest, SwapsWithOneTagArePairedSwapBySwap) {
   EXPECT_GT(v.pattern_match, 0.4) << DescribeModel(BuildModel(sigs));
 }
 
+// A time step of forward and reverse halo swaps (SwapHaloSteps). Where an extent is 2 the
+// step's last swaps and the next step's first are one swap repeated, and where none is (9 =
+// 3 x 3 x 1, 27 = 3 x 3 x 3) the reverse communication's last swap pair repeats the forward
+// one's first: the compressor folds those repeats before it sees the step, and the step phase
+// began at a different swap at each count (8: with the reverse communication's last swaps,
+// 9 and 27: at the second swap), so the phases of 9 and 27 did not correspond to those of 8
+// and 12 and no model built from all four. Every count now has one step phase, one
+// occurrence per step, starting with the step's first swap.
+TEST(StepPhaseTest, HaloSwapsThatStraddleStepsGiveOneStepPhaseAtEveryCount) {
+  testing::AppParams steps;
+  steps.iterations = 30;
+  steps.check_every = 0;
+  steps.domain = 96;
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 9, 12, 27}) {
+    sigs.push_back(Analyze(testing::SwapHaloSteps(n, steps)));
+    const phases::Signature& sig = sigs.back();
+    const phases::Phase* step = nullptr;
+    for (const phases::Phase& ph : sig.phases) {
+      if (step == nullptr || ph.weight > step->weight) step = &ph;
+    }
+    ASSERT_NE(step, nullptr);
+    EXPECT_NEAR(step->weight, steps.iterations, 1) << "at " << n;
+    // The first swap of a step: along the first dimension of extent > 1 (d0 fastest), the
+    // receive from -1. Rank 0's -1 neighbour along d0 is rank extent - 1.
+    const std::vector<std::int64_t> dims = patterns::DimsCreate(n, 3);
+    ASSERT_GT(dims[0], 1);
+    const phases::RankPhase* rank0 = nullptr;
+    for (const phases::RankPhase& rp : step->ranks) {
+      if (rp.rank == 0) rank0 = &rp;
+    }
+    ASSERT_NE(rank0, nullptr);
+    ASSERT_FALSE(rank0->events.empty());
+    EXPECT_EQ(rank0->events.front().kind, EventKind::kIrecv) << "at " << n;
+    EXPECT_EQ(rank0->events.front().peer, dims[0] - 1) << "at " << n;
+  }
+  const AppModel model = BuildModel(sigs);
+  EXPECT_FALSE(model.phases.empty());
+}
+
 }  // namespace
 }  // namespace pas2p::synthesis

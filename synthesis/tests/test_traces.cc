@@ -393,6 +393,54 @@ TraceData SwapHalo3D(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData SwapHaloSteps(int nprocs, const AppParams& p) {
+  TraceData d = Begin("swap_halo_steps", nprocs);
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const std::int64_t me[3] = {r % dims[0], r / (dims[0] * dims[2]), (r / dims[0]) % dims[2]};
+    auto shifted = [&](int dim, int by) {
+      std::int64_t c[3] = {me[0], me[1], me[2]};
+      c[dim] = (c[dim] + by + dims[dim]) % dims[dim];
+      return static_cast<std::int32_t>(c[0] + dims[0] * (c[2] + dims[2] * c[1]));
+    };
+    // The swaps of one forward communication: (dimension, way), way +1 sends to +1.
+    std::vector<std::pair<int, int>> swaps;
+    for (int dim = 0; dim < 3; ++dim) {
+      if (dims[static_cast<std::size_t>(dim)] < 2) continue;
+      swaps.emplace_back(dim, +1);
+      swaps.emplace_back(dim, -1);
+    }
+    auto face = [&](int dim) {
+      return static_cast<std::uint64_t>(
+          8 * p.domain * p.domain /
+          static_cast<double>(dims[static_cast<std::size_t>((dim + 1) % 3)] *
+                              dims[static_cast<std::size_t>((dim + 2) % 3)]));
+    };
+    RequestId next = 1;
+    auto& ev = d.ranks[r];
+    auto swap = [&](int dim, int from, int to) {
+      const RequestId req = next++;
+      ev.push_back(MakeIrecv(shifted(dim, from), 0, face(dim), req));
+      ev.push_back(MakeSend(shifted(dim, to), 0, face(dim)));
+      ev.push_back(MakeWaitall({req}));
+    };
+    ev.push_back(MakeCollective(EventKind::kBarrier, 0, 0));
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu / 10));
+      for (const auto& [dim, way] : swaps) swap(dim, -way, way);
+      ev.push_back(MakeCompute(cpu));
+      for (auto s = swaps.rbegin(); s != swaps.rend(); ++s) swap(s->first, s->second, -s->second);
+      if (p.check_every > 0 && (it + 1) % p.check_every == 0) {
+        ev.push_back(MakeCompute(cpu / 10));
+        ev.push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 sim::Machine TestMachine() {
   sim::Machine m;
   m.name = "test";

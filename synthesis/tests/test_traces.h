@@ -73,6 +73,15 @@ TraceData CartHalo3D(int nprocs, const AppParams& p = {});
 // to +1, wait; then irecv from +1, send to -1, wait; every message with tag 0, a face of the local
 // block. Any P.
 TraceData SwapHalo3D(int nprocs, const AppParams& p = {});
+// A molecular-dynamics time step on SwapHalo3D's grid (LAMMPS's forward and reverse
+// communication): a barrier, then per step compute, the forward swaps (per dimension of
+// extent > 1, d0 first: irecv from -1, send to +1, wait; then irecv from +1, send to -1,
+// wait), the force compute, and the reverse swaps (the forward ones in reverse order, each
+// receiving from the rank it sent to); an allreduce every check_every steps. A dimension of
+// extent 1 has no swaps (the neighbour is the rank itself). Where an extent is 2 the swaps
+// to its one neighbour repeat, and the last swaps of a step repeat the first of the next.
+// Any P.
+TraceData SwapHaloSteps(int nprocs, const AppParams& p = {});
 
 // NAS MG's halo exchange (comm3) on a periodic MPI_Dims_create(P, 3) grid: per iteration and
 // per dimension (fastest first), irecv from the +1 neighbour (tag 1100, 2100, 3100), irecv from
