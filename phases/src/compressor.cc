@@ -699,13 +699,16 @@ bool RankCompressor::UnrollsToOneRun(const Node& loop) const {
 // repeat that straddles two iterations (the last halo swap of one time step and the same swap
 // first in the next, which is one rank along a dimension of extent 2; a swap pair that a
 // reverse communication repeats) decides where the body begins, and that differs with the
-// process count. Two rotations undo it:
+// process count. Three rotations undo it:
 //  - when the first iteration ran fewer calls than the others at its start (a straddling inner
 //    loop merged with its longer copies) and the calls after the loop are those missing ones,
 //    the iteration is its first execution followed by them;
 //  - while the calls before the loop (`preceding`, outside it) end with the body's last call,
 //    the loop starts that call earlier, and the call moves after the loop (`carry`): the loop
-//    starts as early as its repetition does, right after the last call that does not repeat.
+//    starts as early as its repetition does, right after the last call that does not repeat;
+//  - a later loop of the same calls on the rank (the same time step after a re-neighbouring
+//    step whose last calls are the step's last ones) takes the first one's rotation, moving
+//    calls to the runs around it (canonical_runs_).
 // The body is then the same rotation of the program's iteration at every count and on every
 // rank (the same code runs before the loop), so its phase matches across counts.
 std::vector<Leaf> RankCompressor::CanonicalRun(const Node& loop, const Node* next,

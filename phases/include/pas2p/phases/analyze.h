@@ -13,11 +13,16 @@
 // the body of the loop before them (sizes and compute do not matter by default); a loop still
 // growing at the end is compared only once a call that does not continue it arrives.
 // Compute does not split loops (see loop_compute_similarity). Only a bounded window of the
-// sequence is kept; older items are frozen into phase occurrences. Each loop body becomes
-// phases: its runs of plain calls (weight = product of the enclosing loop counts), and its
-// inner loops recursively. The top-level calls outside any loop (start-up, shutdown) are
-// phases of weight 1. Runs of one structure with similar compute are one phase of a rank;
-// when every rank has the same runs, that is decided once for all ranks (on the compute
+// sequence is kept; older items are frozen into phase occurrences. A loop whose nested loops
+// all unroll starts where the program's loop starts, not where the compressor first saw a
+// repetition (a repeat that straddles two iterations, such as a halo swap that ends one time
+// step and starts the next, decided that differently at each count): it is rotated to start
+// right after the last call before it that does not repeat, and later loops of the same calls
+// on the rank take the first one's rotation (loops of self-scheduled tasks excepted). Each
+// loop body becomes phases: its runs of plain calls (weight = product of the enclosing loop
+// counts), and its inner loops recursively. The top-level calls outside any loop (start-up,
+// shutdown) are phases of weight 1. Runs of one structure with similar compute are one phase of a
+// rank; when every rank has the same runs, that is decided once for all ranks (on the compute
 // summed over the ranks), so that ranks do not split them differently. The ranks' phase
 // sequences are aligned (by position when they agree, otherwise by logical time) into
 // global phases, and equal global phases are merged.
