@@ -4,7 +4,9 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "pas2p/phases/analyze.h"
@@ -23,6 +25,20 @@ std::vector<CommandEntry>& CommandRegistry();
 struct CommandRegistrar {
   CommandRegistrar(int order, SetupFn setup) { CommandRegistry().push_back({order, setup}); }
 };
+
+// --bytes-tolerance: a fraction >= 0.
+inline CLI::Validator NonNegativeFraction() {
+  return CLI::Validator(
+      [](std::string& value) {
+        char* end = nullptr;
+        const double x = std::strtod(value.c_str(), &end);
+        if (end == value.c_str() || *end != '\0' || !(x >= 0)) {
+          return "expected a fraction >= 0 (e.g. 0.1), got " + value;
+        }
+        return std::string();
+      },
+      "FRACTION>=0");
+}
 
 // The analysis options of a command that builds a model, from its --bytes-tolerance (< 0:
 // not given, the default options; synthesis::AnalyzeForModel then chooses).

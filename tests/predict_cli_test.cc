@@ -61,6 +61,27 @@ TEST(PredictCli, SameInputsGiveByteIdenticalOutput) {
       << a.out;
 }
 
+// --bytes-tolerance: an explicit size tolerance is taken as given (the bundled stencil models
+// either way); a negative or non-numeric one is a clear error on every model command.
+TEST(PredictCli, BytesToleranceIsAFractionOrAClearError) {
+  const json p = Predict({"--target", "64", "--bytes-tolerance", "0.1", Stencil()});
+  EXPECT_GT(p.at("predicted_time_s").get<double>(), 0);
+  for (const char* command : {"model", "predict", "validate"}) {
+    for (const char* bad : {"-0.5", "ten"}) {
+      std::vector<std::string> argv = {Binary("pas2p").string(), command, "--bytes-tolerance", bad,
+                                       Stencil()};
+      if (std::string(command) == "predict") argv.insert(argv.end(), {"--target", "64"});
+      const RunResult r = RunCommand(argv);
+      EXPECT_NE(r.exit_code, 0) << command << " " << bad;
+      EXPECT_NE(
+          r.err.find(std::string("--bytes-tolerance: expected a fraction >= 0 (e.g. 0.1), got ") +
+                     bad),
+          std::string::npos)
+          << command << ": " << r.err;
+    }
+  }
+}
+
 TEST(ValidateCli, HeldOutReportsTheNoiseFloorAndTheSelfCheck) {
   const RunResult r = RunCommand(
       {Binary("pas2p").string(), "validate", "--json", "--against",
