@@ -50,12 +50,7 @@ void SetupModel(CLI::App& root) {
       ->required();
   cmd->add_option("-o,--out", o->out, "Write the model as JSON to this file");
   cmd->add_option("--at", o->at, "Also print each weight's value and interval at this count");
-  cmd->add_option(
-         "--bytes-tolerance", o->bytes_tolerance,
-         "Message sizes ending loops, as `pas2p analyze --bytes-tolerance` (default: loops are "
-         "found on the calls alone, and when no model builds from that the traces are "
-         "analyzed again with 0.1, with a warning saying so)")
-      ->check(NonNegativeFraction());
+  AddBytesToleranceOption(cmd, &o->bytes_tolerance);
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the model");
   cmd->callback([o]() { RunModel(*o); });
 }

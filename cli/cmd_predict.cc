@@ -145,12 +145,7 @@ void SetupPredict(CLI::App& root) {
   cmd->add_option("--threads", o->threads,
                   "Simulations run at once (default 0: hardware threads, up to 4)");
   cmd->add_flag("--json", o->json, "Print JSON");
-  cmd->add_option(
-         "--bytes-tolerance", o->bytes_tolerance,
-         "Message sizes ending loops, as `pas2p analyze --bytes-tolerance` (default: loops are "
-         "found on the calls alone, and when no model builds from that the traces are "
-         "analyzed again with 0.1, with a warning saying so)")
-      ->check(NonNegativeFraction());
+  AddBytesToleranceOption(cmd, &o->bytes_tolerance);
   cmd->add_flag("!--no-self-check", o->self_check,
                 "Do not check the model on the largest traced count (nor widen the interval)");
   cmd->add_flag("--allow-idle", o->allow_idle,

@@ -178,12 +178,7 @@ void SetupValidate(CLI::App& root) {
                   "A run at a larger count, not trained on: train on all TRACES and predict it");
   cmd->add_option("-m,--machine", o->machine, "Machine file (default: the shipped default)");
   cmd->add_flag("--json", o->json, "Print JSON");
-  cmd->add_option(
-         "--bytes-tolerance", o->bytes_tolerance,
-         "Message sizes ending loops, as `pas2p analyze --bytes-tolerance` (default: loops are "
-         "found on the calls alone, and when no model builds from that the traces are "
-         "analyzed again with 0.1, with a warning saying so)")
-      ->check(NonNegativeFraction());
+  AddBytesToleranceOption(cmd, &o->bytes_tolerance);
   cmd->add_flag("!--no-self-check", o->self_check,
                 "Do not widen the interval by the training runs' self-check");
   cmd->add_option("--noise-draws", o->noise_draws,

@@ -26,7 +26,7 @@ struct CommandRegistrar {
   CommandRegistrar(int order, SetupFn setup) { CommandRegistry().push_back({order, setup}); }
 };
 
-// --bytes-tolerance: a fraction >= 0.
+// A fraction >= 0 (--bytes-tolerance).
 inline CLI::Validator NonNegativeFraction() {
   return CLI::Validator(
       [](std::string& value) {
@@ -38,6 +38,16 @@ inline CLI::Validator NonNegativeFraction() {
         return std::string();
       },
       "FRACTION>=0");
+}
+
+// --bytes-tolerance of the commands that build a model (model, predict, validate); *value
+// stays < 0 when it is not given (AnalyzeOptionsOf).
+inline void AddBytesToleranceOption(CLI::App* cmd, double* value) {
+  cmd->add_option("--bytes-tolerance", *value,
+                  "Message sizes ending loops, as `pas2p analyze --bytes-tolerance` (default: "
+                  "loops are found on the calls alone, and when no model builds from that the "
+                  "traces are analyzed again with 0.1, with a warning saying so)")
+      ->check(NonNegativeFraction());
 }
 
 // The analysis options of a command that builds a model, from its --bytes-tolerance (< 0:
