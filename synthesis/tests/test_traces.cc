@@ -361,18 +361,24 @@ TraceData MgHalo(int nprocs, const AppParams& p) {
   return d;
 }
 
+namespace {
+
+// The rank `by` steps from `rank` along dimension `dim` (periodic) of a 3-D grid whose ranks go
+// d0 fastest, then d2, then d1 (as LAMMPS lays out its processor grid).
+std::int32_t SwapNeighbour(const std::vector<std::int64_t>& dims, int rank, int dim, int by) {
+  std::int64_t c[3] = {rank % dims[0], rank / (dims[0] * dims[2]), (rank / dims[0]) % dims[2]};
+  c[dim] = (c[dim] + by + dims[dim]) % dims[dim];
+  return static_cast<std::int32_t>(c[0] + dims[0] * (c[2] + dims[2] * c[1]));
+}
+
+}  // namespace
+
 TraceData SwapHalo3D(int nprocs, const AppParams& p) {
   TraceData d = Begin("swap_halo3d", nprocs);
   const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
   for (int r = 0; r < nprocs; ++r) {
-    // Ranks with d0 fastest, then d2, then d1 (as LAMMPS lays out its processor grid).
-    const std::int64_t me[3] = {r % dims[0], r / (dims[0] * dims[2]), (r / dims[0]) % dims[2]};
-    auto shifted = [&](int dim, int by) {
-      std::int64_t c[3] = {me[0], me[1], me[2]};
-      c[dim] = (c[dim] + by + dims[dim]) % dims[dim];
-      return static_cast<std::int32_t>(c[0] + dims[0] * (c[2] + dims[2] * c[1]));
-    };
+    auto shifted = [&](int dim, int by) { return SwapNeighbour(dims, r, dim, by); };
     RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {
       d.ranks[r].push_back(MakeCompute(cpu));
@@ -398,12 +404,7 @@ TraceData SwapHaloSteps(int nprocs, const AppParams& p) {
   const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
   for (int r = 0; r < nprocs; ++r) {
-    const std::int64_t me[3] = {r % dims[0], r / (dims[0] * dims[2]), (r / dims[0]) % dims[2]};
-    auto shifted = [&](int dim, int by) {
-      std::int64_t c[3] = {me[0], me[1], me[2]};
-      c[dim] = (c[dim] + by + dims[dim]) % dims[dim];
-      return static_cast<std::int32_t>(c[0] + dims[0] * (c[2] + dims[2] * c[1]));
-    };
+    auto shifted = [&](int dim, int by) { return SwapNeighbour(dims, r, dim, by); };
     // The swaps of one forward communication: (dimension, way), way +1 sends to +1.
     std::vector<std::pair<int, int>> swaps;
     for (int dim = 0; dim < 3; ++dim) {
