@@ -15,6 +15,7 @@
 #include "pas2p/simulator/engine.h"
 #include "pas2p/simulator/machine_file.h"
 #include "pas2p/simulator/outputs.h"
+#include "pas2p/simulator/reschedule.h"
 
 namespace pas2p::cli {
 namespace {
@@ -26,6 +27,7 @@ struct SimulateOptions {
   std::string machine;
   bool json = false;
   bool deterministic = false;
+  bool reschedule = false;
   std::string paraver;
   std::string perfetto;
   bool timeline = false;
@@ -84,8 +86,28 @@ void RunSimulate(const SimulateOptions& o) {
     std::fflush(stderr);
     printed = true;
   };
-  const sim::SimResult result = sim::Simulate(*trace, machine, so);
+  if (o.reschedule && o.deterministic)
+    throw UserError(
+        "--reschedule and --deterministic exclude each other: the rescheduled "
+        "replay hands tasks to whoever answers first in the simulation");
+  std::unique_ptr<sim::RescheduledTrace> rescheduled;
+  if (o.reschedule) rescheduled = std::make_unique<sim::RescheduledTrace>(*trace);
+  const sim::SimResult result = rescheduled
+                                    ? sim::Simulate(*rescheduled, machine, rescheduled->Attach(so))
+                                    : sim::Simulate(*trace, machine, so);
   if (printed && tty) std::fputc('\n', stderr);
+  if (rescheduled) {
+    const sim::SelfScheduledRun& run = rescheduled->run();
+    if (run.rescheduled) {
+      std::fprintf(stderr,
+                   "rescheduled: master rank %d, %llu tasks (%llu messages to whoever answered "
+                   "first, in the simulation) over %zu workers\n",
+                   run.master, static_cast<unsigned long long>(run.tasks),
+                   static_cast<unsigned long long>(run.replies), run.workers.size());
+    } else {
+      std::fprintf(stderr, "not rescheduled, replayed as traced: %s\n", run.note.c_str());
+    }
+  }
 
   if (!o.paraver.empty()) sim::WriteParaver(result, o.paraver);
   if (!o.perfetto.empty()) sim::WritePerfettoFile(result, o.perfetto);
@@ -129,7 +151,15 @@ void SetupSimulate(CLI::App& root) {
       "Waitany/waitsome/test return what completes first in the simulation (Boehme et al.);\n"
       "--deterministic follows the traced completions and wildcard sources instead. A trace\n"
       "that cannot complete stops with a deadlock report naming each blocked rank and what it\n"
-      "waits for. Examples:\n"
+      "waits for.\n"
+      "\n"
+      "--reschedule: for a self-scheduled (master/worker) trace, hand the tasks out the way\n"
+      "the simulated machine would: the master's replies go to whichever worker answers first\n"
+      "in the simulation and every task's body (the worker's compute and result sends after\n"
+      "the master's message) moves with its task, in the master's traced order (see\n"
+      "simulator/include/pas2p/simulator/reschedule.h). A line on stderr says what was\n"
+      "rescheduled, or why the trace was replayed as traced (not self-scheduled, or a shape\n"
+      "it does not handle). Examples:\n"
       "  pas2p simulate traces/stencil2d.16 --machine cluster.toml --timeline\n"
       "  pas2p simulate run.list --json --paraver out/run --perfetto out/run.json");
   cmd->add_option("trace", o->trace, "Trace directory or SimGrid TI list file")->required();
@@ -137,6 +167,8 @@ void SetupSimulate(CLI::App& root) {
   cmd->add_flag("--json", o->json, "Print the result as one JSON object");
   cmd->add_flag("--deterministic", o->deterministic,
                 "Follow the traced order of waitany/test completions and wildcard sources");
+  cmd->add_flag("--reschedule", o->reschedule,
+                "Self-scheduled traces: hand tasks to whoever answers first in the simulation");
   cmd->add_option("--paraver", o->paraver,
                   "Write the simulated run as Paraver PREFIX.prv/.pcf/.row");
   cmd->add_option("--perfetto", o->perfetto,

@@ -342,7 +342,8 @@ struct Slot {
   std::uint64_t event_index = 0;
   std::uint64_t bytes = 0;
   bool is_recv = false;
-  bool traced = false;  // has an entry in the request map
+  bool traced = false;    // has an entry in the request map
+  bool wildcard = false;  // a receive posted with MPI_ANY_SOURCE
 };
 
 // A message sent before its receive was posted.
@@ -495,6 +496,8 @@ class Engine {
   // Requests and matching.
   std::uint32_t NewSlot(int rank, const Op& op, bool is_recv);
   void FreeSlot(std::uint32_t s);
+  // SimOptions::on_wildcard_receive for slot `s` of `rank` if it is a completed wildcard receive.
+  void ReportWildcard(int rank, std::uint32_t s) const;
   void PostSend(int rank, std::uint32_t s, bool sync);
   void PostRecv(int rank, std::uint32_t s);
   void MatchRendezvous(std::uint32_t send_slot, std::uint32_t recv_slot, Time now,
@@ -830,10 +833,18 @@ std::uint32_t Engine::NewSlot(int rank, const Op& op, bool is_recv) {
     sl.bytes = op.bytes;
   }
   sl.trace_id = op.request;
+  sl.wildcard = is_recv && sl.peer == kAnySource;
   return s;
 }
 
 void Engine::FreeSlot(std::uint32_t s) { free_slots_.push_back(s); }
+
+void Engine::ReportWildcard(int rank, std::uint32_t s) const {
+  const Slot& sl = slots_[s];
+  if (sl.wildcard && sl.peer >= 0 && options_.on_wildcard_receive) {
+    options_.on_wildcard_receive(rank, sl.peer);
+  }
+}
 
 void Engine::PushSlot(Proc& r, std::uint32_t s) {
   SlotList& l = r.slots;
@@ -1099,6 +1110,7 @@ void Engine::TestFail(Proc& r, int rank, const Op& op) {
     done = {*first};
   }
   for (std::uint32_t s : done) {
+    ReportWildcard(rank, s);
     *FindRequest(r, rank, slots_[s].trace_id) = kPredrawn;
     FreeSlot(s);
     ++result_.remapped_completions;
@@ -1273,6 +1285,7 @@ void Engine::Complete(Proc& r, int rank, Time ready) {
       std::uint32_t critical = kNil;
       for (std::uint32_t s : Slots(r)) {
         if (critical == kNil || slots_[s].complete > slots_[critical].complete) critical = s;
+        ReportWildcard(rank, s);
         FreeSlot(s);
       }
       split(critical == kNil ? since : slots_[critical].requested);
@@ -1303,6 +1316,7 @@ void Engine::Complete(Proc& r, int rank, Time ready) {
           unchosen_traced.push_back(*it);
       std::size_t next_swap = 0;
       for (std::uint32_t s : chosen) {
+        ReportWildcard(rank, s);
         const RequestId id = slots_[s].trace_id;
         if (is_traced(s)) {
           EraseRequest(r, rank, id);

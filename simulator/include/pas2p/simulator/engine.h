@@ -65,6 +65,12 @@ struct SimOptions {
   std::uint64_t progress_every_events = 1u << 22;
   // Deadlock reports list at most this many blocked ranks in full.
   int max_reported_ranks = 64;
+  // Called when a receive that `rank` posted with MPI_ANY_SOURCE completes in the
+  // simulation (a blocking receive returns, or a wait/test returns the request), with the
+  // rank it matched, in the order the rank's calls return them and before the rank reads its
+  // next event. A TraceSource whose later events depend on who answered (RescheduledTrace)
+  // listens here. Not called with `deterministic` (the traced sources are followed).
+  std::function<void(int rank, std::int32_t source)> on_wildcard_receive;
 };
 
 // Replays `trace` on `machine`. Throws UserError for an invalid machine (IsValidFor),
