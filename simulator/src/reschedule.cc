@@ -29,12 +29,12 @@ struct RescheduledTrace::MasterSend {
 
 struct RescheduledTrace::Session {
   bool attached = false;
-  std::vector<std::int32_t> sources;            // the master's wildcard completions in the replay
-  std::vector<std::deque<int>> queue;           // per rank: pieces of the messages sent to it
-  std::vector<std::size_t> next_own;            // per rank: its next own piece
-  std::vector<std::int32_t> master_peers;       // the master's send destinations
-  std::vector<std::int64_t> cpu_ns;             // per rank
-  RequestId next_request = RequestId{1} << 62;  // fresh ids for moved task requests
+  std::vector<std::int32_t> sources;   // the master's wildcard completions in the replay
+  std::vector<std::deque<int>> queue;  // per rank: pieces of the messages sent to it
+  std::vector<std::size_t> next_own;   // per rank: its next own piece
+  std::vector<std::vector<std::int32_t>> send_peers;  // per rank: its send destinations
+  std::vector<std::int64_t> cpu_ns;                   // per rank
+  RequestId next_request = RequestId{1} << 62;        // fresh ids for moved task requests
 };
 
 namespace {
@@ -314,6 +314,7 @@ SimOptions RescheduledTrace::Attach(SimOptions options) const {
   s.attached = true;
   s.queue.assign(n, {});
   s.next_own.assign(n, 0);
+  s.send_peers.assign(n, {});
   s.cpu_ns = base_cpu_ns_;
   if (!run_.rescheduled) return options;
   s.cpu_ns[static_cast<std::size_t>(run_.master)] = 0;
@@ -327,8 +328,8 @@ SimOptions RescheduledTrace::Attach(SimOptions options) const {
   return options;
 }
 
-const std::vector<std::int32_t>& RescheduledTrace::master_send_peers() const {
-  return session_->master_peers;
+const std::vector<std::vector<std::int32_t>>& RescheduledTrace::send_peers_by_rank() const {
+  return session_->send_peers;
 }
 const std::vector<std::int64_t>& RescheduledTrace::cpu_ns_by_rank() const {
   return session_->cpu_ns;
@@ -394,7 +395,7 @@ bool MasterReader::Next(Event* e) {
     s.queue[static_cast<std::size_t>(dest)].push_back(send.piece);
   }
   if ((IsSendKind(e->kind) || e->kind == EventKind::kSendrecv) && e->peer >= 0) {
-    s.master_peers.push_back(e->peer);
+    s.send_peers[static_cast<std::size_t>(me)].push_back(e->peer);
   }
   return true;
 }
@@ -489,6 +490,9 @@ bool WorkerReader::Next(Event* e) {
         for (Completion& c : e->completed) c.request = fresh(c.request);
       }
       if (e->kind == EventKind::kCompute) s.cpu_ns[me] += e->cpu_ns;
+      if ((IsSendKind(e->kind) || e->kind == EventKind::kSendrecv) && e->peer >= 0) {
+        s.send_peers[me].push_back(e->peer);
+      }
       return true;
     }
     if (!piece.then_recv) return false;
@@ -530,7 +534,7 @@ RescheduledReplay SimulateRescheduled(const TraceSource& trace, const Machine& m
     return out;
   }
   out.result = Simulate(rescheduled, machine, rescheduled.Attach(options));
-  out.master_send_peers = rescheduled.master_send_peers();
+  out.send_peers_by_rank = rescheduled.send_peers_by_rank();
   out.cpu_ns_by_rank = rescheduled.cpu_ns_by_rank();
   return out;
 }

@@ -19,6 +19,7 @@
 #include "pas2p/phases/analyze.h"
 #include "pas2p/phases/correspondence.h"
 #include "pas2p/simulator/engine.h"
+#include "pas2p/simulator/reschedule.h"
 #include "pas2p/synthesis/synthesize.h"
 
 namespace pas2p::synthesis {
@@ -1157,6 +1158,15 @@ class RedrawnTrace : public TraceSource {
   std::vector<std::vector<std::int64_t>> values_;
 };
 
+// The simulated time of `trace`, its self-scheduled tasks handed out by the simulation
+// when `reschedule` (sim::RescheduledTrace).
+double SimulateMaybeRescheduled(const TraceSource& trace, const sim::Machine& machine,
+                                bool reschedule) {
+  if (!reschedule) return SimulateTime(trace, machine, nullptr);
+  const sim::RescheduledTrace rescheduled(trace);
+  return sim::Simulate(rescheduled, machine, rescheduled.Attach({})).predicted_time_s;
+}
+
 void NoiseFloor(const TraceSource& real, const sim::Machine& machine, int draws, Validation* v) {
   if (draws <= 0) {
     v->noise_note = "not computed (--noise-draws 0)";
@@ -1167,7 +1177,7 @@ void NoiseFloor(const TraceSource& real, const sim::Machine& machine, int draws,
     double sum = 0, low = 0, high = 0;
     for (int d = 0; d < draws; ++d) {
       const RedrawnTrace trace(real, noise, noise.Draw(d));
-      const double t = SimulateTime(trace, machine, nullptr);
+      const double t = SimulateMaybeRescheduled(trace, machine, v->rescheduled);
       sum += t;
       low = d == 0 ? t : std::min(low, t);
       high = d == 0 ? t : std::max(high, t);
@@ -1204,39 +1214,84 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   const Prediction pred = Predict(model, held_out, machine, o);
   v.predicted_time_s = pred.predicted_time_s;
   v.real_simulated_time_s = SimulateTime(real, machine, nullptr);
+
+  SynthesizedTrace synth(model, held_out);
+  // A self-scheduled master's partners depend on the timing (which worker answers first):
+  // its sends are compared as the number of messages to each partner, not in order.
+  const int master = synth.ScheduledPhase() >= 0
+                         ? model.phases[static_cast<std::size_t>(synth.ScheduledPhase())].master
+                         : -1;
+  // The reference of a self-scheduled run: its tasks handed out by the simulated machine.
+  std::vector<std::vector<std::int32_t>> rescheduled_peers;  // by rank
+  std::vector<int> rescheduled_workers;                      // ascending
+  if (master >= 0) {
+    const sim::RescheduledTrace rescheduled(real);
+    const sim::SelfScheduledRun& run = rescheduled.run();
+    if (!run.rescheduled) {
+      v.reschedule_note = run.note;
+    } else if (run.master != master) {
+      v.reschedule_note = "the real trace's master is rank " + std::to_string(run.master) +
+                          ", the model's rank " + std::to_string(master);
+    } else {
+      const sim::SimResult result = sim::Simulate(rescheduled, machine, rescheduled.Attach({}));
+      v.rescheduled = true;
+      v.rescheduled_tasks = run.tasks;
+      v.real_simulated_traced_assignment_s = v.real_simulated_time_s;
+      v.real_simulated_time_s = result.predicted_time_s;
+      rescheduled_peers = rescheduled.send_peers_by_rank();
+      rescheduled_workers = run.workers;
+      for (int r = 0; r < held_out; ++r) {
+        if (r == master) continue;
+        v.rescheduled_busiest_worker_cpu_s = std::max(
+            v.rescheduled_busiest_worker_cpu_s,
+            static_cast<double>(rescheduled.cpu_ns_by_rank()[static_cast<std::size_t>(r)]) * 1e-9);
+      }
+    }
+  }
   v.interval_low_s = pred.interval_low_s;
   v.interval_high_s = pred.interval_high_s;
   v.in_interval =
       v.real_simulated_time_s >= v.interval_low_s && v.real_simulated_time_s <= v.interval_high_s;
   NoiseFloor(real, machine, options.noise_draws, &v);
 
-  SynthesizedTrace synth(model, held_out);
   std::uint64_t matched = 0, scheduled_matched = 0, collectives_matched = 0;
+  std::uint64_t scheduled_matched_traced = 0;
   std::int64_t real_cpu = 0, synth_cpu = 0;
-  // A self-scheduled master's partners depend on the timing (which worker answers first):
-  // its sends are compared as the number of messages to each partner, not in order.
-  const int master = synth.ScheduledPhase() >= 0
-                         ? model.phases[static_cast<std::size_t>(synth.ScheduledPhase())].master
-                         : -1;
   for (int r = 0; r < held_out; ++r) {
     const StreamTotals a = ReadTotals(real, r);
     const StreamTotals b = ReadTotals(synth, r);
     v.messages += a.send_peers.size();
     if (r == master) {
-      std::map<std::int32_t, std::int64_t> to;
-      for (std::int32_t p : a.send_peers) ++to[p];
-      for (std::int32_t p : b.send_peers) {
-        auto it = to.find(p);
-        if (it != to.end() && it->second > 0) {
-          --it->second;
-          ++scheduled_matched;
+      // Messages of `b` whose partner is in `a` as often (the multisets' intersection).
+      auto multiset_matched = [](const std::vector<std::int32_t>& a_peers,
+                                 const std::vector<std::int32_t>& b_peers) {
+        std::map<std::int32_t, std::int64_t> to;
+        for (std::int32_t p : a_peers) ++to[p];
+        std::uint64_t m = 0;
+        for (std::int32_t p : b_peers) {
+          auto it = to.find(p);
+          if (it != to.end() && it->second > 0) {
+            --it->second;
+            ++m;
+          }
         }
-      }
+        return m;
+      };
+      scheduled_matched_traced = multiset_matched(a.send_peers, b.send_peers);
+      scheduled_matched =
+          v.rescheduled
+              ? multiset_matched(rescheduled_peers[static_cast<std::size_t>(r)], b.send_peers)
+              : scheduled_matched_traced;
       v.scheduled_messages += a.send_peers.size();
       matched += scheduled_matched;
     } else {
-      for (std::size_t i = 0; i < a.send_peers.size() && i < b.send_peers.size(); ++i) {
-        matched += a.send_peers[i] == b.send_peers[i];
+      // A worker of a rescheduled run: its sends (results) in the rescheduled replay.
+      const std::vector<std::int32_t>& real_peers =
+          std::binary_search(rescheduled_workers.begin(), rescheduled_workers.end(), r)
+              ? rescheduled_peers[static_cast<std::size_t>(r)]
+              : a.send_peers;
+      for (std::size_t i = 0; i < real_peers.size() && i < b.send_peers.size(); ++i) {
+        matched += real_peers[i] == b.send_peers[i];
       }
     }
     if (master >= 0 && r != master) {
@@ -1260,12 +1315,20 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   v.scheduled_match = v.scheduled_messages ? static_cast<double>(scheduled_matched) /
                                                  static_cast<double>(v.scheduled_messages)
                                            : 1;
+  v.scheduled_match_traced_assignment = v.scheduled_messages
+                                            ? static_cast<double>(scheduled_matched_traced) /
+                                                  static_cast<double>(v.scheduled_messages)
+                                            : 1;
   v.bytes_error =
       RelError(static_cast<double>(v.predicted_bytes), static_cast<double>(v.real_bytes));
   v.real_compute_s = static_cast<double>(real_cpu) * 1e-9;
   v.predicted_compute_s = static_cast<double>(synth_cpu) * 1e-9;
   v.compute_error = RelError(v.predicted_compute_s, v.real_compute_s);
   v.time_error = RelError(v.predicted_time_s, v.real_simulated_time_s);
+  if (v.rescheduled) {
+    v.time_error_traced_assignment =
+        RelError(v.predicted_time_s, v.real_simulated_traced_assignment_s);
+  }
   ComparePhases(model, training, real_signature, pred, &v);
   return v;
 }
@@ -1375,7 +1438,7 @@ SelfCheck CheckLargestCount(const std::vector<phases::Signature>& signatures,
 
 std::string FormatValidation(const Validation& v, const std::string& application) {
   std::ostringstream out;
-  char line[256];
+  char line[1024];
   out << "validation of " << (application.empty() ? "the application" : application)
       << ": trained on " << JoinCounts(v.training_counts) << ", predicted " << v.count
       << " and compared with " << (v.held_out_trace.empty() ? "its trace" : v.held_out_trace)
@@ -1396,13 +1459,29 @@ std::string FormatValidation(const Validation& v, const std::string& application
                   "compared, not their order): %.2f%% matched\n",
                   static_cast<unsigned long long>(v.scheduled_messages), 100 * v.scheduled_match);
     out << line;
-    std::snprintf(line, sizeof line,
-                  "    self-scheduled: the real run's workers computed %.6g s, %.6g s each if "
-                  "balanced over %lld; its busiest worker computed %.6g s (the simulation of the "
-                  "real trace keeps the traced assignment of tasks)\n",
-                  v.workers_cpu_s,
-                  v.workers_cpu_s / static_cast<double>(std::max<std::int64_t>(1, v.count - 1)),
-                  static_cast<long long>(v.count - 1), v.busiest_worker_cpu_s);
+    if (v.rescheduled) {
+      std::snprintf(line, sizeof line,
+                    "    self-scheduled: the real run's workers computed %.6g s, %.6g s each if "
+                    "balanced over %lld; its busiest worker computed %.6g s in the traced run, "
+                    "%.6g s with its %llu tasks handed out by the simulation (the reference "
+                    "below; against the traced destinations %.2f%% matched)\n",
+                    v.workers_cpu_s,
+                    v.workers_cpu_s / static_cast<double>(std::max<std::int64_t>(1, v.count - 1)),
+                    static_cast<long long>(v.count - 1), v.busiest_worker_cpu_s,
+                    v.rescheduled_busiest_worker_cpu_s,
+                    static_cast<unsigned long long>(v.rescheduled_tasks),
+                    100 * v.scheduled_match_traced_assignment);
+    } else {
+      std::snprintf(line, sizeof line,
+                    "    self-scheduled: the real run's workers computed %.6g s, %.6g s each if "
+                    "balanced over %lld; its busiest worker computed %.6g s (the simulation of "
+                    "the real trace keeps the traced assignment of tasks: ",
+                    v.workers_cpu_s,
+                    v.workers_cpu_s / static_cast<double>(std::max<std::int64_t>(1, v.count - 1)),
+                    static_cast<long long>(v.count - 1), v.busiest_worker_cpu_s);
+      out << line << v.reschedule_note << ")\n";
+      line[0] = '\0';
+    }
     out << line;
   }
   std::snprintf(line, sizeof line, "  bytes_error    %7.2f%%  (predicted %llu B, real %llu B)\n",
@@ -1413,9 +1492,21 @@ std::string FormatValidation(const Validation& v, const std::string& application
                 "  compute_error  %7.2f%%  (predicted %.6g s, real %.6g s CPU)\n",
                 100 * v.compute_error, v.predicted_compute_s, v.real_compute_s);
   out << line;
-  std::snprintf(line, sizeof line,
-                "  time_error     %7.2f%%  (predicted %.6g s, simulated real trace %.6g s)\n",
-                100 * v.time_error, v.predicted_time_s, v.real_simulated_time_s);
+  if (v.rescheduled) {
+    std::snprintf(line, sizeof line,
+                  "  time_error     %7.2f%%  (predicted %.6g s, simulated real trace with its "
+                  "tasks rescheduled %.6g s)\n",
+                  100 * v.time_error, v.predicted_time_s, v.real_simulated_time_s);
+    out << line;
+    std::snprintf(line, sizeof line,
+                  "    traced assignment %7.2f%%  (the simulated real trace with the traced "
+                  "run's assignment of tasks: %.6g s)\n",
+                  100 * v.time_error_traced_assignment, v.real_simulated_traced_assignment_s);
+  } else {
+    std::snprintf(line, sizeof line,
+                  "  time_error     %7.2f%%  (predicted %.6g s, simulated real trace %.6g s)\n",
+                  100 * v.time_error, v.predicted_time_s, v.real_simulated_time_s);
+  }
   out << line;
   std::snprintf(line, sizeof line,
                 "  interval       [%.6g s, %.6g s]: the simulated real trace is %s it\n",
@@ -1496,6 +1587,18 @@ std::string ValidationToJson(const Validation& v, const std::string& application
          {"real_bytes", v.real_bytes},
          {"predicted_compute_s", v.predicted_compute_s},
          {"real_compute_s", v.real_compute_s}};
+  if (v.scheduled_messages > 0) {  // self-scheduled runs only: other outputs unchanged
+    j["rescheduled"] = v.rescheduled;
+    j["reschedule_note"] = v.reschedule_note;
+    j["scheduled_match_traced_assignment"] = v.scheduled_match_traced_assignment;
+    j["rescheduled_tasks"] = v.rescheduled_tasks;
+    j["rescheduled_busiest_worker_cpu_s"] =
+        v.rescheduled ? json(v.rescheduled_busiest_worker_cpu_s) : json(nullptr);
+    j["real_simulated_traced_assignment_s"] =
+        v.rescheduled ? json(v.real_simulated_traced_assignment_s) : json(nullptr);
+    j["time_error_traced_assignment"] =
+        v.rescheduled ? json(v.time_error_traced_assignment) : json(nullptr);
+  }
   json phases = json::array();
   auto or_null = [](double x) { return x >= 0 ? json(x) : json(nullptr); };
   for (const PhaseCheck& c : v.phases) {

@@ -81,10 +81,11 @@ class RescheduledTrace : public TraceSource {
   // for deterministic mode (it follows the traced sources, which the rescheduling replaces).
   SimOptions Attach(SimOptions options) const;
 
-  // After a replay: every send destination of the master in order (sends, isends,
-  // sendrecvs with a rank as partner), and each rank's compute CPU time in the replay
-  // (ns, by rank; the workers' includes the tasks they ran).
-  const std::vector<std::int32_t>& master_send_peers() const;
+  // After a replay: the send destinations (sends, isends, sendrecvs with a rank as partner)
+  // of the master and of each worker in their order in the replay (empty for the ranks
+  // replayed as in `base`), and each rank's compute CPU time in the replay (ns, by rank;
+  // a worker's includes the tasks it ran).
+  const std::vector<std::vector<std::int32_t>>& send_peers_by_rank() const;
   const std::vector<std::int64_t>& cpu_ns_by_rank() const;
 
   // Implementation types (reschedule.cc).
@@ -109,8 +110,9 @@ class RescheduledTrace : public TraceSource {
 struct RescheduledReplay {
   SelfScheduledRun run;
   SimResult result;
-  std::vector<std::int32_t> master_send_peers;  // rescheduled runs: as RescheduledTrace's
-  std::vector<std::int64_t> cpu_ns_by_rank;     // rescheduled runs: as RescheduledTrace's
+  std::vector<std::vector<std::int32_t>> send_peers_by_rank;  // rescheduled runs: as
+                                                              // RescheduledTrace's
+  std::vector<std::int64_t> cpu_ns_by_rank;  // rescheduled runs: as RescheduledTrace's
 };
 RescheduledReplay SimulateRescheduled(const TraceSource& trace, const Machine& machine,
                                       const SimOptions& options = {});

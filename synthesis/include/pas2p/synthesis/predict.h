@@ -176,6 +176,8 @@ struct Validation {
   // in both runs (the multiset of destinations), whatever their order.
   std::uint64_t scheduled_messages = 0;
   double scheduled_match = 1;  // share of scheduled_messages matched that way
+  // (against the rescheduled replay's destinations when `rescheduled`, see below)
+  double scheduled_match_traced_assignment = 1;  // the same against the traced destinations
   // Collective calls of the real run (per rank, in order), and the share of them that the
   // prediction makes as the same collective on a communicator with the same members (and,
   // rooted ones, the same root): a collective's "peers".
@@ -184,9 +186,23 @@ struct Validation {
   // Self-scheduled runs: the real trace's CPU time of all workers, and of the busiest one
   // (how unevenly the traced run handed out its tasks; 0 without a self-scheduled phase).
   double workers_cpu_s = 0, busiest_worker_cpu_s = 0;
+  // Self-scheduled runs: the simulation of the real trace as the simulated machine would run
+  // it (sim::RescheduledTrace: the master's replies go to whichever worker answers first in
+  // the simulation, each task's compute and result sends move with it). When `rescheduled`,
+  // real_simulated_time_s, time_error, in_interval, the noise floor and scheduled_match are
+  // against that replay, and the plain replay of the traced assignment (which worker ran
+  // which task in the traced run, decided by the OS on the traced machine) is kept in
+  // real_simulated_traced_assignment_s and time_error_traced_assignment. reschedule_note
+  // says why a self-scheduled run was not rescheduled (empty otherwise).
+  bool rescheduled = false;
+  std::uint64_t rescheduled_tasks = 0;
+  double rescheduled_busiest_worker_cpu_s = 0;
+  double real_simulated_traced_assignment_s = 0;
+  double time_error_traced_assignment = 0;
+  std::string reschedule_note;
   double bytes_error = 0;    // |predicted - real| / real, bytes sent
   double compute_error = 0;  // same for the CPU time of compute bursts
-  double time_error = 0;     // predicted time vs simulated real trace
+  double time_error = 0;     // predicted time vs simulated real trace (rescheduled: above)
   double predicted_time_s = 0;
   double real_simulated_time_s = 0;
   // The prediction's interval (Prediction::interval_low_s/high_s) and whether the simulated
