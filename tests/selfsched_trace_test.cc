@@ -11,6 +11,7 @@
 
 #include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
+#include "pas2p/simulator/reschedule.h"
 #include "pas2p/synthesis/inputs.h"
 #include "pas2p/synthesis/model.h"
 #include "pas2p/synthesis/predict.h"
@@ -28,6 +29,31 @@ const synthesis::PhaseModel* ScheduledPhase(const synthesis::AppModel& m) {
     if (p.scheduled) return &p;
   }
   return nullptr;
+}
+
+// The real trace replayed with its tasks handed out by the simulation (what `pas2p validate`
+// compares with): every task is found and run once, with the same compute and bytes.
+void ExpectRescheduled(const TraceSource& trace, int tasks, const std::string& what) {
+  std::string used;
+  const sim::Machine machine = synthesis::LoadMachineOrDefault("", &used);
+  const sim::RescheduledReplay replay = sim::SimulateRescheduled(trace, machine);
+  ASSERT_TRUE(replay.run.rescheduled) << what << ": " << replay.run.note;
+  EXPECT_EQ(replay.run.master, 0) << what;
+  EXPECT_EQ(replay.run.tasks, static_cast<std::uint64_t>(tasks)) << what;
+  EXPECT_EQ(replay.run.workers.size(), static_cast<std::size_t>(trace.nprocs() - 1)) << what;
+  const sim::SimResult plain = sim::Simulate(trace, machine);
+  double compute_a = 0, compute_b = 0;
+  std::uint64_t bytes_a = 0, bytes_b = 0;
+  for (const auto& r : plain.ranks) {
+    compute_a += r.compute_s;
+    bytes_a += r.bytes_sent;
+  }
+  for (const auto& r : replay.result.ranks) {
+    compute_b += r.compute_s;
+    bytes_b += r.bytes_sent;
+  }
+  EXPECT_NEAR(compute_a, compute_b, 1e-9 * compute_a) << what;
+  EXPECT_EQ(bytes_a, bytes_b) << what;
 }
 
 TEST(SelfScheduledTrace, BlockingWildcardMasterIsModelledAndPredicted) {
@@ -68,6 +94,8 @@ TEST(SelfScheduledTrace, BlockingWildcardMasterIsModelledAndPredicted) {
   EXPECT_LT(v.bytes_error, 0.05);
   EXPECT_GT(v.predicted_time_s, 0);
   EXPECT_GT(v.real_simulated_time_s, 0);
+  EXPECT_TRUE(v.rescheduled) << v.reschedule_note;
+  ExpectRescheduled(*held_out, kTasks, "held-out run at 8");
 }
 
 // The same master finding the next result with MPI_Probe(MPI_ANY_SOURCE), or by polling
@@ -90,6 +118,7 @@ TEST_P(ProbingMaster, IsModelledAsSelfScheduled) {
       wildcard += e.kind == EventKind::kRecv && e.recv_peer == kAnySource;
     EXPECT_EQ(wildcard, kTasks) << "rank 0 at " << n;
     sigs.push_back(phases::AnalyzeTrace(*trace));
+    if (n == 5) ExpectRescheduled(*trace, kTasks, std::string(GetParam()) + " at 5");
   }
   const synthesis::AppModel m = synthesis::BuildModel(sigs);
   const synthesis::PhaseModel* scheduled = ScheduledPhase(m);
@@ -115,6 +144,8 @@ TEST_P(RoundsMaster, IsRefusedWithTheRoundsNamed) {
     ASSERT_FALSE(traced.trace_dir.empty());
     sigs.push_back(phases::AnalyzeTrace(*OpenTrace(traced.trace_dir)));
     EXPECT_EQ(sigs.back().scheduled_rounds, 3) << "at " << n;
+    // Every round's stops end the workers' rounds in the rescheduled replay too.
+    if (n == 5) ExpectRescheduled(*OpenTrace(traced.trace_dir), 3 * 60, "3 rounds at 5");
   }
   try {
     synthesis::BuildModel(sigs);

@@ -334,7 +334,8 @@ TraceData MakeMasterWorker(int nprocs, int iterations) {
   return g.Take();
 }
 
-TraceData MakeSelfScheduled(int nprocs, int tasks, MasterShape shape, std::int64_t unit_ns) {
+TraceData MakeSelfScheduled(int nprocs, int tasks, MasterShape shape, std::int64_t unit_ns,
+                            bool skewed) {
   Gen g(nprocs, shape == MasterShape::kWaitany     ? "selfsched"
                 : shape == MasterShape::kIrecvWait ? "selfsched_wait"
                                                    : "selfsched_recv");
@@ -377,7 +378,7 @@ TraceData MakeSelfScheduled(int nprocs, int tasks, MasterShape shape, std::int64
   }
   while (!busy.empty()) {
     // The result that arrives first (ties: the lower rank).
-    auto it = std::min_element(busy.begin(), busy.end(), [&](int a, int b) {
+    auto it = skewed ? busy.begin() : std::min_element(busy.begin(), busy.end(), [&](int a, int b) {
       return std::tie(done[a], a) < std::tie(done[b], b);
     });
     const int w = *it;

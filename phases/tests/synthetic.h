@@ -76,8 +76,10 @@ TraceData MakeMasterWorker(int nprocs, int iterations);
 // and completes it with MPI_Wait; kBlockingRecv calls MPI_Recv(MPI_ANY_SOURCE) (recorded as
 // the tracer does: the actual source, recv_peer = kAnySource). Barrier before, bcast after.
 enum class MasterShape { kWaitany, kIrecvWait, kBlockingRecv };
-TraceData MakeSelfScheduled(int nprocs, int tasks, MasterShape shape,
-                            std::int64_t unit_ns = 100000);
+// `skewed`: the lowest busy worker always answers first (as in a run with more ranks than
+// cores where the OS kept a few workers running), so it runs almost every task.
+TraceData MakeSelfScheduled(int nprocs, int tasks, MasterShape shape, std::int64_t unit_ns = 100000,
+                            bool skewed = false);
 
 // A CG-like solver: `dots` iterations of {compute, 3 allreduce} (the reductions part),
 // then `halos` iterations of {sendrecv with both ring neighbours, compute, allreduce}.
