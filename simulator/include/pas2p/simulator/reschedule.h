@@ -27,7 +27,12 @@
 // a worker that receives a task message runs that task's body (its compute bursts and
 // result sends, moved from the worker that ran it in the trace), and a worker that receives
 // a message whose piece stayed with its worker (a stop) runs its own next such piece. A
-// trace in which no single rank replies to whoever answered is replayed unchanged.
+// blocking MPI_Recv(MPI_ANY_SOURCE) of the master is replayed as a wildcard (the plain replay
+// takes its traced source), and the master's polls (tests that found nothing) before a
+// wait or test that completes on the same requests are left out: a poll that finds a
+// result in the simulation would otherwise take it from that call, which would then wait
+// for another. A trace in which no single rank replies to whoever answered is replayed
+// unchanged.
 //
 // Limits (SelfScheduledRun::note says which one stopped it; the trace is then replayed
 // unchanged): one master; workers receive the master's messages with blocking receives,
