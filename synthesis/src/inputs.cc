@@ -103,36 +103,49 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
   ModelInputs out;
   out.options = options;
   out.signatures = LoadSignatures(inputs, options, progress);
+  // Every count first (with loops found on the calls, then with sizes ending them); only when
+  // neither builds, the largest counts whose phases correspond (BuildModel's fallback).
+  ModelOptions every_count;
+  every_count.drop_smallest_counts = false;
   try {
-    out.model = BuildModel(out.signatures);
+    out.model = BuildModel(out.signatures, every_count);
     return out;
   } catch (const UserError& first) {
     bool all_traces = true;
     for (const TraceInput& in : inputs) all_traces = all_traces && in.signature_file.empty();
-    if (!choose_loop_sizes || !all_traces || options.bytes_tolerance > 0) throw;
-    phases::AnalyzeOptions sized = options;
-    sized.bytes_tolerance = kSizesEndLoopsTolerance;
-    char tolerance[32];
-    std::snprintf(tolerance, sizeof tolerance, "%g", kSizesEndLoopsTolerance);
-    std::vector<phases::Signature> sigs;
-    AppModel model;
-    try {
-      sigs = LoadSignatures(inputs, sized, progress);
-      model = BuildModel(sigs);
-    } catch (const UserError& second) {
-      throw UserError(std::string(first.what()) +
-                      "\n(analyzed again with message sizes ending loops, --bytes-tolerance " +
-                      tolerance + ", no model builds either: " + Headline(second.what()) + ")");
+    std::string sized_failure;
+    if (choose_loop_sizes && all_traces && options.bytes_tolerance <= 0) {
+      phases::AnalyzeOptions sized = options;
+      sized.bytes_tolerance = kSizesEndLoopsTolerance;
+      char tolerance[32];
+      std::snprintf(tolerance, sizeof tolerance, "%g", kSizesEndLoopsTolerance);
+      try {
+        std::vector<phases::Signature> sigs = LoadSignatures(inputs, sized, progress);
+        AppModel model = BuildModel(sigs, every_count);
+        out.note = std::string("the phases were found with message sizes ending loops (") +
+                   "--bytes-tolerance " + tolerance +
+                   "): with loops found on the calls alone no model builds (" +
+                   Headline(first.what()) + ")";
+        out.options = sized;
+        out.signatures = std::move(sigs);
+        out.model = std::move(model);
+        out.model.warnings.insert(out.model.warnings.begin(), out.note);
+        return out;
+      } catch (const UserError& second) {
+        sized_failure = std::string("\n(analyzed again with message sizes ending loops, ") +
+                        "--bytes-tolerance " + tolerance +
+                        ", no model builds either: " + Headline(second.what()) + ")";
+      }
     }
-    out.note = std::string("the phases were found with message sizes ending loops (") +
-               "--bytes-tolerance " + tolerance +
-               "): with loops found on the calls alone no model builds (" + Headline(first.what()) +
-               ")";
-    out.options = sized;
-    out.signatures = std::move(sigs);
-    out.model = std::move(model);
-    out.model.warnings.insert(out.model.warnings.begin(), out.note);
-    return out;
+    // The first analysis from its largest counts (its warning names the counts left out).
+    std::string last;
+    try {
+      out.model = BuildModel(out.signatures);
+      return out;
+    } catch (const UserError& e) {
+      last = e.what();
+    }
+    throw UserError(last + sized_failure);
   }
 }
 

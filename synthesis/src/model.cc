@@ -2444,7 +2444,17 @@ void DecideScheduled(PhaseModel* pm, const phases::PhaseGroup& group,
 
 }  // namespace
 
-AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOptions& options) {
+namespace {
+
+// No relevant phase corresponds across the counts (BuildModelOfCounts); BuildModel then tries
+// the larger counts alone.
+class PhasesDoNotCorrespond : public UserError {
+ public:
+  using UserError::UserError;
+};
+
+AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
+                            const ModelOptions& options) {
   std::sort(signatures.begin(), signatures.end(),
             [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
   std::vector<int> counts;
@@ -2558,7 +2568,7 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
   if (!any_relevant) {
     std::string list;
     for (const auto& u : unmatched) list += "\n  " + u;
-    throw UserError(
+    throw PhasesDoNotCorrespond(
         "the phases of the traces do not correspond across the counts " + JoinCounts(counts) +
         ": no relevant phase occurs at every count" + list +
         "\nCheck that the traces are runs of the same program with the same input and options "
@@ -2639,6 +2649,52 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
   model.sequence = phases::SimplifySequence(std::move(model.sequence));
   AddValidCounts(&model);
   return model;
+}
+
+}  // namespace
+
+AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOptions& options) {
+  std::sort(signatures.begin(), signatures.end(),
+            [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
+  try {
+    return BuildModelOfCounts(signatures, options);
+  } catch (const PhasesDoNotCorrespond& all) {
+    if (!options.drop_smallest_counts) throw;
+    // A loop whose iterations grow with P (a pipeline of sqrt(P) - 1 stages along a grid
+    // line, as NAS BT's line solves) runs once or twice at the smallest counts: too short to
+    // be a phase of its own, it is part of the phase around it (AnalyzeOptions::
+    // unroll_iterations), while at the larger counts each such loop is a phase. The larger
+    // counts then describe the run a larger target makes: the model is built from the
+    // largest counts whose phases correspond (at least min_counts of them), and says so.
+    const auto min_counts = static_cast<std::size_t>(std::max(options.min_counts, 1));
+    for (std::size_t drop = 1; drop < signatures.size() && signatures.size() - drop >= min_counts;
+         ++drop) {
+      std::vector<phases::Signature> larger(signatures.begin() + static_cast<std::ptrdiff_t>(drop),
+                                            signatures.end());
+      std::vector<int> used, left_out;
+      for (const auto& s : larger) used.push_back(s.nprocs);
+      for (std::size_t i = 0; i < drop; ++i) left_out.push_back(signatures[i].nprocs);
+      AppModel model;
+      try {
+        model = BuildModelOfCounts(std::move(larger), options);
+      } catch (const PhasesDoNotCorrespond&) {
+        continue;
+      } catch (const UserError& e) {
+        throw UserError(
+            std::string(all.what()) + "\n(the phases of " + JoinCounts(used) +
+            " alone do correspond, but no model builds from them: " + FirstLine(e.what()) + ")");
+      }
+      model.warnings.insert(
+          model.warnings.begin(),
+          "the model is built from the counts " + JoinCounts(used) + " only: the phases of " +
+              JoinCounts(left_out) + " do not correspond with theirs (" + FirstLine(all.what()) +
+              "); at the smallest counts a loop whose iterations grow with P (a pipeline of "
+              "sqrt(P) - 1 stages) is too short to be a phase of its own, so only counts from " +
+              std::to_string(used.front()) + " on train this model");
+      return model;
+    }
+    throw;
+  }
 }
 
 // ---------------------------------------------------------------------------------------

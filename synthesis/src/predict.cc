@@ -899,7 +899,12 @@ void ComparePhases(const AppModel& model, const std::vector<phases::Signature>& 
   // Model phase -> the real signature's phase id.
   std::map<int, int> real_id;
   try {
-    std::vector<phases::Signature> all = training;
+    // The counts the model was built from (BuildModel may leave the smallest out).
+    std::vector<phases::Signature> all;
+    for (const auto& s : training) {
+      if (std::find(model.counts.begin(), model.counts.end(), s.nprocs) != model.counts.end())
+        all.push_back(s);
+    }
     all.push_back(real);
     const phases::Correspondence corr = phases::CorrespondPhases(all);
     std::size_t first = all.size();

@@ -650,6 +650,43 @@ TEST(ModelErrorsTest, DifferentApplications) {
   }
 }
 
+// NAS BT's line solves: a pipeline of sqrt(P) - 1 exchanges per sweep, one at 4 ranks and two
+// at 9 (unrolled into the time step: one phase per step), a loop of its own from 16 on (a
+// phase per sweep). No phase corresponds across 4-36, and before, no model built at all. The
+// model is built from 16, 25, 36 and says that 4 and 9 are left out; at 49 bytes and time are
+// right. Open: pattern_match is 73%, not 100%: from 25 on the compressor folds the time steps
+// into loops of two steps that start at a different sweep every other pair (run: (1, 2 x4,
+// 3 x4, 4 x4, 5 x3) x2, (5 x3, 1, ...) x2, ...), so the sweeps' weights are off by a few
+// (30 instead of 32 at 25) and the last phase (finalize) differs between counts.
+TEST(ModelFromLargerCountsTest, LinePipelinesUnrolledAtSmallCountsAreLeftOut) {
+  testing::AppParams p;
+  p.iterations = 8;
+  p.check_every = 0;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusLineSolve(n, p)));
+  const AppModel model = BuildModel(sigs);
+  EXPECT_EQ(model.counts, (std::vector<int>{16, 25, 36}));
+  ASSERT_FALSE(model.warnings.empty());
+  EXPECT_NE(model.warnings.front().find("built from the counts 16, 25, 36 only"), std::string::npos)
+      << model.warnings.front();
+  EXPECT_NE(model.warnings.front().find("the phases of 4, 9 do not correspond"), std::string::npos)
+      << model.warnings.front();
+  testing::MemoryTrace real(testing::TorusLineSolve(49, p));
+  const Validation v = ValidateAgainst(sigs, real, TestMachine());
+  EXPECT_EQ(v.training_counts, (std::vector<int>{16, 25, 36}));
+  EXPECT_GT(v.pattern_match, 0.7);
+  EXPECT_LT(v.bytes_error, 0.02);
+  EXPECT_LT(v.time_error, 0.05);
+  // With fewer than min_counts counts whose phases correspond, it stays an error.
+  std::vector<phases::Signature> two(sigs.begin(), sigs.begin() + 4);  // 4, 9, 16, 25
+  try {
+    BuildModel(two);
+    FAIL() << "16 and 25 alone are too few counts";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("do not correspond"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ModelErrorsTest, PhasesThatDoNotCorrespond) {
   std::vector<phases::Signature> sigs;
   for (int n : {9, 16}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));

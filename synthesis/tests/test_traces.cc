@@ -727,4 +727,58 @@ TraceData MeshSweeps(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData TorusLineSolve(int nprocs, const AppParams& p) {
+  TraceData d = Begin("torus_line_solve", nprocs);
+  const int q = Side(nprocs);
+  const auto face = static_cast<std::uint64_t>(8 * p.domain / q);
+  const auto forward_bytes = static_cast<std::uint64_t>(30 * p.domain / q);
+  const auto backward_bytes = static_cast<std::uint64_t>(5 * p.domain / q);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const int row = r / q, col = r % q;
+    // Per dimension: the successor along the line and the predecessor.
+    const int next_rank[2] = {row * q + (col + 1) % q, ((row + 1) % q) * q + col};
+    const int prev_rank[2] = {row * q + (col - 1 + q) % q, ((row - 1 + q) % q) * q + col};
+    auto& ev = d.ranks[r];
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      TorusHalo(&d, r, face, &next);
+      for (int dim = 0; dim < 2; ++dim) {
+        RequestId send = 0;
+        // Forward elimination, cell by cell: the first stage only sends.
+        for (int stage = 1; stage <= q; ++stage) {
+          if (stage > 1) {
+            const RequestId recv = next++;
+            ev.push_back(MakeIrecv(prev_rank[dim], 20 + dim, forward_bytes, recv));
+            ev.push_back(Wait(send));
+            ev.push_back(Wait(recv));
+          }
+          ev.push_back(MakeCompute(cpu / q));
+          if (stage < q) {
+            send = next++;
+            ev.push_back(MakeIsend(next_rank[dim], 20 + dim, forward_bytes, send));
+          }
+        }
+        // Back substitution in the reverse direction: the last stage only sends.
+        for (int stage = q; stage >= 1; --stage) {
+          if (stage < q) {
+            const RequestId recv = next++;
+            ev.push_back(MakeIrecv(next_rank[dim], 30 + dim, backward_bytes, recv));
+            ev.push_back(Wait(send));
+            ev.push_back(Wait(recv));
+          }
+          ev.push_back(MakeCompute(cpu / (2 * q)));
+          if (stage > 1) {
+            send = next++;
+            ev.push_back(MakeIsend(prev_rank[dim], 30 + dim, backward_bytes, send));
+          }
+        }
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 }  // namespace pas2p::synthesis::testing

@@ -111,6 +111,15 @@ TraceData CgIterations(int nprocs, const AppParams& p = {});
 // Per iteration: compute, then for k < stages: irecv from rank XOR 2^k, blocking send to it,
 // wait (tag 3 + k). P a multiple of 2^stages.
 TraceData PairExchange(int nprocs, const AppParams& p = {});
+// NAS BT's line solves on a periodic sqrt(P) x sqrt(P) torus (every rank holds one cell of
+// each stage of a line, so every rank takes part in every stage): per iteration compute, a
+// 5-point face exchange (as TorusStencil's), then per dimension (x, then y) a forward
+// elimination of sqrt(P) stages - the first computes and isends to the successor, each later
+// one irecvs from the predecessor, waits for its previous send and the receive, computes and
+// isends unless it is the last (tag 20 + dimension, 30 x domain / sqrt(P) bytes) - and a
+// back substitution the other way (tag 30 + dimension, 5 x domain / sqrt(P) bytes). A loop of
+// sqrt(P) - 1 exchanges: once at 4 ranks, twice at 9, a loop of its own from 16 on. P square.
+TraceData TorusLineSolve(int nprocs, const AppParams& p = {});
 // A torus north/south exchange whose loop pre-posts the NEXT iteration's receive from the
 // north after its waitall (the first one before the loop), so a phase found in the loop
 // starts or ends with a receive that another iteration completes.

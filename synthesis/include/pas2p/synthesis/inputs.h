@@ -52,8 +52,10 @@ inline constexpr double kSizesEndLoopsTolerance = 0.10;
 // `choose_loop_sizes` (the user did not set a size tolerance), no model builds from the
 // first analysis and every input is a trace, the traces are analyzed once more with
 // message sizes ending loops (bytes_tolerance = kSizesEndLoopsTolerance) and that model is
-// kept, with a note saying so. When neither builds, the first analysis's error is thrown,
-// with the second's first line added.
+// kept, with a note saying so. When neither builds from every count, the first analysis
+// builds from its largest counts whose phases correspond, if there are min_counts of them
+// (BuildModel; the model's first warning names the counts left out). When nothing builds,
+// the first analysis's error is thrown, with the second's first line added.
 ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
                             const phases::AnalyzeOptions& options, bool choose_loop_sizes,
                             std::vector<std::string>* progress = nullptr);

@@ -279,11 +279,18 @@ struct ModelOptions {
   // remainder, with a warning) when it takes at most this share of every traced run;
   // a larger one is an error.
   double max_dropped_share = 0.2;
+  // When no relevant phase corresponds at every count, build from the largest counts whose
+  // phases do correspond (at least min_counts of them), leaving the smallest out (BuildModel).
+  bool drop_smallest_counts = true;
 };
 
 // Builds the model. Throws UserError (naming the phase, slot and counts) when there are
 // fewer than min_counts counts, the signatures are of different applications, a count
 // appears twice, no phase corresponds at every count, or a relevant phase cannot be fitted.
+// When no relevant phase corresponds at every count but one does across the largest counts
+// (at least min_counts of them: a loop whose iterations grow with P is unrolled into the
+// phase around it at the smallest counts), the model is built from those counts alone
+// (AppModel::counts) and its first warning names the counts left out.
 AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOptions& options = {});
 
 // The model in words (what `pas2p model` prints), optionally with values at a target count.
