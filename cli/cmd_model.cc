@@ -43,6 +43,10 @@ void SetupModel(CLI::App& root) {
       "model.h) for `pas2p synthesize` and `pas2p predict`.\n"
       "TRACES: trace directories, SimGrid TI traces, saved signatures, or a directory of\n"
       "traces (datasets/traces/stencil2d). At least 3 counts of one application.\n"
+      "When no phase corresponds at every count (a loop whose iterations grow with P, a\n"
+      "pipeline of sqrt(P) - 1 stages, is part of the phase around it at the smallest\n"
+      "counts), the model is built from the largest counts whose phases correspond (at\n"
+      "least 3) and its first warning names the counts left out.\n"
       "Exit status 1 with an explanation on bad input (too few counts, mixed applications,\n"
       "phases that do not correspond, a pattern no family fits).\n"
       "Example: pas2p model datasets/traces/stencil2d --out stencil2d.model.json");
