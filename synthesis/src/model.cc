@@ -2688,9 +2688,10 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
           model.warnings.begin(),
           "the model is built from the counts " + JoinCounts(used) + " only: the phases of " +
               JoinCounts(left_out) + " do not correspond with theirs (" + FirstLine(all.what()) +
-              "); at the smallest counts a loop whose iterations grow with P (a pipeline of "
-              "sqrt(P) - 1 stages) is too short to be a phase of its own, so only counts from " +
-              std::to_string(used.front()) + " on train this model");
+              "), so only counts from " + std::to_string(used.front()) +
+              " on train this model (a typical cause: a loop whose iterations grow with P, "
+              "such as a pipeline of sqrt(P) - 1 stages, is too short at the smallest counts "
+              "to be a phase of its own; `pas2p analyze` each count to compare)");
       return model;
     }
     throw;
