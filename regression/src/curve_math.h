@@ -23,4 +23,22 @@ inline double NormalFormTerm(int numerator, int denominator, int log_exponent, d
   return term;
 }
 
+// ceil(N / P)^k or floor(N / P)^k. Integer division when both are integers (process counts
+// and item counts are), so the quotient is never a rounding off.
+inline double BlockTerm(bool ceil, double n, double p, int k) {
+  constexpr double kExactInt = 9007199254740992.0;  // 2^53
+  double block = 0;
+  if (n >= 0 && p >= 1 && n < kExactInt && p < kExactInt && n == std::floor(n) &&
+      p == std::floor(p)) {
+    const auto ni = static_cast<long long>(n);
+    const auto pi = static_cast<long long>(p);
+    block = static_cast<double>(ceil ? (ni + pi - 1) / pi : ni / pi);
+  } else {
+    block = ceil ? std::ceil(n / p) : std::floor(n / p);
+  }
+  double term = 1.0;
+  for (int i = 0; i < k; ++i) term *= block;
+  return term;
+}
+
 }  // namespace pas2p::regression::internal

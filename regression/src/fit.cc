@@ -332,10 +332,165 @@ bool AllFinite(const Curve& curve) {
                      [](double v) { return std::isfinite(v); });
 }
 
+// ---------------------------------------------------------------------------------------------
+// Block laws y = c·P^a·ceil(N/P)^k (or floor), N an integer >= 1.
+//
+// With z_i = y_i / P_i^a and the block b_i = ceil(N/P_i) of count i, z_i = c·b_i^k. Relative to a
+// reference count r (the largest P with y > 0), b_i = b_r·ρ_i with ρ_i = (z_i / z_r)^(1/k).
+// Count i confines N to ((b_i − 1)·P_i, b_i·P_i] (ceil) or [b_i·P_i, (b_i + 1)·P_i) (floor).
+// These intervals can only meet when, for every pair i, j, b_r·(s_i − s_j) < P_i (ceil; P_j for
+// floor) with s_i = ρ_i·P_i: that bounds b_r from above unless every s_i is the same (then the
+// data is the smooth law c·N^k·P^(a−k), no quantization shows and the block law is not tried).
+// Each b_r from 1 to the bound is tried: c = z_r / b_r^k, b_i = round(b_r·ρ_i), kept when
+// c·P_i^a·b_i^k reproduces every y_i (relative 1e-10) and the intervals of N meet. The bound is
+// a few times the true b_r for quantized data, so the scan is short; beyond
+// Options::block_max_scan the form is skipped.
+
+constexpr double kBlockExact = 1e-10;  // relative: a block law must reproduce the values
+
+struct BlockSolution {
+  Curve curve;  // with the N used for predictions
+  double n_low = 0;
+  double n_high = 0;
+};
+
+double IntPower(double x, int k) {
+  double out = 1;
+  for (int i = 0; i < k; ++i) out *= x;
+  return out;
+}
+
+// Appends every (c, N interval) of the form (kind, a, k) that reproduces `rows` exactly, smallest
+// b_r (largest c) first, until *out holds max_solutions.
+void SolveBlock(CurveKind kind, int a, int k, const Data& data, std::span<const int> rows,
+                const Options& options, std::size_t max_solutions,
+                std::vector<BlockSolution>* out) {
+  const bool ceil = kind == CurveKind::kBlockCeil;
+  int ref = -1;
+  int nonzero = 0;
+  for (int i : rows) {
+    const double p = data.p[i];
+    if (p < 1 || p != std::floor(p) || !(data.y[i] >= 0)) return;
+    if (data.y[i] == 0) {
+      if (ceil) return;  // a ceil block is >= 1 for N >= 1
+      continue;
+    }
+    ++nonzero;
+    if (ref < 0 || p > data.p[ref]) ref = i;
+  }
+  if (nonzero < 2) return;
+  auto z = [&](int i) { return data.y[i] / internal::NormalFormTerm(a, 1, 0, data.p[i]); };
+  const double z_ref = z(ref);
+  std::vector<double> rho(data.p.size(), 0.0);
+  for (int i : rows) {
+    if (data.y[i] == 0) continue;
+    const double ratio = z(i) / z_ref;
+    rho[i] = k == 1 ? ratio : k == 2 ? std::sqrt(ratio) : std::pow(ratio, 1.0 / k);
+  }
+  double bound = kInf;
+  for (int i : rows) {
+    for (int j : rows) {
+      if (data.y[i] == 0 || data.y[j] == 0) continue;
+      const double si = rho[i] * data.p[i];
+      const double sj = rho[j] * data.p[j];
+      if (si - sj > 1e-12 * si) bound = std::min(bound, (ceil ? data.p[i] : data.p[j]) / (si - sj));
+    }
+  }
+  if (!std::isfinite(bound)) return;
+  const double scan = std::floor(bound * (1 + 1e-9)) + 1;
+  if (scan > options.block_max_scan) return;
+  for (int b = 1; b <= static_cast<int>(scan) && out->size() < max_solutions; ++b) {
+    const double c_raw = z_ref / IntPower(b, k);
+    bool exact = false;
+    double n_low = 1;
+    double n_high = kInf;
+    // Tries c; on success sets the interval of N.
+    auto reproduces = [&](double c) {
+      n_low = 1;
+      n_high = kInf;
+      for (int i : rows) {
+        const double bi = data.y[i] == 0 ? 0.0 : std::round(b * rho[i]);
+        if (data.y[i] > 0 && bi < 1) return false;
+        const double v = c * internal::NormalFormTerm(a, 1, 0, data.p[i]) * IntPower(bi, k);
+        if (!(std::abs(v - data.y[i]) <= kBlockExact * data.y[i])) return false;
+        const double p = data.p[i];
+        if (ceil) {
+          n_low = std::max(n_low, (bi - 1) * p + 1);
+          n_high = std::min(n_high, bi * p);
+        } else {
+          n_low = std::max(n_low, bi * p);
+          n_high = std::min(n_high, (bi + 1) * p - 1);
+        }
+        if (n_low > n_high) return false;
+      }
+      return true;
+    };
+    // An integer c (8 bytes a double) when it reproduces the values as well.
+    const double c_int = std::round(c_raw);
+    double c = c_raw;
+    if (c_int >= 1 && std::abs(c_int - c_raw) <= 1e-9 * c_raw && reproduces(c_int)) {
+      c = c_int;
+      exact = true;
+    } else {
+      exact = reproduces(c_raw);
+    }
+    if (!exact) continue;
+    // The N some traced count divides: the largest consistent N for ceil, the smallest for
+    // floor (the interval of N ends where N / P_i is an integer).
+    const double n_used = ceil ? n_high : n_low;
+    Curve curve{kind, a, 1, 0, {c, n_used}, k};
+    out->push_back({std::move(curve), n_low, n_high});
+  }
+}
+
+// The solution from `begin` on with the middle N (the lower median).
+int MiddleByN(const std::vector<BlockSolution>& solutions, std::size_t begin) {
+  std::vector<int> order(solutions.size() - begin);
+  std::iota(order.begin(), order.end(), static_cast<int>(begin));
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    return solutions[x].curve.coefficients[1] < solutions[y].curve.coefficients[1];
+  });
+  return order[(order.size() - 1) / 2];
+}
+
+// Every block form that reproduces `rows` exactly, in a fixed order: k ascending, a in
+// Options::block_power_exponents order, ceil before floor; at most 16 solutions. *chosen is the
+// one that predicts: among the solutions of the first form that has any, the middle one by N
+// (the lower median). Several (c, N) of one form reproduce the values when the blocks of every
+// traced count share a factor or N / P is close enough to an integer (8·P·ceil(1440/P)^2 and
+// 32·P·ceil(720/P)^2 agree at 4, 9, 16, 25 and 36); nothing in the data tells them apart, and
+// the middle one keeps the prediction inside their spread, which the interval holds.
+std::vector<BlockSolution> FindBlockLaws(const Data& data, std::span<const int> rows,
+                                         const Options& options, int* chosen) {
+  constexpr std::size_t kMaxSolutions = 16;
+  std::vector<BlockSolution> out;
+  *chosen = -1;
+  for (int k = 1; k <= options.block_max_exponent; ++k) {
+    for (int a : options.block_power_exponents) {
+      for (CurveKind kind : {CurveKind::kBlockCeil, CurveKind::kBlockFloor}) {
+        // A floor block reaches 0 once P > N: not a law for a positive quantity.
+        if (kind == CurveKind::kBlockFloor && options.positive) continue;
+        const std::size_t begin = out.size();
+        SolveBlock(kind, a, k, data, rows, options, kMaxSolutions, &out);
+        if (*chosen < 0 && out.size() > begin) *chosen = MiddleByN(out, begin);
+      }
+    }
+  }
+  return out;
+}
+
 // One fit of `form` on `rows`. For free laws `start` (a curve of the same kind) is the warm start.
 bool FitOn(const Curve& form, const Data& data, std::span<const int> rows, const Options& options,
            const Curve* start, Curve* out) {
   if (IsLinear(form.kind)) return FitLinear(form, data, rows, out);
+  if (IsBlockKind(form.kind)) {
+    std::vector<BlockSolution> solutions;
+    SolveBlock(form.kind, form.exponent_numerator, form.block_exponent, data, rows, options, 16,
+               &solutions);
+    if (solutions.empty()) return false;
+    *out = std::move(solutions[MiddleByN(solutions, 0)].curve);
+    return true;
+  }
   Scaled x{};
   Scaled warm{};
   if (start != nullptr) warm = ScaledFromLaw(*start, data);
@@ -401,6 +556,9 @@ bool IsSteep(const Curve& c) {
       return c.coefficients.size() > 1 && c.coefficients[1] > 0;
     case CurveKind::kConstant:
       return false;
+    case CurveKind::kBlockCeil:
+    case CurveKind::kBlockFloor:
+      return c.exponent_numerator > 1;  // c·P^a once P > N
   }
   return false;
 }
@@ -430,6 +588,12 @@ std::tuple<int, double, int> SimplicityKey(const Curve& c) {
       break;
     case CurveKind::kExponentialOffset:
       kind_rank = 6;
+      break;
+    case CurveKind::kBlockCeil:
+      kind_rank = 7;
+      break;
+    case CurveKind::kBlockFloor:
+      kind_rank = 8;
       break;
   }
   return {kind_rank, std::abs(c.PowerExponent()), c.log_exponent};
@@ -555,6 +719,18 @@ bool Options::IsValid(std::string* error) const {
       !use_exponentials) {
     return fail("no candidate model family is enabled");
   }
+  if (block_min_counts < 3) {
+    return fail("block_min_counts must be at least 3, got " + std::to_string(block_min_counts));
+  }
+  if (block_max_exponent < 1 || block_max_exponent > 8) {
+    return fail("block_max_exponent must be in 1..8, got " + std::to_string(block_max_exponent));
+  }
+  for (int a : block_power_exponents) {
+    if (a < -8 || a > 8) {
+      return fail("block_power_exponents must be in -8..8, got " + std::to_string(a));
+    }
+  }
+  if (block_max_scan < 1) return fail("block_max_scan must be positive");
   if (max_parameters < 1 || max_parameters > 3) {
     return fail("max_parameters must be in 1..3, got " + std::to_string(max_parameters));
   }
@@ -731,6 +907,43 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
     if (laws_now) {
       score_forms(/*free_laws=*/true);
       drop_steep();
+    }
+  }
+
+  // Block laws (fit.h, rule 5), before the Occam rule: integer values that no candidate reproduces
+  // exactly get the block law that does, if any. Its LOO error is not computed: with a count left
+  // out N may no longer be determined (the one count N is not a multiple of pins it down).
+  const bool smooth_exact = std::any_of(candidates.begin(), candidates.end(), [&](const auto& c) {
+    return !c.pruned && c.loo_error < options.occam_absolute_tolerance;
+  });
+  if (options.use_block_laws && model.integer_valued && n >= options.block_min_counts &&
+      !smooth_exact) {
+    int chosen = -1;
+    std::vector<BlockSolution> solutions = FindBlockLaws(data, all, options, &chosen);
+    if (!solutions.empty()) {
+      model.curve = solutions[chosen].curve;
+      model.loo_error = 0;
+      model.fit_error = FitError(model.curve, data);
+      model.interval_method = IntervalMethod::kLooEnvelope;
+      model.interval_margin = 0;
+      for (const auto& solution : solutions) {
+        Curve low = solution.curve;
+        Curve high = solution.curve;
+        low.coefficients[1] = solution.n_low;
+        high.coefficients[1] = solution.n_high;
+        model.interval_curves.push_back(std::move(low));
+        model.interval_curves.push_back(std::move(high));
+      }
+      if (summary != nullptr) {
+        candidates.push_back({model.curve, 0.0, model.fit_error, penalised(0, model.curve), false});
+        summary->candidates = candidates;
+        summary->selected = static_cast<int>(candidates.size()) - 1;
+        summary->occam_rule =
+            "selected: a block law that reproduces every count exactly (" +
+            std::to_string(solutions.size()) +
+            " exact (c, N) ranges, the middle one predicts); no smooth candidate does";
+      }
+      return model;
     }
   }
 

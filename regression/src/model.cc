@@ -31,6 +31,8 @@ constexpr KindName kKinds[] = {
     {CurveKind::kPowerLawOffset, "power_law_offset", 3},
     {CurveKind::kExponential, "exponential", 2},
     {CurveKind::kExponentialOffset, "exponential_offset", 3},
+    {CurveKind::kBlockCeil, "block_ceil", 2},
+    {CurveKind::kBlockFloor, "block_floor", 2},
 };
 
 // Replaces a leading '-' and the exponent of printf's %g output with typographic forms:
@@ -109,6 +111,76 @@ std::string Sum(const std::string& head, double coefficient,
   return head + " + " + Product(coefficient, factors);
 }
 
+// "8·P·ceil(1440/P)^2" with `n` as the text of N ("1440" or "N").
+std::string BlockFormula(const Curve& curve, const std::string& n) {
+  std::string block =
+      std::string(curve.kind == CurveKind::kBlockCeil ? "ceil(" : "floor(") + n + "/P)";
+  if (curve.block_exponent != 1) block += "^" + std::to_string(curve.block_exponent);
+  return Product(curve.coefficients[0], {FormatFixedPower(curve.exponent_numerator, 1), block});
+}
+
+// "N = 1440" or "N in [1437, 1440]".
+std::string NRange(double low, double high) {
+  if (low == high) return "N = " + FormatNumber(low, 15);
+  return "N in [" + FormatNumber(low, 15) + ", " + FormatNumber(high, 15) + "]";
+}
+
+// "bytes sent = 8·P·ceil(N/P)^2, N in [1437, 1440] (1440 used), from 5 counts (4–36), exact;
+// also exact (in the interval): c = 32, N in [717, 720]". The ranges of N are read from the
+// interval curves (FittedModel::interval_curves holds every exact block law at its smallest and
+// largest consistent N), grouped by form and c.
+std::string DescribeBlock(const FittedModel& model, std::string_view quantity) {
+  struct Group {
+    const Curve* curve;
+    double low;
+    double high;
+  };
+  auto same = [](const Curve& a, const Curve& b) {
+    return a.kind == b.kind && a.exponent_numerator == b.exponent_numerator &&
+           a.block_exponent == b.block_exponent && a.coefficients.size() == 2 &&
+           b.coefficients.size() == 2 && a.coefficients[0] == b.coefficients[0];
+  };
+  const Curve& c = model.curve;
+  std::vector<Group> groups = {{&c, c.coefficients[1], c.coefficients[1]}};
+  for (const auto& o : model.interval_curves) {
+    if (!IsBlockKind(o.kind) || o.coefficients.size() != 2) continue;
+    auto it = std::find_if(groups.begin(), groups.end(),
+                           [&](const Group& g) { return same(*g.curve, o); });
+    if (it == groups.end()) {
+      groups.push_back({&o, o.coefficients[1], o.coefficients[1]});
+    } else {
+      it->low = std::min(it->low, o.coefficients[1]);
+      it->high = std::max(it->high, o.coefficients[1]);
+    }
+  }
+  std::string out(quantity);
+  out += " = " + BlockFormula(c, "N") + ", " + NRange(groups[0].low, groups[0].high);
+  if (groups[0].low != groups[0].high) out += " (" + FormatNumber(c.coefficients[1], 15) + " used)";
+  out += ", from " + std::to_string(model.training.size()) + " counts";
+  if (!model.training.empty()) {
+    out += " (" + FormatNumber(model.training.front().p, 7) + "\u2013" +
+           FormatNumber(model.training.back().p, 7) + ")";
+  }
+  if (model.fit_error <= 1e-10) {
+    out += ", exact";
+  } else {
+    out += ", fit error " + FormatNumber(100 * model.fit_error, 2) + "%";
+  }
+  // Others of the same form differ in c only: "c = 32, N in [717, 720]".
+  for (std::size_t g = 1; g < groups.size(); ++g) {
+    const Curve& o = *groups[g].curve;
+    out += g == 1 ? "; also exact (in the interval): " : "; ";
+    if (o.kind == c.kind && o.exponent_numerator == c.exponent_numerator &&
+        o.block_exponent == c.block_exponent) {
+      out += "c = " + FormatNumber(o.coefficients[0]);
+    } else {
+      out += BlockFormula(o, "N");
+    }
+    out += ", " + NRange(groups[g].low, groups[g].high);
+  }
+  return out;
+}
+
 [[noreturn]] void BadJson(const std::string& what) {
   throw UserError("not a pas2p regression model: " + what);
 }
@@ -169,6 +241,10 @@ int ParameterCount(CurveKind kind) {
   return 0;
 }
 
+bool IsBlockKind(CurveKind kind) {
+  return kind == CurveKind::kBlockCeil || kind == CurveKind::kBlockFloor;
+}
+
 std::string_view IntervalMethodName(IntervalMethod method) {
   return method == IntervalMethod::kLooEnvelope ? "loo_envelope" : "residual_bootstrap";
 }
@@ -199,6 +275,10 @@ double Curve::Evaluate(double p) const {
       return c[0] * std::exp(c[1] * p);
     case CurveKind::kExponentialOffset:
       return c[0] * std::exp(c[1] * p) + c[2];
+    case CurveKind::kBlockCeil:
+    case CurveKind::kBlockFloor:
+      return c[0] * internal::NormalFormTerm(exponent_numerator, 1, 0, p) *
+             internal::BlockTerm(kind == CurveKind::kBlockCeil, c[1], p, block_exponent);
   }
   return std::nan("");
 }
@@ -224,6 +304,9 @@ std::string Curve::Formula() const {
       return Product(c[0], {free_exp(c[1])});
     case CurveKind::kExponentialOffset:
       return Sum(Product(c[0], {free_exp(c[1])}), c[2], {});
+    case CurveKind::kBlockCeil:
+    case CurveKind::kBlockFloor:
+      return BlockFormula(*this, FormatNumber(c[1], 15));
   }
   return "?";
 }
@@ -234,6 +317,7 @@ nlohmann::json Curve::ToJson() const {
   j["exponent"] = {exponent_numerator, exponent_denominator};
   j["log_exponent"] = log_exponent;
   j["coefficients"] = coefficients;
+  if (IsBlockKind(kind)) j["block_exponent"] = block_exponent;
   return j;
 }
 
@@ -256,6 +340,13 @@ Curve Curve::FromJson(const nlohmann::json& json) {
     BadJson("a " + std::string(CurveKindName(curve.kind)) + " curve needs " +
             std::to_string(ParameterCount(curve.kind)) + " coefficients, got " +
             std::to_string(curve.coefficients.size()));
+  }
+  if (IsBlockKind(curve.kind)) {
+    curve.block_exponent = IntMember(json, "block_exponent", "curve");
+    if (curve.block_exponent < 1) BadJson("curve.block_exponent must be >= 1");
+    if (curve.exponent_denominator != 1) BadJson("a block curve's exponent must be an integer");
+    const double n = curve.coefficients[1];
+    if (!(n >= 1) || n != std::floor(n)) BadJson("a block curve's N must be an integer >= 1");
   }
   return curve;
 }
@@ -294,6 +385,7 @@ PredictionInterval FittedModel::Interval(double p) const {
 }
 
 std::string FittedModel::Describe(std::string_view quantity) const {
+  if (IsBlockKind(curve.kind)) return DescribeBlock(*this, quantity);
   std::string out(quantity);
   const bool exact_constant = curve.kind == CurveKind::kConstant && loo_error == 0;
   out += exact_constant ? " = " : " \u2248 ";

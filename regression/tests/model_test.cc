@@ -111,9 +111,9 @@ TEST(Json, MalformedModelsAreExplained) {
 }
 
 TEST(Names, RoundTrip) {
-  for (auto kind :
-       {CurveKind::kConstant, CurveKind::kSingleTerm, CurveKind::kNormalForm, CurveKind::kPowerLaw,
-        CurveKind::kPowerLawOffset, CurveKind::kExponential, CurveKind::kExponentialOffset}) {
+  for (auto kind : {CurveKind::kConstant, CurveKind::kSingleTerm, CurveKind::kNormalForm,
+                    CurveKind::kPowerLaw, CurveKind::kPowerLawOffset, CurveKind::kExponential,
+                    CurveKind::kExponentialOffset, CurveKind::kBlockCeil, CurveKind::kBlockFloor}) {
     EXPECT_EQ(CurveKindFromName(CurveKindName(kind)), kind);
   }
   EXPECT_THROW(CurveKindFromName("cubic"), UserError);

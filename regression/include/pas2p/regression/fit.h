@@ -22,7 +22,11 @@
 //     ~1e-15) beats every other form by orders of magnitude while a redundant extra term (c0 = 0)
 //     loses to the simpler exact form. Values that are all identical are the exact constant,
 //     whatever else would fit.
-//  5. The interval (model.h, IntervalMethod).
+//  5. Block laws (Options::use_block_laws): integer values that no candidate above reproduces
+//     exactly are tried against c·P^a·ceil(N/P)^k and c·P^a·floor(N/P)^k; one that reproduces
+//     every value exactly is selected (loo_error 0), with the law at every consistent N (its
+//     smallest and largest) as the interval.
+//  6. The interval (model.h, IntervalMethod).
 //
 // Same input and options -> bitwise identical FittedModel (single-threaded, fixed seeds). Fit keeps
 // no state between calls: different quantities may be fitted on different threads.
@@ -63,6 +67,19 @@ struct Options {
   // steepest form that happens to predict the left-out points best extrapolates wildly (a
   // P^3 log2(P)^2 term fitted to a jump at the largest count). Exact data keep any law.
   bool steep_needs_exact = false;
+  // Block laws c·P^a·ceil(N/P)^k and c·P^a·floor(N/P)^k (model.h, kBlockCeil / kBlockFloor):
+  // sizes of block-distributed data, which no smooth law reproduces. Searched only when every
+  // value is an integer >= 0, there are at least block_min_counts counts and no other
+  // candidate reproduces the training values exactly (LOO error below
+  // occam_absolute_tolerance); one is selected only when it reproduces every value exactly.
+  // a is taken from block_power_exponents, k from 1..block_max_exponent, N >= 1 from the
+  // intervals that each count's ceil (floor) constraint leaves (see fit.cc, SolveBlock); at most
+  // block_max_scan block sizes are tried per form, else the form is skipped.
+  bool use_block_laws = true;
+  int block_min_counts = 4;
+  std::vector<int> block_power_exponents = {0, 1, -1, 2};
+  int block_max_exponent = 3;
+  int block_max_scan = 1 << 16;
 
   // See rule 4 above. occam_absolute_tolerance is the LOO error (as a fraction) below which two
   // fits count as equally exact.

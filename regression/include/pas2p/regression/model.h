@@ -34,34 +34,48 @@ enum class CurveKind {
   kPowerLawOffset,     // y = a · P^b + c                           coefficients {a, b, c}
   kExponential,        // y = a · exp(b · P)                        coefficients {a, b}
   kExponentialOffset,  // y = a · exp(b · P) + c                    coefficients {a, b, c}
+  // Sizes of block-distributed data: N items split over P ranks in blocks of ceil(N/P) (padded
+  // blocks, the ranks that get one more) or floor(N/P) (the ranks that get one fewer), raised to
+  // the power k (1-D, 2-D, 3-D blocks of a side that is split) and scaled by c·P^a (a message
+  // per rank: a = 1). The integer exponent a is exponent_numerator (denominator 1), k is
+  // block_exponent, N is an integer >= 1.
+  kBlockCeil,   // y = c · P^a · ceil(N / P)^k                  coefficients {c, N}
+  kBlockFloor,  // y = c · P^a · floor(N / P)^k                 coefficients {c, N}
 };
 
 // Stable names used in JSON and reports ("constant", "single_term", "normal_form", "power_law",
-// "power_law_offset", "exponential", "exponential_offset").
+// "power_law_offset", "exponential", "exponential_offset", "block_ceil", "block_floor").
 std::string_view CurveKindName(CurveKind kind);
 // Throws pas2p::UserError naming the unknown kind and the valid names.
 CurveKind CurveKindFromName(std::string_view name);
 // How many free parameters a curve of this kind has (1, 2 or 3).
 int ParameterCount(CurveKind kind);
+// kBlockCeil or kBlockFloor.
+bool IsBlockKind(CurveKind kind);
 
 // One curve: a kind, its fixed exponents (for the Extra-P style normal forms: the power exponent is
 // the exact fraction exponent_numerator / exponent_denominator, e.g. 2/3, and the log exponent j)
 // and its coefficients. Free laws keep their exponent b among the coefficients.
 struct Curve {
   CurveKind kind = CurveKind::kConstant;
-  int exponent_numerator = 0;    // i = numerator / denominator (kSingleTerm, kNormalForm only)
+  // i = numerator / denominator (kSingleTerm, kNormalForm); the integer a of a block law
+  // (kBlockCeil, kBlockFloor: denominator 1).
+  int exponent_numerator = 0;
   int exponent_denominator = 1;  // > 0
   int log_exponent = 0;          // j (kSingleTerm, kNormalForm only)
   std::vector<double> coefficients;
+  int block_exponent = 0;  // k >= 1 of a block law; 0 for every other kind
 
   double PowerExponent() const {
     return static_cast<double>(exponent_numerator) / exponent_denominator;
   }
   // y at p (p > 0). Not rounded; may be +-inf if an exponential law overflows far away.
   double Evaluate(double p) const;
-  // The formula with 4 significant digits, e.g. "5965·P^−0.32", "12 + 3.5·P^(1/2)·log2(P)".
+  // The formula with 4 significant digits, e.g. "5965·P^−0.32", "12 + 3.5·P^(1/2)·log2(P)",
+  // "8·P·ceil(1440/P)^2".
   std::string Formula() const;
-  // {"kind", "exponent": [num, den], "log_exponent", "coefficients"}.
+  // {"kind", "exponent": [num, den], "log_exponent", "coefficients"}, plus "block_exponent" for
+  // the block laws (only for them, so the other kinds' JSON is what it always was).
   nlohmann::json ToJson() const;
   // Throws pas2p::UserError on a malformed object (missing key, wrong coefficient count).
   static Curve FromJson(const nlohmann::json& json);
@@ -94,7 +108,8 @@ struct FittedModel {
   Curve curve;                  // the selected model
   std::vector<Point> training;  // the points it was fitted to, sorted by p
   // Root mean square of the relative leave-one-out errors (y_pred(-k) - y_k) / |y_k|, as a fraction
-  // (0.011 = 1.1%). 0 for an exact constant.
+  // (0.011 = 1.1%). 0 for an exact constant and for a block law (selected only when it
+  // reproduces every training value exactly; a count left out can leave N undetermined).
   double loo_error = 0;
   // Root mean square relative residual of the fit to all points (as a fraction).
   double fit_error = 0;
@@ -104,7 +119,9 @@ struct FittedModel {
 
   IntervalMethod interval_method = IntervalMethod::kLooEnvelope;
   // Curves whose spread at P gives the interval (jackknife fits / competing models, or bootstrap
-  // refits). Empty for an exact constant.
+  // refits). Empty for an exact constant. For a block law: the law at the smallest and the
+  // largest N that reproduce the training values (ceil(N/P) is monotone in N, so these bound
+  // every consistent N), and likewise for any other block form that reproduces them.
   std::vector<Curve> interval_curves;
   // kResidualBootstrap: the interval is the [q, 1 - q] quantile range of the curves at P.
   double interval_quantile = 0;
@@ -116,7 +133,9 @@ struct FittedModel {
   PredictionInterval Interval(double p) const;
   int ParameterCount() const { return regression::ParameterCount(curve.kind); }
 
-  // "bytes per message ≈ 5965·P^−0.32, from 4 counts, LOO error 1.1%"
+  // "bytes per message ≈ 5965·P^−0.32, from 4 counts, LOO error 1.1%"; a block law:
+  // "bytes sent = 8·P·ceil(N/P)^2, N in [1437, 1440] (1440 used), from 5 counts (4–36), exact;
+  // also exact (in the interval): c = 32, N in [717, 720]" (other exact (c, N), if any).
   std::string Describe(std::string_view quantity) const;
   // Describe() plus "; at P = 49: 1704 [1650, 1760]".
   std::string Describe(std::string_view quantity, double target_p) const;

@@ -1,0 +1,223 @@
+// Block laws c·P^a·ceil(N/P)^k and c·P^a·floor(N/P)^k: sizes of block-distributed data.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include "pas2p/core/error.h"
+#include "pas2p/regression/fit.h"
+#include "pas2p/regression/model.h"
+#include "test_data.h"
+
+namespace pas2p::regression {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::Noise;
+using testing::Sample;
+
+const std::vector<double> kSquares = {4, 9, 16, 25, 36};
+
+double CeilDiv(double n, double p) { return std::ceil(n / p); }
+
+// An all-to-all of P padded blocks of b x b doubles, b = ceil(n / P): bytes a rank sends.
+std::function<double(double)> PaddedAlltoallBytes(double n) {
+  return [n](double p) { return 8 * p * CeilDiv(n, p) * CeilDiv(n, p); };
+}
+
+// Every N in [low, high] reproduces the training values and N = low − 1, high + 1 do not: the
+// interval is exactly the set of consistent N.
+void ExpectExactNInterval(const FittedModel& m, double low, double high) {
+  for (double n = low - 1; n <= high + 1; ++n) {
+    Curve c = m.curve;
+    c.coefficients[1] = n;
+    bool exact = true;
+    for (const auto& point : m.training) exact = exact && c.Evaluate(point.p) == point.y;
+    EXPECT_EQ(exact, n >= low && n <= high) << "N = " << n;
+  }
+}
+
+TEST(BlockLaw, RecoversPaddedAlltoallBytesAndPredictsFarCounts) {
+  FitSummary summary;
+  const FittedModel m = Fit(Sample(PaddedAlltoallBytes(1440), kSquares), {}, "bytes", &summary);
+  SCOPED_TRACE(m.Describe("bytes sent", 49) + "\n" + summary.FullReport());
+  ASSERT_EQ(m.curve.kind, CurveKind::kBlockCeil);
+  EXPECT_EQ(m.curve.exponent_numerator, 1);
+  EXPECT_EQ(m.curve.block_exponent, 2);
+  EXPECT_EQ(m.curve.coefficients[0], 8);
+  // 1437..1440 all give 360, 160, 90, 58 and 40 rows; 1440 is divided by a traced count.
+  EXPECT_EQ(m.curve.coefficients[1], 1440);
+  ExpectExactNInterval(m, 1437, 1440);
+  EXPECT_EQ(m.loo_error, 0);
+  EXPECT_EQ(m.fit_error, 0);
+  EXPECT_EQ(m.Evaluate(49), 8 * 49 * 30 * 30);  // a smooth law says 3.4e5, 3.8% low
+  EXPECT_EQ(m.Evaluate(1024), 8 * 1024 * 2 * 2);
+  // Other (c, N) reproduce the five counts as well: blocks of 180, 80, 45, 29, 20 (c = 32,
+  // N = 720) or 720, 320, 180, 116, 80 (c = 2, N = 2880). They are the middle one's
+  // neighbours, every one is exact, and the interval holds them (c = 2 gives 59 rows at 49).
+  for (const Curve& c : m.interval_curves) {
+    for (const auto& point : m.training) EXPECT_EQ(c.Evaluate(point.p), point.y) << c.Formula();
+  }
+  EXPECT_EQ(m.Interval(49).low, 8 * 49 * 59 * 59 / 4);
+  EXPECT_EQ(m.Interval(49).high, m.Evaluate(49));
+  for (double p = 1; p <= 2048; ++p) {
+    const double truth = PaddedAlltoallBytes(1440)(p);
+    EXPECT_LE(m.Interval(p).low, truth) << p;
+    EXPECT_GE(m.Interval(p).high, truth) << p;
+  }
+  EXPECT_EQ(m.Describe("bytes sent"),
+            "bytes sent = 8\u00b7P\u00b7ceil(N/P)^2, N in [1437, 1440] (1440 used), from 5 counts "
+            "(4\u201336), exact; also exact (in the interval): c = 32, N in [717, 720]; "
+            "c = 3.556, N in [2157, 2160]; c = 2, N in [2877, 2880]");
+  EXPECT_EQ(m.curve.Formula(), "8\u00b7P\u00b7ceil(1440/P)^2");
+  EXPECT_THAT(summary.occam_rule, HasSubstr("block law"));
+}
+
+TEST(BlockLaw, AmbiguousNWidensTheIntervalToEveryConsistentN) {
+  // N = 1000 rows, blocks of ceil(1000 / P) doubles per message: 4..64 leave N in [997, 1000].
+  const auto f = [](double p) { return 8 * CeilDiv(1000, p); };
+  const FittedModel m = Fit(Sample(f, {4, 8, 16, 32, 64}), {}, "bytes per message");
+  SCOPED_TRACE(m.Describe("bytes per message", 998));
+  ASSERT_EQ(m.curve.kind, CurveKind::kBlockCeil);
+  EXPECT_EQ(m.curve.exponent_numerator, 0);
+  EXPECT_EQ(m.curve.block_exponent, 1);
+  ExpectExactNInterval(m, 997, 1000);
+  EXPECT_THAT(m.Describe("bytes"), HasSubstr("N in [997, 1000] (1000 used)"));
+  // At 998 ranks N = 997 gives blocks of 1, N = 1000 of 2: the interval holds both.
+  EXPECT_EQ(m.Evaluate(998), 16);
+  EXPECT_EQ(m.Interval(998).low, 8);
+  EXPECT_EQ(m.Interval(998).high, 16);
+  // Every consistent N lies inside the interval at every count.
+  for (double n = 997; n <= 1000; ++n) {
+    for (double p = 1; p <= 4096; p += 1) {
+      const auto iv = m.Interval(p);
+      EXPECT_LE(iv.low, 8 * CeilDiv(n, p)) << p;
+      EXPECT_GE(iv.high, 8 * CeilDiv(n, p)) << p;
+    }
+  }
+  // A count that pins N down (1000 / 3 -> 334 rows: N in (999, 1002]) leaves no width.
+  const FittedModel pinned = Fit(Sample(f, {3, 4, 8, 16, 32, 64}), {}, "bytes per message");
+  ASSERT_EQ(pinned.curve.kind, CurveKind::kBlockCeil);
+  ExpectExactNInterval(pinned, 1000, 1000);
+  EXPECT_THAT(pinned.Describe("bytes"), HasSubstr("N = 1000,"));
+  EXPECT_EQ(pinned.Interval(998).low, 16);
+}
+
+TEST(BlockLaw, FloorBlocksAreRecovered) {
+  // The ranks that get one row fewer: 4 bytes x floor(1000 / P) rows, x P messages.
+  const auto f = [](double p) { return 4 * p * std::floor(1000 / p); };
+  const FittedModel m = Fit(Sample(f, {3, 6, 7, 12, 24}), {}, "bytes");
+  SCOPED_TRACE(m.Describe("bytes", 48));
+  ASSERT_EQ(m.curve.kind, CurveKind::kBlockFloor);
+  EXPECT_EQ(m.curve.block_exponent, 1);
+  EXPECT_EQ(m.curve.exponent_numerator, 1);
+  EXPECT_EQ(m.curve.coefficients[0], 4);
+  for (double p : {48.0, 100.0, 1000.0}) {
+    const auto iv = m.Interval(p);
+    EXPECT_LE(iv.low, f(p)) << p;
+    EXPECT_GE(iv.high, f(p)) << p;
+  }
+  EXPECT_THAT(m.Describe("bytes"), HasSubstr("4\u00b7P\u00b7floor(N/P)"));
+}
+
+TEST(BlockLaw, CubicBlocksAreRecovered) {
+  // A 3-D block of side ceil(300 / P) doubles (k = 3, a = 0).
+  const auto f = [](double p) { return 8 * std::pow(CeilDiv(300, p), 3); };
+  const FittedModel m = Fit(Sample(f, {2, 4, 8, 16, 32}), {}, "bytes");
+  SCOPED_TRACE(m.Describe("bytes", 64));
+  ASSERT_EQ(m.curve.kind, CurveKind::kBlockCeil);
+  EXPECT_EQ(m.curve.block_exponent, 3);
+  EXPECT_EQ(m.Evaluate(64), f(64));
+  EXPECT_EQ(m.Evaluate(7), f(7));
+}
+
+TEST(BlockLaw, SmoothExactLawsKeepTheirLaw) {
+  // N divisible by every traced count: the padded bytes are the smooth 8·1440²/P, which the
+  // single term reproduces exactly; nothing changes for such quantities.
+  const FittedModel divisible =
+      Fit(Sample(PaddedAlltoallBytes(1440), {4, 9, 16, 36, 144}), {}, "bytes");
+  EXPECT_EQ(divisible.curve.kind, CurveKind::kSingleTerm) << divisible.Describe("bytes");
+  EXPECT_EQ(divisible.curve.exponent_numerator, -1);
+  const FittedModel line = Fit(Sample([](double p) { return 64 * p + 128; }, kSquares));
+  EXPECT_EQ(line.curve.kind, CurveKind::kNormalForm) << line.Describe("bytes");
+  const FittedModel sqrt_law = Fit(Sample([](double p) { return 4 * std::sqrt(p) - 4; }, kSquares));
+  EXPECT_EQ(sqrt_law.curve.kind, CurveKind::kNormalForm) << sqrt_law.Describe("bytes");
+}
+
+TEST(BlockLaw, NoisyOrNonQuantizedDataAreNotCaptured) {
+  // The padded bytes with 1% noise, rounded to integers: no block law reproduces them.
+  Noise noise(11);
+  for (int draw = 0; draw < 10; ++draw) {
+    auto points = Sample(PaddedAlltoallBytes(1440), kSquares, 0.01, &noise);
+    for (auto& point : points) point.y = std::round(point.y);
+    const FittedModel m = Fit(points, {}, "bytes");
+    EXPECT_FALSE(IsBlockKind(m.curve.kind)) << m.Describe("bytes");
+  }
+  // A smooth law rounded to integers is quantized too, but not by blocks of N / P.
+  const FittedModel rounded =
+      Fit(Sample([](double p) { return std::round(1000 * std::pow(p, 0.37)); }, kSquares));
+  EXPECT_FALSE(IsBlockKind(rounded.curve.kind)) << rounded.Describe("y");
+  // Sizes that follow no law (fit_test.cc, SteepLaws).
+  const FittedModel mixed = Fit(std::vector<Point>{{4, 5093}, {8, 5513}, {16, 5899}, {32, 12895}});
+  EXPECT_FALSE(IsBlockKind(mixed.curve.kind)) << mixed.Describe("y");
+  // Values that are not integers are never tried.
+  const FittedModel fractional =
+      Fit(Sample([](double p) { return PaddedAlltoallBytes(1440)(p) + 0.5; }, kSquares));
+  EXPECT_FALSE(IsBlockKind(fractional.curve.kind)) << fractional.Describe("y");
+  // Three counts are not enough to claim one.
+  const FittedModel three = Fit(Sample(PaddedAlltoallBytes(1440), {9, 25, 36}));
+  EXPECT_FALSE(IsBlockKind(three.curve.kind)) << three.Describe("y");
+}
+
+TEST(BlockLaw, CanBeDisabled) {
+  Options options;
+  options.use_block_laws = false;
+  const FittedModel m = Fit(Sample(PaddedAlltoallBytes(1440), kSquares), options);
+  EXPECT_FALSE(IsBlockKind(m.curve.kind));
+  options.block_max_exponent = 0;
+  std::string error;
+  EXPECT_FALSE(options.IsValid(&error));
+  EXPECT_THAT(error, HasSubstr("block_max_exponent"));
+}
+
+TEST(BlockLaw, FitCurveRefitsTheBlockForm) {
+  const FittedModel m = Fit(Sample(PaddedAlltoallBytes(1440), kSquares));
+  ASSERT_EQ(m.curve.kind, CurveKind::kBlockCeil);
+  Curve refit;
+  ASSERT_TRUE(FitCurve(m.curve, Sample(PaddedAlltoallBytes(2000), kSquares), {}, &refit));
+  EXPECT_EQ(refit.coefficients[0], 8);
+  EXPECT_EQ(refit.Evaluate(49), PaddedAlltoallBytes(2000)(49));
+  // Data the form does not reproduce: no fit.
+  EXPECT_FALSE(
+      FitCurve(m.curve, Sample([](double p) { return 1e6 / p + 1; }, kSquares), {}, &refit));
+}
+
+TEST(BlockLaw, JsonRoundTripsExactly) {
+  std::vector<FittedModel> models = {
+      Fit(Sample(PaddedAlltoallBytes(1440), kSquares)),
+      Fit(Sample([](double p) { return 8 * CeilDiv(1000, p); }, {4, 8, 16, 32, 64})),
+      Fit(Sample([](double p) { return 4 * p * std::floor(1000 / p); }, {3, 6, 7, 12, 24}))};
+  for (const auto& model : models) {
+    ASSERT_TRUE(IsBlockKind(model.curve.kind)) << model.Describe("y");
+    const std::string text = model.ToJson().dump();
+    EXPECT_THAT(text, HasSubstr("\"block_exponent\""));
+    const FittedModel back = FittedModel::FromJson(nlohmann::json::parse(text));
+    EXPECT_EQ(back, model) << text;
+    EXPECT_EQ(back.ToJson().dump(), text);
+    EXPECT_EQ(back.Describe("y", 998), model.Describe("y", 998));
+  }
+  // The other kinds' JSON does not change.
+  EXPECT_THAT(Fit(Sample([](double p) { return 1e6 / p; }, kSquares)).ToJson().dump(),
+              ::testing::Not(HasSubstr("block_exponent")));
+  // A block curve needs its k and an integer N.
+  auto j = models[0].ToJson();
+  j["curve"].erase("block_exponent");
+  EXPECT_THROW(FittedModel::FromJson(j), UserError);
+  j = models[0].ToJson();
+  j["curve"]["coefficients"][1] = 1440.5;
+  EXPECT_THROW(FittedModel::FromJson(j), UserError);
+}
+
+}  // namespace
+}  // namespace pas2p::regression
