@@ -160,6 +160,23 @@ TraceData RowAllreduce(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData PaddedTranspose(int nprocs, const AppParams& p) {
+  TraceData d = Begin("padded_transpose", nprocs);
+  const auto n = static_cast<std::uint64_t>(p.domain);
+  const std::uint64_t procs = static_cast<std::uint64_t>(nprocs);
+  const std::uint64_t b = (n + procs - 1) / procs;
+  const std::uint64_t bytes = 8 * procs * b * b;
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      d.ranks[r].push_back(MakeCollective(EventKind::kAlltoall, bytes, bytes));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData GroupLeaders(int nprocs, const AppParams& p) {
   TraceData d = Begin("group_leaders", nprocs);
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);

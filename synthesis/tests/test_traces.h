@@ -135,6 +135,11 @@ TraceData MeshHalo(int nprocs, const AppParams& p = {});
 // then west (tag 2). Blocking calls; edge ranks skip the missing neighbours.
 TraceData MeshSweeps(int nprocs, const AppParams& p = {});
 
+// The padded transposes of a distributed 2-D FFT: an N x N matrix (N = domain) split by rows,
+// every iteration compute and one MPI_Alltoall of P blocks padded to b x b doubles,
+// b = ceil(N / P), so each rank sends and receives 8 P b^2 bytes. Any P.
+TraceData PaddedTranspose(int nprocs, const AppParams& p = {});
+
 phases::Signature Analyze(const TraceData& data);
 // With message sizes that differ by more than 10% (and 1 KiB) ending loops (AnalyzeOptions::
 // bytes_tolerance = 0.10, the default before sizes stopped splitting loops).
