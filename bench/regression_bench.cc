@@ -67,6 +67,20 @@ void BM_FitFivePointsUnstructured(benchmark::State& state) {
 }
 BENCHMARK(BM_FitFivePointsUnstructured)->Unit(benchmark::kMicrosecond);
 
+// Padded all-to-all blocks, 8·P·ceil(N/P)^2 bytes: no smooth law is exact, so the block laws
+// are searched (and one is found). The argument is N: the larger N, the longer the scan over
+// block sizes (up to Options::block_max_scan per form).
+void BM_FitPaddedBlocks(benchmark::State& state) {
+  const double n = static_cast<double>(state.range(0));
+  std::vector<Point> points;
+  for (double p : {4, 9, 16, 25, 36}) {
+    const double b = std::ceil(n / p);
+    points.push_back({p, 8 * p * b * b});
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(Fit(points));
+}
+BENCHMARK(BM_FitPaddedBlocks)->Arg(1440)->Arg(100003)->Unit(benchmark::kMicrosecond);
+
 void BM_FitConstantCount(benchmark::State& state) {
   const std::vector<Point> points = {{4, 16}, {9, 16}, {16, 16}, {25, 16}, {36, 16}};
   for (auto _ : state) benchmark::DoNotOptimize(Fit(points));

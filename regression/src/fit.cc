@@ -385,7 +385,10 @@ void SolveBlock(CurveKind kind, int a, int k, const Data& data, std::span<const 
   for (int i : rows) {
     if (data.y[i] == 0) continue;
     const double ratio = z(i) / z_ref;
-    rho[i] = k == 1 ? ratio : k == 2 ? std::sqrt(ratio) : std::pow(ratio, 1.0 / k);
+    rho[i] = k == 1   ? ratio
+             : k == 2 ? std::sqrt(ratio)
+             : k == 3 ? std::cbrt(ratio)
+                      : std::pow(ratio, 1.0 / k);
   }
   double bound = kInf;
   for (int i : rows) {
@@ -975,7 +978,7 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
   model.loo_error = chosen.loo_error;
   model.fit_error = FitError(model.curve, data);
 
-  // 5. Interval. Competitors: other candidates whose penalised score is within
+  // 6. Interval. Competitors: other candidates whose penalised score is within
   // interval_model_factor of the selected one (model-selection uncertainty), best first.
   std::vector<int> competitors;
   for (int i = 0; i < static_cast<int>(candidates.size()); ++i) {

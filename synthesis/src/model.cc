@@ -433,6 +433,9 @@ regression::Options FitOptions(Precision precision) {
     // A CPU time or instruction count is positive: no candidate that crosses zero beyond the
     // traced counts (c0 - c1 P^(1/4) fitted to a falling series predicts 0 s at 49 ranks).
     options.positive = true;
+    // A block law (c P^a ceil(N/P)^k) is only ever taken when it reproduces every value
+    // exactly: a measured quantity never does, so it is not searched for.
+    options.use_block_laws = false;
   }
   return options;
 }
