@@ -181,6 +181,19 @@ TEST(BlockLaw, CanBeDisabled) {
   EXPECT_THAT(error, HasSubstr("block_max_exponent"));
 }
 
+TEST(BlockLaw, TheScanOverBlockSizesIsBounded) {
+  // The bound from the counts' constraints is ~100 block sizes for N = 1440 (the block at 36
+  // is 40): a scan limit below it skips the form instead of claiming a partial answer.
+  Options options;
+  options.block_max_scan = 30;
+  EXPECT_FALSE(IsBlockKind(Fit(Sample(PaddedAlltoallBytes(1440), kSquares), options).curve.kind));
+  options.block_max_scan = 200;
+  EXPECT_TRUE(IsBlockKind(Fit(Sample(PaddedAlltoallBytes(1440), kSquares), options).curve.kind));
+  // N = 10^8: the block at 36 is 2.8 million rows, beyond the default limit; a smooth law.
+  const FittedModel huge = Fit(Sample(PaddedAlltoallBytes(1e8), kSquares));
+  EXPECT_FALSE(IsBlockKind(huge.curve.kind)) << huge.Describe("bytes");
+}
+
 TEST(BlockLaw, FitCurveRefitsTheBlockForm) {
   const FittedModel m = Fit(Sample(PaddedAlltoallBytes(1440), kSquares));
   ASSERT_EQ(m.curve.kind, CurveKind::kBlockCeil);
