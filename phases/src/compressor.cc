@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace pas2p::phases::internal {
 namespace {
@@ -494,19 +495,55 @@ void RankCompressor::Reduce() {
   }
 }
 
+namespace {
+// Whether the items `seq[pos, end)` are the first items of `items[i, end)` followed by
+// whatever `then` accepts (the items after an enclosing loop). A nested loop of the body is
+// matched by one or more of its iterations, the first of them possibly already folded into a
+// loop item of the same structure, the last of them possibly cut off at the end of `seq`.
+// `budget` bounds the search (ambiguous repeats could make it exponential): when it runs out
+// the answer is no.
+class PrefixMatcher {
+ public:
+  PrefixMatcher(const std::vector<Node>& seq, std::size_t end) : seq_(seq), end_(end) {}
+
+  bool Items(const std::vector<Node>& items, std::size_t i, std::size_t pos,
+             const std::function<bool(std::size_t)>& then) {
+    if (pos == end_) return true;  // every item matched: a prefix
+    if (--budget_ < 0) return false;
+    if (i == items.size()) return then(pos);
+    const Node& item = items[i];
+    const Node& at = seq_[pos];
+    if (!item.loop) {
+      return !at.loop && at.hash == item.hash && Items(items, i + 1, pos + 1, then);
+    }
+    // After an iteration ending at p: another one, or the items after the loop.
+    std::function<bool(std::size_t)> again = [&](std::size_t p) {
+      return Items(item.body, 0, p, again) || Items(items, i + 1, p, then);
+    };
+    if (at.loop && at.hash == item.hash && again(pos + 1)) return true;
+    return Items(item.body, 0, pos, again);
+  }
+
+ private:
+  const std::vector<Node>& seq_;
+  std::size_t end_;
+  std::int64_t budget_ = 4096;
+};
+}  // namespace
+
 // Whether seq_[from, end) could be the first items of one more iteration of `loop` (a
 // prefix of its body in order, or a sub-multiset of it when the body matches unordered).
+// The loops nested in the body may still be partly unfolded calls there (the first calls of
+// an inner loop whose second iteration has not arrived: isend, irecv, wait of a stage whose
+// two waits become a loop with the next wait), or loops folded already.
 // A whole iteration counts too: it joins the loop by the reduction that follows, so the loop
 // is not complete yet (trying the closure then would fold the loop around it one iteration
 // short: [S x8, R x8] followed by S x8, R x2 is not the outer loop's second iteration).
 bool RankCompressor::ContinuesLoop(const Node& loop, std::size_t from) const {
   const std::size_t count = seq_.size() - from;
+  PrefixMatcher matcher(seq_, seq_.size());
+  if (matcher.Items(loop.body, 0, from, [](std::size_t) { return false; })) return true;
   if (count > loop.body.size()) return false;
-  bool ordered = true;
-  for (std::size_t i = 0; i < count && ordered; ++i) {
-    ordered = seq_[from + i].hash == loop.body[i].hash;
-  }
-  if (ordered) return true;
   std::vector<std::uint64_t> body, part;
   for (const Node& b : loop.body) body.push_back(b.hash);
   for (std::size_t i = from; i < seq_.size(); ++i) part.push_back(seq_[i].hash);
