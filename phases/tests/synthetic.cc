@@ -282,6 +282,57 @@ TraceData MakeSweeps(int nprocs, const std::vector<int>& stages) {
   return g.Take();
 }
 
+TraceData MakeLinePipelines(int nprocs, int steps) {
+  Gen g(nprocs, "line_pipelines");
+  g.Init();
+  g.Collective(AllRanks(nprocs), EventKind::kBcast, 64, 0);
+  const auto ring = [nprocs](int r, int d) { return (r + d + nprocs) % nprocs; };
+  // The face exchange: both receives, both sends, one waitall.
+  const auto faces = [&]() {
+    for (int r = 0; r < nprocs; ++r) {
+      std::vector<RequestId> req;
+      for (int dir : {1, -1}) {
+        req.push_back(g.NewRequest(r));
+        g.Local(r, MakeIrecv(ring(r, -dir), 1, 8192, req.back()));
+      }
+      for (int dir : {1, -1}) {
+        req.push_back(g.NewRequest(r));
+        g.Local(r, MakeIsend(ring(r, dir), 1, 8192, req.back()), 1000);
+      }
+      g.Blocking(r, MakeWaitall(req), g.clock(r) + 3000);
+    }
+  };
+  const auto stage = [&](int dir, std::uint64_t bytes, int tag) {
+    std::vector<RequestId> send(static_cast<std::size_t>(nprocs)), recv(send.size());
+    for (int r = 0; r < nprocs; ++r) {
+      send[r] = g.NewRequest(r);
+      g.Local(r, MakeIsend(ring(r, dir), tag, bytes, send[r]), 1000);
+      recv[r] = g.NewRequest(r);
+      g.Local(r, MakeIrecv(ring(r, -dir), tag, bytes, recv[r]));
+    }
+    std::vector<std::int64_t> ready(static_cast<std::size_t>(nprocs));
+    for (int r = 0; r < nprocs; ++r) ready[r] = g.clock(ring(r, -dir)) + 3000;
+    for (int r = 0; r < nprocs; ++r) {
+      for (RequestId q : {send[r], recv[r]}) {
+        Event wait = MakeWaitall({q});
+        wait.kind = EventKind::kWait;
+        g.Blocking(r, wait, ready[r]);
+      }
+      g.Compute(r, static_cast<std::int64_t>(30000 * (1 + 0.05 * g.Noise())));
+    }
+  };
+  for (int step = 0; step < steps; ++step) {
+    for (int r = 0; r < nprocs; ++r)
+      g.Compute(r, static_cast<std::int64_t>(300000 * (1 + 0.05 * g.Noise())));
+    faces();
+    for (int s = 1; s < nprocs; ++s) stage(1, 4096, 2);
+    for (int s = 1; s < nprocs; ++s) stage(-1, 1024, 3);
+  }
+  g.Collective(AllRanks(nprocs), EventKind::kAllreduce, 8);
+  g.Finalize();
+  return g.Take();
+}
+
 TraceData MakeMasterWorker(int nprocs, int iterations) {
   Gen g(nprocs, "masterworker");
   g.Init();

@@ -113,6 +113,13 @@ TraceData MakeTaggedHalo(int px, int py, int steps);
 // calls twice, a block of 3 log2(row) calls: 6 calls at 8 ranks, 18 at 32.
 TraceData MakeRowDots(int nprocs, int iterations);
 
+// NAS BT's time step on a ring of `nprocs` ranks, every rank holding a cell of every stage:
+// per step compute, a face exchange (irecv from both neighbours, isend to both, waitall),
+// then a forward sweep of nprocs - 1 stages (isend to the +1 neighbour, irecv from the -1
+// one, wait for the send, wait for the receive, compute) and a backward sweep the other way.
+// The stage loops grow with the count; the step's calls are 5 + 8 (nprocs - 1).
+TraceData MakeLinePipelines(int nprocs, int steps);
+
 // Two ranks exchanging messages whose size doubles every time: nothing repeats.
 TraceData MakeNoRepetition(int messages);
 
