@@ -462,18 +462,22 @@ void RankCompressor::Reduce() {
     changed = false;
     const std::size_t n = seq_.size();
     if (n == 0 || seq_[n - 1].loop) return;
-    // The last loop, if the calls after it cannot be the start of its next iteration, is
+    // Closures tried at items that are still where they were (same prefix), near the end.
+    std::erase_if(closures_tried_, [&](const std::pair<std::size_t, std::uint64_t>& t) {
+      return t.first > n || t.first + options_.window + 1 < n || pre_[t.first] != t.second;
+    });
+    // The last loop, if the items after it cannot be the start of its next iteration, is
     // complete: the windows that end with it are tried first (so that the loop around it
-    // starts where it starts, not one call later).
-    std::size_t j = n;
-    for (std::size_t i = n; i-- > 0 && n - i <= options_.window + 1;) {
-      if (seq_[i].loop) {
-        j = i;
+    // starts where it starts, not one call later). Then the loops before it, as long as they
+    // are complete and not tried yet: the items after a loop may begin like its body (the
+    // first calls of an inner loop) and fold into loops of their own before they turn out
+    // not to be its next iteration; that loop is complete then.
+    for (std::size_t j = n; j-- > 0 && n - j <= options_.window + 1;) {
+      if (!seq_[j].loop) continue;
+      if (ContinuesLoop(seq_[j], j + 1)) break;
+      const std::pair<std::size_t, std::uint64_t> at{j + 1, pre_[j + 1]};
+      if (std::find(closures_tried_.begin(), closures_tried_.end(), at) != closures_tried_.end())
         break;
-      }
-    }
-    if (j < n && !ContinuesLoop(seq_[j], j + 1) &&
-        !(closure_tried_ && closure_at_ == j + 1 && closure_hash_ == pre_[j + 1])) {
       std::vector<Node> tail(
           std::make_move_iterator(seq_.begin() + static_cast<std::ptrdiff_t>(j + 1)),
           std::make_move_iterator(seq_.end()));
@@ -481,16 +485,15 @@ void RankCompressor::Reduce() {
       pre_.resize(j + 2);
       mpre_.resize(j + 2);
       changed = ReduceAt(j + 1);
-      closure_tried_ = !changed;
-      closure_at_ = j + 1;
-      closure_hash_ = pre_[j + 1];
+      if (!changed) closures_tried_.push_back(at);
       for (Node& item : tail) {
         pre_.push_back(pre_.back() * kBase + item.hash);
         mpre_.push_back(mpre_.back() + Mix(item.hash));
         seq_.push_back(std::move(item));
       }
-      if (changed) continue;
+      if (changed) break;
     }
+    if (changed) continue;
     changed = ReduceAt(n);
   }
 }
@@ -567,6 +570,7 @@ void RankCompressor::Retire(std::size_t count) {
   }
   seq_.erase(seq_.begin(), seq_.begin() + static_cast<std::ptrdiff_t>(count));
   RebuildPrefixes();
+  closures_tried_.clear();  // positions moved
 }
 
 void RankCompressor::Finish() {

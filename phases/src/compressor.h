@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "pas2p/core/event.h"
@@ -213,11 +214,10 @@ class RankCompressor {
   std::vector<Instance> instances_;
   Sequence order_;
   std::vector<double> group_end_ns_;
-  std::int64_t loop_group_ = 0;
-  // The last closure attempt that found nothing (Reduce): where, and the prefix hash then.
-  bool closure_tried_ = false;
-  std::size_t closure_at_ = 0;
-  std::uint64_t closure_hash_ = 0;  // group of the top-level loop being flattened
+  std::int64_t loop_group_ = 0;  // group of the top-level loop being flattened
+  // The closure attempts that found nothing (Reduce): where (the item after the loop), and
+  // the prefix hash then.
+  std::vector<std::pair<std::size_t, std::uint64_t>> closures_tried_;
   // The calls (structure) of one iteration of each loop flattened so far, as it first ran
   // (CanonicalRun): later loops of the same calls start at the same call.
   std::vector<std::vector<std::uint64_t>> canonical_runs_;

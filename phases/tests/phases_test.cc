@@ -482,6 +482,38 @@ TEST(Correspondence, StepLoopWithInnerPipelinesStartsAtTheStepAtEveryCount) {
   for (const PhaseGroup& g : c.groups) EXPECT_TRUE(g.complete) << FormatCorrespondence(c);
 }
 
+// A step of [a b b d] and four [a b b c]: after the inner loop the next step's first calls
+// (a, b, b) are the start of one more inner iteration, and the two b fold into a loop of their
+// own before d shows they are not. The inner loop is complete then, and the steps around it
+// are folded (into one loop of 9 iterations of two steps, and the last step's loop, as the
+// compressor always did); when the inner loop's end was only looked for after the last loop
+// (by then the b loop), no step was ever folded: a loop per step, 10 top-level loops.
+TEST(Phases, LoopWhoseNextCallsBeginLikeItsBodyIsStillClosed) {
+  testing::Gen g(2, "closure");
+  g.Init();
+  const std::vector<int> all{0, 1};
+  const auto call = [&](EventKind kind) {
+    g.Collective(all, kind, kind == EventKind::kBarrier ? 0 : 8,
+                 kind == EventKind::kReduce || kind == EventKind::kBcast ? 0 : kNoRank);
+  };
+  for (int step = 0; step < 20; ++step) {
+    for (EventKind k :
+         {EventKind::kAllreduce, EventKind::kBarrier, EventKind::kBarrier, EventKind::kBcast})
+      call(k);
+    for (int i = 0; i < 4; ++i) {
+      for (EventKind k :
+           {EventKind::kAllreduce, EventKind::kBarrier, EventKind::kBarrier, EventKind::kReduce})
+        call(k);
+    }
+  }
+  g.Finalize();
+  const Signature sig = Analyze(g.Take());
+  const auto loops = std::count_if(sig.sequence.begin(), sig.sequence.end(),
+                                   [](const SequenceItem& s) { return s.is_loop(); });
+  EXPECT_LE(loops, 2) << FormatSequence(sig.sequence);
+  ExpectSignatureHolds(sig);
+}
+
 // Without the rule (unroll_exchange_iterations = 2) the 2 x 2 grid's repeated calls are loops
 // of their own and split the step; with a bound of 3 the 4 calls in a row where two swaps of
 // one dimension meet are still a loop of 4 iterations, beyond the bound.
