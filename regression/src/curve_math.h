@@ -23,18 +23,43 @@ inline double NormalFormTerm(int numerator, int denominator, int log_exponent, d
   return term;
 }
 
-// ceil(N / P)^k or floor(N / P)^k. Integer division when both are integers (process counts
-// and item counts are), so the quotient is never a rounding off.
-inline double BlockTerm(bool ceil, double n, double p, int k) {
+// The side s(P) = P^(1/d) of a d-dimensional process grid (d = 1, 2, 3). Exact for perfect
+// powers: the integer root r when r^d == P (16 -> 4, 27 -> 3), so ceil(N / s) is an integer
+// division; the real root otherwise (a count the square or cubic grid does not exist at, where
+// the block law becomes an interpolation between the grids around it).
+inline double GridSide(double p, int d) {
+  if (d <= 1) return p;
+  const double root = d == 2 ? std::sqrt(p) : d == 3 ? std::cbrt(p) : std::pow(p, 1.0 / d);
+  if (p >= 1 && p < 9007199254740992.0 && p == std::floor(p)) {
+    const double r = std::round(root);
+    double power = 1;
+    for (int i = 0; i < d; ++i) power *= r;
+    if (power == p) return r;
+  }
+  return root;
+}
+
+// True when p is a positive integer that is an exact d-th power (every p for d = 1).
+inline bool IsPerfectPower(double p, int d) {
+  if (!(p >= 1) || p != std::floor(p)) return false;
+  const double side = GridSide(p, d);
+  return side == std::floor(side);
+}
+
+// ceil(N / s)^k or floor(N / s)^k, s = GridSide(P, d). Integer division when both are integers
+// (process counts, their integer roots and item counts are), so the quotient is never a
+// rounding off.
+inline double BlockTerm(bool ceil, double n, double p, int k, int d = 1) {
   constexpr double kExactInt = 9007199254740992.0;  // 2^53
+  const double s = GridSide(p, d);
   double block = 0;
-  if (n >= 0 && p >= 1 && n < kExactInt && p < kExactInt && n == std::floor(n) &&
-      p == std::floor(p)) {
+  if (n >= 0 && s >= 1 && n < kExactInt && s < kExactInt && n == std::floor(n) &&
+      s == std::floor(s)) {
     const auto ni = static_cast<long long>(n);
-    const auto pi = static_cast<long long>(p);
-    block = static_cast<double>(ceil ? (ni + pi - 1) / pi : ni / pi);
+    const auto si = static_cast<long long>(s);
+    block = static_cast<double>(ceil ? (ni + si - 1) / si : ni / si);
   } else {
-    block = ceil ? std::ceil(n / p) : std::floor(n / p);
+    block = ceil ? std::ceil(n / s) : std::floor(n / s);
   }
   double term = 1.0;
   for (int i = 0; i < k; ++i) term *= block;

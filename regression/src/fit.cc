@@ -333,14 +333,18 @@ bool AllFinite(const Curve& curve) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Block laws y = c·P^a·ceil(N/P)^k (or floor), N an integer >= 1.
+// Block laws y = c·P^a·ceil(N/S)^k (or floor), N an integer >= 1, S = P^(1/d) the side of a
+// d-dimensional process grid (S = P for d = 1).
 //
-// With z_i = y_i / P_i^a and the block b_i = ceil(N/P_i) of count i, z_i = c·b_i^k. Relative to a
+// With z_i = y_i / P_i^a and the block b_i = ceil(N/S_i) of count i, z_i = c·b_i^k. Relative to a
 // reference count r (the largest P with y > 0), b_i = b_r·ρ_i with ρ_i = (z_i / z_r)^(1/k).
-// Count i confines N to ((b_i − 1)·P_i, b_i·P_i] (ceil) or [b_i·P_i, (b_i + 1)·P_i) (floor).
-// These intervals can only meet when, for every pair i, j, b_r·(s_i − s_j) < P_i (ceil; P_j for
-// floor) with s_i = ρ_i·P_i: that bounds b_r from above unless every s_i is the same (then the
-// data is the smooth law c·N^k·P^(a−k), no quantization shows and the block law is not tried).
+// Count i confines N to ((b_i − 1)·S_i, b_i·S_i] (ceil) or [b_i·S_i, (b_i + 1)·S_i) (floor).
+// These intervals can only meet when, for every pair i, j, b_r·(s_i − s_j) < S_i (ceil; S_j for
+// floor) with s_i = ρ_i·S_i: that bounds b_r from above unless every s_i is the same (then the
+// data is the smooth law c·N^k·P^(a−k/d), no quantization shows and the block law is not tried).
+// A grid law (d > 1) is tried only when every count is a perfect d-th power (integer sides S_i):
+// a code that decomposes on a square or cubic grid runs only there, and at other counts the real
+// root is no grid the constraints could describe.
 // Each b_r from 1 to the bound is tried: c = z_r / b_r^k, b_i = round(b_r·ρ_i), kept when
 // c·P_i^a·b_i^k reproduces every y_i (relative 1e-10) and the intervals of N meet. The bound is
 // a few times the true b_r for quantized data, so the scan is short; beyond
@@ -362,15 +366,18 @@ double IntPower(double x, int k) {
 
 // Appends every (c, N interval) of the form (kind, a, k) that reproduces `rows` exactly, smallest
 // b_r (largest c) first, until *out holds max_solutions.
-void SolveBlock(CurveKind kind, int a, int k, const Data& data, std::span<const int> rows,
+void SolveBlock(CurveKind kind, int a, int k, int d, const Data& data, std::span<const int> rows,
                 const Options& options, std::size_t max_solutions,
                 std::vector<BlockSolution>* out) {
   const bool ceil = kind == CurveKind::kBlockCeil;
   int ref = -1;
   int nonzero = 0;
+  std::vector<double> side(data.p.size(), 0.0);
   for (int i : rows) {
     const double p = data.p[i];
     if (p < 1 || p != std::floor(p) || !(data.y[i] >= 0)) return;
+    if (!internal::IsPerfectPower(p, d)) return;
+    side[i] = internal::GridSide(p, d);
     if (data.y[i] == 0) {
       if (ceil) return;  // a ceil block is >= 1 for N >= 1
       continue;
@@ -394,9 +401,9 @@ void SolveBlock(CurveKind kind, int a, int k, const Data& data, std::span<const 
   for (int i : rows) {
     for (int j : rows) {
       if (data.y[i] == 0 || data.y[j] == 0) continue;
-      const double si = rho[i] * data.p[i];
-      const double sj = rho[j] * data.p[j];
-      if (si - sj > 1e-12 * si) bound = std::min(bound, (ceil ? data.p[i] : data.p[j]) / (si - sj));
+      const double si = rho[i] * side[i];
+      const double sj = rho[j] * side[j];
+      if (si - sj > 1e-12 * si) bound = std::min(bound, (ceil ? side[i] : side[j]) / (si - sj));
     }
   }
   if (!std::isfinite(bound)) return;
@@ -416,13 +423,13 @@ void SolveBlock(CurveKind kind, int a, int k, const Data& data, std::span<const 
         if (data.y[i] > 0 && bi < 1) return false;
         const double v = c * internal::NormalFormTerm(a, 1, 0, data.p[i]) * IntPower(bi, k);
         if (!(std::abs(v - data.y[i]) <= kBlockExact * data.y[i])) return false;
-        const double p = data.p[i];
+        const double s = side[i];
         if (ceil) {
-          n_low = std::max(n_low, (bi - 1) * p + 1);
-          n_high = std::min(n_high, bi * p);
+          n_low = std::max(n_low, (bi - 1) * s + 1);
+          n_high = std::min(n_high, bi * s);
         } else {
-          n_low = std::max(n_low, bi * p);
-          n_high = std::min(n_high, (bi + 1) * p - 1);
+          n_low = std::max(n_low, bi * s);
+          n_high = std::min(n_high, (bi + 1) * s - 1);
         }
         if (n_low > n_high) return false;
       }
@@ -441,7 +448,7 @@ void SolveBlock(CurveKind kind, int a, int k, const Data& data, std::span<const 
     // The N some traced count divides: the largest consistent N for ceil, the smallest for
     // floor (the interval of N ends where N / P_i is an integer).
     const double n_used = ceil ? n_high : n_low;
-    Curve curve{kind, a, 1, 0, {c, n_used}, k};
+    Curve curve{kind, a, 1, 0, {c, n_used}, k, d};
     out->push_back({std::move(curve), n_low, n_high});
   }
 }
@@ -456,8 +463,13 @@ int MiddleByN(const std::vector<BlockSolution>& solutions, std::size_t begin) {
   return order[(order.size() - 1) / 2];
 }
 
-// Every block form that reproduces `rows` exactly, in a fixed order: k ascending, a in
-// Options::block_power_exponents order, ceil before floor; at most 16 solutions. *chosen is the
+// Every block form that reproduces `rows` exactly, in a fixed order: d in
+// Options::block_grid_dimensions order, then k ascending, a in Options::block_power_exponents
+// order, ceil before floor; at most 16 solutions. Only the first d that has any is kept: a grid
+// side (sqrt(P), cbrt(P)) is the less simple hypothesis and is claimed only when no block of P
+// itself reproduces the values. (Padded blocks of P often have a grid twin at square counts:
+// 8·P·ceil(1440/P)^2 and 800·ceil(144/sqrt(P))^2 agree at 4..49; the 1-D law and its interval
+// stay what they were without grid laws.) *chosen is the
 // one that predicts: among the solutions of the first form that has any, the middle one by N
 // (the lower median). Several (c, N) of one form reproduce the values when the blocks of every
 // traced count share a factor or N / P is close enough to an integer (8·P·ceil(1440/P)^2 and
@@ -468,16 +480,19 @@ std::vector<BlockSolution> FindBlockLaws(const Data& data, std::span<const int> 
   constexpr std::size_t kMaxSolutions = 16;
   std::vector<BlockSolution> out;
   *chosen = -1;
-  for (int k = 1; k <= options.block_max_exponent; ++k) {
-    for (int a : options.block_power_exponents) {
-      for (CurveKind kind : {CurveKind::kBlockCeil, CurveKind::kBlockFloor}) {
-        // A floor block reaches 0 once P > N: not a law for a positive quantity.
-        if (kind == CurveKind::kBlockFloor && options.positive) continue;
-        const std::size_t begin = out.size();
-        SolveBlock(kind, a, k, data, rows, options, kMaxSolutions, &out);
-        if (*chosen < 0 && out.size() > begin) *chosen = MiddleByN(out, begin);
+  for (int d : options.block_grid_dimensions) {
+    for (int k = 1; k <= options.block_max_exponent; ++k) {
+      for (int a : options.block_power_exponents) {
+        for (CurveKind kind : {CurveKind::kBlockCeil, CurveKind::kBlockFloor}) {
+          // A floor block reaches 0 once P > N: not a law for a positive quantity.
+          if (kind == CurveKind::kBlockFloor && options.positive) continue;
+          const std::size_t begin = out.size();
+          SolveBlock(kind, a, k, d, data, rows, options, kMaxSolutions, &out);
+          if (*chosen < 0 && out.size() > begin) *chosen = MiddleByN(out, begin);
+        }
       }
     }
+    if (!out.empty()) break;
   }
   return out;
 }
@@ -488,8 +503,8 @@ bool FitOn(const Curve& form, const Data& data, std::span<const int> rows, const
   if (IsLinear(form.kind)) return FitLinear(form, data, rows, out);
   if (IsBlockKind(form.kind)) {
     std::vector<BlockSolution> solutions;
-    SolveBlock(form.kind, form.exponent_numerator, form.block_exponent, data, rows, options, 16,
-               &solutions);
+    SolveBlock(form.kind, form.exponent_numerator, form.block_exponent, form.grid_dimension, data,
+               rows, options, 16, &solutions);
     if (solutions.empty()) return false;
     *out = std::move(solutions[MiddleByN(solutions, 0)].curve);
     return true;
@@ -734,6 +749,11 @@ bool Options::IsValid(std::string* error) const {
     }
   }
   if (block_max_scan < 1) return fail("block_max_scan must be positive");
+  for (int d : block_grid_dimensions) {
+    if (d < 1 || d > 3) {
+      return fail("block_grid_dimensions must be in 1..3, got " + std::to_string(d));
+    }
+  }
   if (max_parameters < 1 || max_parameters > 3) {
     return fail("max_parameters must be in 1..3, got " + std::to_string(max_parameters));
   }

@@ -111,10 +111,23 @@ std::string Sum(const std::string& head, double coefficient,
   return head + " + " + Product(coefficient, factors);
 }
 
-// "8·P·ceil(1440/P)^2" with `n` as the text of N ("1440" or "N").
+// "P", "sqrt(P)", "cbrt(P)": the side of the process grid a block law splits.
+std::string GridSideText(int d) {
+  switch (d) {
+    case 1:
+      return "P";
+    case 2:
+      return "sqrt(P)";
+    case 3:
+      return "cbrt(P)";
+  }
+  return "P^(1/" + std::to_string(d) + ")";
+}
+
+// "8·P·ceil(1440/P)^2" or "240·ceil(25/sqrt(P))^2" with `n` as the text of N ("1440" or "N").
 std::string BlockFormula(const Curve& curve, const std::string& n) {
-  std::string block =
-      std::string(curve.kind == CurveKind::kBlockCeil ? "ceil(" : "floor(") + n + "/P)";
+  std::string block = std::string(curve.kind == CurveKind::kBlockCeil ? "ceil(" : "floor(") + n +
+                      "/" + GridSideText(curve.grid_dimension) + ")";
   if (curve.block_exponent != 1) block += "^" + std::to_string(curve.block_exponent);
   return Product(curve.coefficients[0], {FormatFixedPower(curve.exponent_numerator, 1), block});
 }
@@ -137,8 +150,9 @@ std::string DescribeBlock(const FittedModel& model, std::string_view quantity) {
   };
   auto same = [](const Curve& a, const Curve& b) {
     return a.kind == b.kind && a.exponent_numerator == b.exponent_numerator &&
-           a.block_exponent == b.block_exponent && a.coefficients.size() == 2 &&
-           b.coefficients.size() == 2 && a.coefficients[0] == b.coefficients[0];
+           a.block_exponent == b.block_exponent && a.grid_dimension == b.grid_dimension &&
+           a.coefficients.size() == 2 && b.coefficients.size() == 2 &&
+           a.coefficients[0] == b.coefficients[0];
   };
   const Curve& c = model.curve;
   std::vector<Group> groups = {{&c, c.coefficients[1], c.coefficients[1]}};
@@ -171,7 +185,7 @@ std::string DescribeBlock(const FittedModel& model, std::string_view quantity) {
     const Curve& o = *groups[g].curve;
     out += g == 1 ? "; also exact (in the interval): " : "; ";
     if (o.kind == c.kind && o.exponent_numerator == c.exponent_numerator &&
-        o.block_exponent == c.block_exponent) {
+        o.block_exponent == c.block_exponent && o.grid_dimension == c.grid_dimension) {
       out += "c = " + FormatNumber(o.coefficients[0]);
     } else {
       out += BlockFormula(o, "N");
@@ -278,7 +292,8 @@ double Curve::Evaluate(double p) const {
     case CurveKind::kBlockCeil:
     case CurveKind::kBlockFloor:
       return c[0] * internal::NormalFormTerm(exponent_numerator, 1, 0, p) *
-             internal::BlockTerm(kind == CurveKind::kBlockCeil, c[1], p, block_exponent);
+             internal::BlockTerm(kind == CurveKind::kBlockCeil, c[1], p, block_exponent,
+                                 grid_dimension);
   }
   return std::nan("");
 }
@@ -318,6 +333,7 @@ nlohmann::json Curve::ToJson() const {
   j["log_exponent"] = log_exponent;
   j["coefficients"] = coefficients;
   if (IsBlockKind(kind)) j["block_exponent"] = block_exponent;
+  if (IsBlockKind(kind) && grid_dimension != 1) j["grid_dimension"] = grid_dimension;
   return j;
 }
 
@@ -347,6 +363,16 @@ Curve Curve::FromJson(const nlohmann::json& json) {
     if (curve.exponent_denominator != 1) BadJson("a block curve's exponent must be an integer");
     const double n = curve.coefficients[1];
     if (!(n >= 1) || n != std::floor(n)) BadJson("a block curve's N must be an integer >= 1");
+    if (json.contains("grid_dimension")) {
+      curve.grid_dimension = IntMember(json, "grid_dimension", "curve");
+      if (curve.grid_dimension < 2 || curve.grid_dimension > 3) {
+        BadJson("curve.grid_dimension must be 2 or 3 (1 is written by leaving it out), got " +
+                std::to_string(curve.grid_dimension));
+      }
+    }
+  } else if (json.is_object() && json.contains("grid_dimension")) {
+    BadJson("curve.grid_dimension is only for block_ceil / block_floor curves, not " +
+            std::string(CurveKindName(curve.kind)));
   }
   return curve;
 }

@@ -72,6 +72,10 @@ TEST(BlockLaw, RecoversPaddedAlltoallBytesAndPredictsFarCounts) {
             "c = 3.556, N in [2157, 2160]; c = 2, N in [2877, 2880]");
   EXPECT_EQ(m.curve.Formula(), "8\u00b7P\u00b7ceil(1440/P)^2");
   EXPECT_THAT(summary.occam_rule, HasSubstr("block law"));
+  // Blocks of P itself: no grid side, though every count is a square and the grid law
+  // 800·ceil(144/sqrt(P))^2 happens to reproduce them too (the simpler 1-D law is kept).
+  EXPECT_EQ(m.curve.grid_dimension, 1);
+  for (const Curve& c : m.interval_curves) EXPECT_EQ(c.grid_dimension, 1) << c.Formula();
 }
 
 TEST(BlockLaw, AmbiguousNWidensTheIntervalToEveryConsistentN) {
@@ -130,6 +134,124 @@ TEST(BlockLaw, CubicBlocksAreRecovered) {
   EXPECT_EQ(m.curve.block_exponent, 3);
   EXPECT_EQ(m.Evaluate(64), f(64));
   EXPECT_EQ(m.Evaluate(7), f(7));
+}
+
+// A sqrt(P) x sqrt(P) decomposition of an N x N grid of cells: a line solve sends the face of
+// a block of ceil(N / sqrt(P)) cells a side, 240 bytes a cell pair (NAS BT's shape).
+double SquareGridFaceBytes(double p) {
+  const double side = std::ceil(25 / std::sqrt(p));
+  return 240 * side * side;
+}
+
+TEST(BlockLaw, GridBlocksOfASquareDecompositionAreRecovered) {
+  FitSummary summary;
+  const FittedModel m =
+      Fit(Sample(SquareGridFaceBytes, {16, 25, 36, 64}), {}, "bytes per message", &summary);
+  SCOPED_TRACE(m.Describe("bytes per message", 49) + "\n" + summary.FullReport());
+  ASSERT_EQ(m.curve.kind, CurveKind::kBlockCeil);
+  EXPECT_EQ(m.curve.grid_dimension, 2);
+  EXPECT_EQ(m.curve.block_exponent, 2);
+  EXPECT_EQ(m.curve.exponent_numerator, 0);
+  EXPECT_EQ(m.curve.coefficients[0], 240);
+  ExpectExactNInterval(m, 25, 25);
+  EXPECT_EQ(m.Describe("bytes per message"),
+            "bytes per message = 240\u00b7ceil(N/sqrt(P))^2, N = 25, from 4 counts (16\u201364), "
+            "exact");
+  EXPECT_EQ(m.curve.Formula(), "240\u00b7ceil(25/sqrt(P))^2");
+  // 49 and 100 are predicted exactly (blocks of 4 and 3 cells a side), with no width.
+  for (double p : {49.0, 100.0, 144.0, 400.0}) {
+    EXPECT_EQ(m.Evaluate(p), SquareGridFaceBytes(p)) << p;
+    EXPECT_EQ(m.Interval(p).low, m.Interval(p).high) << p;
+  }
+  EXPECT_EQ(m.Evaluate(49), 3840);
+  EXPECT_EQ(m.Evaluate(100), 2160);
+  // The brief's traced counts with 49 among them give the same law.
+  const FittedModel with49 = Fit(Sample(SquareGridFaceBytes, {16, 25, 36, 49}));
+  ASSERT_EQ(with49.curve.kind, CurveKind::kBlockCeil) << with49.Describe("y");
+  EXPECT_EQ(with49.curve.grid_dimension, 2);
+  EXPECT_EQ(with49.Evaluate(64), 3840);
+  EXPECT_EQ(with49.Evaluate(100), 2160);
+  // Without grid sides no law reproduces the counts: the smooth fit misses 49 by several %.
+  Options one_d;
+  one_d.block_grid_dimensions = {1};
+  const FittedModel smooth = Fit(Sample(SquareGridFaceBytes, {16, 25, 36, 64}), one_d);
+  EXPECT_FALSE(IsBlockKind(smooth.curve.kind)) << smooth.Describe("y");
+  EXPECT_GT(std::abs(smooth.Evaluate(49) / 3840 - 1), 0.02) << smooth.Describe("y", 49);
+}
+
+// A 3-D halo on a cbrt(P)^3 grid of an N^3 domain, split unevenly: a face of
+// ceil(N / cbrt(P))^2 doubles per message.
+double CubicGridFaceBytes(double p) {
+  const double side = std::ceil(100 / std::cbrt(p));
+  return 8 * side * side;
+}
+
+TEST(BlockLaw, GridBlocksOfACubicDecompositionAreRecovered) {
+  FitSummary summary;
+  const FittedModel m =
+      Fit(Sample(CubicGridFaceBytes, {8, 27, 64, 125}), {}, "bytes per message", &summary);
+  SCOPED_TRACE(m.Describe("bytes per message", 216) + "\n" + summary.FullReport());
+  ASSERT_EQ(m.curve.kind, CurveKind::kBlockCeil);
+  EXPECT_EQ(m.curve.grid_dimension, 3);
+  EXPECT_EQ(m.curve.block_exponent, 2);
+  EXPECT_EQ(m.curve.exponent_numerator, 0);
+  EXPECT_EQ(m.curve.coefficients[0], 8);
+  ExpectExactNInterval(m, 100, 100);
+  EXPECT_THAT(m.Describe("bytes per message"),
+              HasSubstr("= 8\u00b7ceil(N/cbrt(P))^2, N = 100, from 4 counts"));
+  for (double p : {216.0, 343.0, 512.0, 1000.0, 27000.0}) {
+    EXPECT_EQ(m.Evaluate(p), CubicGridFaceBytes(p)) << p;
+  }
+}
+
+TEST(BlockLaw, GridSidesAreExactAtPerfectPowersAndRealElsewhere) {
+  // ceil(7r / r) is 7 at every square r^2 and cube r^3: a root a rounding below r would give 8.
+  Curve square{CurveKind::kBlockCeil, 0, 1, 0, {1, 0}, 1, 2};
+  Curve cube{CurveKind::kBlockCeil, 0, 1, 0, {1, 0}, 1, 3};
+  for (double r = 1; r <= 3000; ++r) {
+    square.coefficients[1] = 7 * r;
+    ASSERT_EQ(square.Evaluate(r * r), 7) << r;
+    if (r <= 2000) {
+      cube.coefficients[1] = 7 * r;
+      ASSERT_EQ(cube.Evaluate(r * r * r), 7) << r;
+    }
+  }
+  // Between squares the side is the real root: 25 / sqrt(50) = 3.54 -> 4; 25 / cbrt(100) = 5.39.
+  square.coefficients[1] = 25;
+  cube.coefficients[1] = 25;
+  EXPECT_EQ(square.Evaluate(50), 4);
+  EXPECT_EQ(cube.Evaluate(100), 6);
+  // A grid law is only searched when every count is a perfect power: with 20 ranks (no square
+  // grid) among the counts the face bytes get no grid law.
+  const FittedModel uneven = Fit(Sample(SquareGridFaceBytes, {16, 20, 36, 64}));
+  EXPECT_FALSE(IsBlockKind(uneven.curve.kind) && uneven.curve.grid_dimension != 1)
+      << uneven.Describe("y");
+  Options options;
+  options.block_grid_dimensions = {4};
+  std::string error;
+  EXPECT_FALSE(options.IsValid(&error));
+  EXPECT_THAT(error, HasSubstr("block_grid_dimensions"));
+}
+
+TEST(BlockLaw, GridLawsDoNotCaptureNoisyOrSmoothData) {
+  Noise noise(5);
+  for (int draw = 0; draw < 10; ++draw) {
+    auto points = Sample(SquareGridFaceBytes, {16, 25, 36, 64, 100}, 0.01, &noise);
+    for (auto& point : points) point.y = std::round(point.y);
+    const FittedModel m = Fit(points, {}, "bytes");
+    EXPECT_FALSE(IsBlockKind(m.curve.kind)) << m.Describe("bytes");
+  }
+  for (double b : {0.37, -0.61, 1.3}) {
+    const auto f = [b](double p) { return std::round(5000 * std::pow(p, b)); };
+    const FittedModel squares = Fit(Sample(f, {16, 25, 36, 64, 100}));
+    EXPECT_FALSE(IsBlockKind(squares.curve.kind)) << squares.Describe("y");
+    const FittedModel cubes = Fit(Sample(f, {8, 27, 64, 125}));
+    EXPECT_FALSE(IsBlockKind(cubes.curve.kind)) << cubes.Describe("y");
+  }
+  // A smooth law of the grid side (N divisible by every side) keeps its smooth law.
+  const FittedModel divisible =
+      Fit(Sample([](double p) { return 8 * std::pow(360 / std::sqrt(p), 2); }, {4, 9, 16, 36}));
+  EXPECT_EQ(divisible.curve.kind, CurveKind::kSingleTerm) << divisible.Describe("y");
 }
 
 TEST(BlockLaw, SmoothExactLawsKeepTheirLaw) {
@@ -201,6 +323,13 @@ TEST(BlockLaw, FitCurveRefitsTheBlockForm) {
   ASSERT_TRUE(FitCurve(m.curve, Sample(PaddedAlltoallBytes(2000), kSquares), {}, &refit));
   EXPECT_EQ(refit.coefficients[0], 8);
   EXPECT_EQ(refit.Evaluate(49), PaddedAlltoallBytes(2000)(49));
+  // A grid form keeps its side: refitted to other face sizes on the same squares.
+  const FittedModel grid = Fit(Sample(SquareGridFaceBytes, {16, 25, 36, 64}));
+  ASSERT_EQ(grid.curve.grid_dimension, 2) << grid.Describe("y");
+  const auto wider = [](double p) { return 240 * std::pow(std::ceil(70 / std::sqrt(p)), 2); };
+  ASSERT_TRUE(FitCurve(grid.curve, Sample(wider, {16, 25, 36, 64}), {}, &refit));
+  EXPECT_EQ(refit.grid_dimension, 2);
+  EXPECT_EQ(refit.Evaluate(49), wider(49));
   // Data the form does not reproduce: no fit.
   EXPECT_FALSE(
       FitCurve(m.curve, Sample([](double p) { return 1e6 / p + 1; }, kSquares), {}, &refit));
@@ -210,7 +339,9 @@ TEST(BlockLaw, JsonRoundTripsExactly) {
   std::vector<FittedModel> models = {
       Fit(Sample(PaddedAlltoallBytes(1440), kSquares)),
       Fit(Sample([](double p) { return 8 * CeilDiv(1000, p); }, {4, 8, 16, 32, 64})),
-      Fit(Sample([](double p) { return 4 * p * std::floor(1000 / p); }, {3, 6, 7, 12, 24}))};
+      Fit(Sample([](double p) { return 4 * p * std::floor(1000 / p); }, {3, 6, 7, 12, 24})),
+      Fit(Sample(SquareGridFaceBytes, {16, 25, 36, 64})),
+      Fit(Sample(CubicGridFaceBytes, {8, 27, 64, 125}))};
   for (const auto& model : models) {
     ASSERT_TRUE(IsBlockKind(model.curve.kind)) << model.Describe("y");
     const std::string text = model.ToJson().dump();
@@ -219,7 +350,22 @@ TEST(BlockLaw, JsonRoundTripsExactly) {
     EXPECT_EQ(back, model) << text;
     EXPECT_EQ(back.ToJson().dump(), text);
     EXPECT_EQ(back.Describe("y", 998), model.Describe("y", 998));
+    // d is written only for a grid side, so the 1-D block laws' JSON is what it was.
+    EXPECT_EQ(text.find("\"grid_dimension\"") != std::string::npos, model.curve.grid_dimension != 1)
+        << text;
   }
+  EXPECT_EQ(models[3].curve.grid_dimension, 2);
+  EXPECT_EQ(models[4].curve.grid_dimension, 3);
+  EXPECT_THAT(models[3].ToJson().dump(), HasSubstr("\"grid_dimension\":2"));
+  // d must be 2 or 3 (1 is the absent key), and only on a block curve.
+  for (int d : {0, 1, 4}) {
+    auto bad = models[3].ToJson();
+    bad["curve"]["grid_dimension"] = d;
+    EXPECT_THROW(FittedModel::FromJson(bad), UserError) << d;
+  }
+  auto smooth = Fit(Sample([](double p) { return 1e6 / p; }, kSquares)).ToJson();
+  smooth["curve"]["grid_dimension"] = 2;
+  EXPECT_THROW(FittedModel::FromJson(smooth), UserError);
   // The other kinds' JSON does not change.
   EXPECT_THAT(Fit(Sample([](double p) { return 1e6 / p; }, kSquares)).ToJson().dump(),
               ::testing::Not(HasSubstr("block_exponent")));

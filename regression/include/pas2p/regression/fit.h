@@ -23,7 +23,8 @@
 //     loses to the simpler exact form. Values that are all identical are the exact constant,
 //     whatever else would fit.
 //  5. Block laws (Options::use_block_laws): integer values that no candidate above reproduces
-//     exactly are tried against c·P^a·ceil(N/P)^k and c·P^a·floor(N/P)^k; one that reproduces
+//     exactly are tried against c·P^a·ceil(N/s)^k and c·P^a·floor(N/s)^k, s = P, sqrt(P) or
+//     cbrt(P) (the side of a 1-, 2- or 3-D process grid); one that reproduces
 //     every value exactly is selected (loo_error 0), with the law at every consistent N (its
 //     smallest and largest) as the interval.
 //  6. The interval (model.h, IntervalMethod).
@@ -74,12 +75,15 @@ struct Options {
   // occam_absolute_tolerance); one is selected only when it reproduces every value exactly.
   // a is taken from block_power_exponents, k from 1..block_max_exponent, N >= 1 from the
   // intervals that each count's ceil (floor) constraint leaves (see fit.cc, SolveBlock); at most
-  // block_max_scan block sizes are tried per form, else the form is skipped.
+  // block_max_scan block sizes are tried per form, else the form is skipped. The split side is
+  // P or, on a process grid, P^(1/d) for d in block_grid_dimensions (model.h,
+  // Curve::grid_dimension); a grid law is tried only when every count is a perfect d-th power.
   bool use_block_laws = true;
   int block_min_counts = 4;
   std::vector<int> block_power_exponents = {0, 1, -1, 2};
   int block_max_exponent = 3;
   int block_max_scan = 1 << 16;
+  std::vector<int> block_grid_dimensions = {1, 2, 3};
 
   // See rule 4 above. occam_absolute_tolerance is the LOO error (as a fraction) below which two
   // fits count as equally exact.

@@ -38,9 +38,13 @@ enum class CurveKind {
   // blocks, the ranks that get one more) or floor(N/P) (the ranks that get one fewer), raised to
   // the power k (1-D, 2-D, 3-D blocks of a side that is split) and scaled by c·P^a (a message
   // per rank: a = 1). The integer exponent a is exponent_numerator (denominator 1), k is
-  // block_exponent, N is an integer >= 1.
-  kBlockCeil,   // y = c · P^a · ceil(N / P)^k                  coefficients {c, N}
-  kBlockFloor,  // y = c · P^a · floor(N / P)^k                 coefficients {c, N}
+  // block_exponent, N is an integer >= 1. On a d-dimensional process grid (Curve::grid_dimension
+  // d = 2, 3) the side that is split is the grid's side s(P) = P^(1/d) instead of P:
+  // ceil(N / sqrt(P)) for a sqrt(P) x sqrt(P) decomposition (internal::GridSide: the integer
+  // root at perfect squares / cubes, the real root elsewhere, where such a grid does not exist
+  // and the law interpolates between the grids around P).
+  kBlockCeil,   // y = c · P^a · ceil(N / s(P))^k               coefficients {c, N}
+  kBlockFloor,  // y = c · P^a · floor(N / s(P))^k              coefficients {c, N}
 };
 
 // Stable names used in JSON and reports ("constant", "single_term", "normal_form", "power_law",
@@ -65,6 +69,8 @@ struct Curve {
   int log_exponent = 0;          // j (kSingleTerm, kNormalForm only)
   std::vector<double> coefficients;
   int block_exponent = 0;  // k >= 1 of a block law; 0 for every other kind
+  // d of a block law: the split side is s(P) = P^(1/d), d in {1, 2, 3}; 1 for every other kind.
+  int grid_dimension = 1;
 
   double PowerExponent() const {
     return static_cast<double>(exponent_numerator) / exponent_denominator;
@@ -72,12 +78,14 @@ struct Curve {
   // y at p (p > 0). Not rounded; may be +-inf if an exponential law overflows far away.
   double Evaluate(double p) const;
   // The formula with 4 significant digits, e.g. "5965·P^−0.32", "12 + 3.5·P^(1/2)·log2(P)",
-  // "8·P·ceil(1440/P)^2".
+  // "8·P·ceil(1440/P)^2", "240·ceil(25/sqrt(P))^2", "8·ceil(100/cbrt(P))^2".
   std::string Formula() const;
   // {"kind", "exponent": [num, den], "log_exponent", "coefficients"}, plus "block_exponent" for
-  // the block laws (only for them, so the other kinds' JSON is what it always was).
+  // the block laws (only for them, so the other kinds' JSON is what it always was), plus
+  // "grid_dimension" for a block law with d != 1 (so the 1-D block laws' JSON is unchanged).
   nlohmann::json ToJson() const;
-  // Throws pas2p::UserError on a malformed object (missing key, wrong coefficient count).
+  // Throws pas2p::UserError on a malformed object (missing key, wrong coefficient count, a
+  // grid_dimension outside 1..3 or on a kind that is not a block law).
   static Curve FromJson(const nlohmann::json& json);
 
   friend bool operator==(const Curve&, const Curve&) = default;
