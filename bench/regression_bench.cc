@@ -81,6 +81,30 @@ void BM_FitPaddedBlocks(benchmark::State& state) {
 }
 BENCHMARK(BM_FitPaddedBlocks)->Arg(1440)->Arg(100003)->Unit(benchmark::kMicrosecond);
 
+// Faces of a sqrt(P) x sqrt(P) decomposition, 240·ceil(N/sqrt(P))^2 bytes at 16, 25, 36, 64: no
+// smooth and no 1-D block law is exact, so the grid sides are searched (and one is found). The
+// argument is N.
+void BM_FitGridBlocks(benchmark::State& state) {
+  const double n = static_cast<double>(state.range(0));
+  std::vector<Point> points;
+  for (double p : {16, 25, 36, 64}) {
+    const double b = std::ceil(n / std::sqrt(p));
+    points.push_back({p, 240 * b * b});
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(Fit(points));
+}
+BENCHMARK(BM_FitGridBlocks)->Arg(25)->Arg(1000)->Arg(100003)->Unit(benchmark::kMicrosecond);
+
+// BM_FitFivePointsUnstructured with the 1-D block laws only (what the search was before grid
+// sides): the counts are squares, so the default search also tries sqrt(P) in vain.
+void BM_FitFivePointsUnstructuredOneDBlocks(benchmark::State& state) {
+  const std::vector<Point> points = {{4, 812}, {9, 1450}, {16, 630}, {25, 1990}, {36, 1100}};
+  Options options;
+  options.block_grid_dimensions = {1};
+  for (auto _ : state) benchmark::DoNotOptimize(Fit(points, options));
+}
+BENCHMARK(BM_FitFivePointsUnstructuredOneDBlocks)->Unit(benchmark::kMicrosecond);
+
 void BM_FitConstantCount(benchmark::State& state) {
   const std::vector<Point> points = {{4, 16}, {9, 16}, {16, 16}, {25, 16}, {36, 16}};
   for (auto _ : state) benchmark::DoNotOptimize(Fit(points));
