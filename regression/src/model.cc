@@ -298,6 +298,14 @@ double Curve::Evaluate(double p) const {
   return std::nan("");
 }
 
+double Curve::EvaluateUnrounded(double p) const {
+  if (!IsBlockKind(kind) || coefficients.size() != 2) return Evaluate(p);
+  const double share = coefficients[1] / internal::GridSide(p, grid_dimension);
+  double term = 1.0;
+  for (int i = 0; i < block_exponent; ++i) term *= share;
+  return coefficients[0] * internal::NormalFormTerm(exponent_numerator, 1, 0, p) * term;
+}
+
 std::string Curve::Formula() const {
   const auto& c = coefficients;
   const std::string power = FormatFixedPower(exponent_numerator, exponent_denominator);

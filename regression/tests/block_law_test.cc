@@ -165,6 +165,10 @@ TEST(BlockLaw, GridBlocksOfASquareDecompositionAreRecovered) {
   }
   EXPECT_EQ(m.Evaluate(49), 3840);
   EXPECT_EQ(m.Evaluate(100), 2160);
+  // Without the padding: 240·(25/7)^2 at 49; under one cell a side from 625 ranks on.
+  EXPECT_DOUBLE_EQ(m.curve.EvaluateUnrounded(49), 240 * (25.0 / 7) * (25.0 / 7));
+  EXPECT_EQ(m.Evaluate(900), 240);
+  EXPECT_DOUBLE_EQ(m.curve.EvaluateUnrounded(900), 240 * (25.0 / 30) * (25.0 / 30));
   // The brief's traced counts with 49 among them give the same law.
   const FittedModel with49 = Fit(Sample(SquareGridFaceBytes, {16, 25, 36, 49}));
   ASSERT_EQ(with49.curve.kind, CurveKind::kBlockCeil) << with49.Describe("y");

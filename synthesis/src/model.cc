@@ -2371,6 +2371,14 @@ double Quantity::At(double p, int side) const {
   return v;
 }
 
+double Quantity::UnroundedAt(double p) const {
+  if (!present) return 0;
+  double v = model.curve.EvaluateUnrounded(p);
+  if (divided_by_p) v /= p;
+  if (!std::isfinite(v) || v < 0) return 0;
+  return v;
+}
+
 bool AppModel::HasInstructions() const {
   for (const auto& ph : phases) {
     for (const auto& s : ph.slots) {

@@ -245,12 +245,20 @@ namespace {
 // receive sides), or nullopt where the call moves no data or its communicator's size is not
 // known. An all-to-all's buffers hold one block per member of the communicator: divided by
 // its size.
-std::optional<double> PerPartnerBytes(const SlotModel& s, std::int64_t nprocs) {
+// With `unrounded`, a block law's share of its split (N / sqrt(P) items, not the padded
+// ceil(N / sqrt(P)), which never falls below one item).
+std::optional<double> PerPartnerBytes(const SlotModel& s, std::int64_t nprocs,
+                                      bool unrounded = false) {
   if (!IsPointToPoint(s.kind) && !IsCollective(s.kind)) return std::nullopt;
   if (s.kind == EventKind::kBarrier || s.reply) return std::nullopt;
-  double bytes = s.BytesAt(nprocs);
-  if (IsCollective(s.kind) || s.kind == EventKind::kSendrecv)
-    bytes = std::max(bytes, s.RecvBytesAt(nprocs));
+  const bool face = s.face_dim >= 0 && s.peer;
+  const auto p = static_cast<double>(nprocs);
+  double bytes = unrounded && !face ? s.bytes.UnroundedAt(p) : s.BytesAt(nprocs);
+  if (IsCollective(s.kind) || s.kind == EventKind::kSendrecv) {
+    const bool recv_face = face && s.face_recv_bytes > 0;
+    bytes = std::max(bytes,
+                     unrounded && !recv_face ? s.recv_bytes.UnroundedAt(p) : s.RecvBytesAt(nprocs));
+  }
   if (s.kind == EventKind::kAlltoall || s.kind == EventKind::kAlltoallv) {
     std::int64_t members = nprocs;
     if (s.sub_comm) {
@@ -290,7 +298,7 @@ std::vector<std::string> ProblemSizeLimits(const AppModel& model, std::int64_t n
   for (const PhaseModel& phase : model.phases) {
     for (const SlotModel& s : phase.slots) {
       const auto at_largest = PerPartnerBytes(s, largest);
-      const auto here = PerPartnerBytes(s, nprocs);
+      const auto here = PerPartnerBytes(s, nprocs, /*unrounded=*/true);
       if (!at_largest || !here || *at_largest < 1 || *here >= 1) continue;
       char line[768];
       std::snprintf(line, sizeof line,

@@ -77,6 +77,10 @@ struct Curve {
   }
   // y at p (p > 0). Not rounded; may be +-inf if an exponential law overflows far away.
   double Evaluate(double p) const;
+  // The law without its block rounding: c·P^a·(N / s(P))^k for a block law (the share of the
+  // N items a side of the split gets: below 1 where the split has more ranks than items along
+  // a side, which ceil hides by padding to one item), Evaluate(p) for every other kind.
+  double EvaluateUnrounded(double p) const;
   // The formula with 4 significant digits, e.g. "5965·P^−0.32", "12 + 3.5·P^(1/2)·log2(P)",
   // "8·P·ceil(1440/P)^2", "240·ceil(25/sqrt(P))^2", "8·ceil(100/cbrt(P))^2".
   std::string Formula() const;

@@ -99,6 +99,9 @@ struct Quantity {
   bool divided_by_p = false;
   // Value at P (clamped at 0); `side` -1 low end of the interval, 0 the model, +1 high end.
   double At(double p, int side = 0) const;
+  // At(p) with a block law's rounding left out (regression::Curve::EvaluateUnrounded): the
+  // share of a split below one item that a padded block shows as one.
+  double UnroundedAt(double p) const;
   std::string Describe(const std::string& what) const;
 };
 
