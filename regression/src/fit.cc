@@ -1088,7 +1088,10 @@ std::string FitSummary::FullReport() const {
                     ParameterCount(c.curve.kind), 100 * c.fit_error, 100 * c.loo_error,
                     100 * c.score);
     }
-    out += (i == selected ? "*" : " ") + std::string(buffer) + c.curve.Formula() + "\n";
+    out += i == selected ? '*' : ' ';
+    out += buffer;
+    out += c.curve.Formula();
+    out += '\n';
   }
   return out;
 }
