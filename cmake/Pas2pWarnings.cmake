@@ -38,6 +38,12 @@ function(pas2p_add_test)
     set(T_LABELS unit)
   endif()
   set(props LABELS "${T_LABELS}")
+  if("mpi" IN_LIST T_LABELS)
+    # Two mpiruns that start at the same moment race to create Open MPI's session directory
+    # (/tmp/ompi.<host>.<uid>: "mkdir ... File exists", orte_init fails): under `ctest -j` the
+    # tests that launch mpirun take turns, the others still run beside them.
+    list(APPEND props RESOURCE_LOCK mpirun)
+  endif()
   if(PAS2P_SANITIZE)
     # Open MPI keeps what MPI_Init allocates until exit; suppress those leaks only (full
     # unwinding, so that a leak is attributed to the library that made it).
