@@ -136,6 +136,16 @@ TEST(BlockLaw, CubicBlocksAreRecovered) {
   EXPECT_EQ(m.Evaluate(7), f(7));
 }
 
+// The law c·P^a·ceil(N/s)^k on a grid of dimension d (s = P^(1/d)) with exactly N.
+void ExpectCeilLaw(const FittedModel& m, int d, int k, int a, double c, std::int64_t n) {
+  ASSERT_EQ(m.curve.kind, CurveKind::kBlockCeil);
+  EXPECT_EQ(m.curve.grid_dimension, d);
+  EXPECT_EQ(m.curve.block_exponent, k);
+  EXPECT_EQ(m.curve.exponent_numerator, a);
+  EXPECT_EQ(m.curve.coefficients[0], c);
+  ExpectExactNInterval(m, n, n);
+}
+
 // A sqrt(P) x sqrt(P) decomposition of an N x N grid of cells: a line solve sends the face of
 // a block of ceil(N / sqrt(P)) cells a side, 240 bytes a cell pair (NAS BT's shape).
 double SquareGridFaceBytes(double p) {
@@ -148,12 +158,8 @@ TEST(BlockLaw, GridBlocksOfASquareDecompositionAreRecovered) {
   const FittedModel m =
       Fit(Sample(SquareGridFaceBytes, {16, 25, 36, 64}), {}, "bytes per message", &summary);
   SCOPED_TRACE(m.Describe("bytes per message", 49) + "\n" + summary.FullReport());
-  ASSERT_EQ(m.curve.kind, CurveKind::kBlockCeil);
-  EXPECT_EQ(m.curve.grid_dimension, 2);
-  EXPECT_EQ(m.curve.block_exponent, 2);
-  EXPECT_EQ(m.curve.exponent_numerator, 0);
-  EXPECT_EQ(m.curve.coefficients[0], 240);
-  ExpectExactNInterval(m, 25, 25);
+  ExpectCeilLaw(m, 2, 2, 0, 240, 25);
+  if (HasFatalFailure()) return;
   EXPECT_EQ(m.Describe("bytes per message"),
             "bytes per message = 240\u00b7ceil(N/sqrt(P))^2, N = 25, from 4 counts (16\u201364), "
             "exact");
@@ -195,12 +201,8 @@ TEST(BlockLaw, GridBlocksOfACubicDecompositionAreRecovered) {
   const FittedModel m =
       Fit(Sample(CubicGridFaceBytes, {8, 27, 64, 125}), {}, "bytes per message", &summary);
   SCOPED_TRACE(m.Describe("bytes per message", 216) + "\n" + summary.FullReport());
-  ASSERT_EQ(m.curve.kind, CurveKind::kBlockCeil);
-  EXPECT_EQ(m.curve.grid_dimension, 3);
-  EXPECT_EQ(m.curve.block_exponent, 2);
-  EXPECT_EQ(m.curve.exponent_numerator, 0);
-  EXPECT_EQ(m.curve.coefficients[0], 8);
-  ExpectExactNInterval(m, 100, 100);
+  ExpectCeilLaw(m, 3, 2, 0, 8, 100);
+  if (HasFatalFailure()) return;
   EXPECT_THAT(m.Describe("bytes per message"),
               HasSubstr("= 8\u00b7ceil(N/cbrt(P))^2, N = 100, from 4 counts"));
   for (double p : {216.0, 343.0, 512.0, 1000.0, 27000.0}) {
