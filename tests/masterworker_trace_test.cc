@@ -30,7 +30,7 @@ TEST(MasterWorkerTrace, WaitanyCompletionsMatchRequestsAndEveryTaskIsAnsweredOnc
   ASSERT_FALSE(traced.trace_dir.empty());
   TraceDirectory trace(traced.trace_dir);
   ASSERT_EQ(trace.nprocs(), nprocs);
-  const TraceData data = ReadTrace(trace);
+  const TraceData data = ReadTraceAsRecorded(trace);  // the posted counts too
   const auto mpi = MpiEvents(data);
 
   // --- Master: requests posted, completed, and what completed them.

@@ -13,23 +13,24 @@ TraceDirectory::TraceDirectory(std::filesystem::path dir)
 
 namespace {
 
-class CancelledReceivesDropped : public RankEventSource {
+// ReceivesAsCompleted: reads ahead from each irecv to the completion that names its request.
+class ReceivesCompleted : public RankEventSource {
  public:
-  CancelledReceivesDropped(std::unique_ptr<RankEventSource> inner, std::size_t max_lookahead)
+  ReceivesCompleted(std::unique_ptr<RankEventSource> inner, std::size_t max_lookahead)
       : inner_(std::move(inner)), max_lookahead_(std::max<std::size_t>(max_lookahead, 1)) {}
 
   bool Next(Event* event) override {
     while (true) {
       if (ahead_.empty()) {
-        // Nothing read ahead: events other than a listening receive pass straight through.
+        // Nothing read ahead: events other than a receive pass straight through.
         if (done_ || !inner_->Next(event)) {
           done_ = true;
           return false;
         }
-        if (!IsListening(*event)) return true;
+        if (event->kind != EventKind::kIrecv) return true;
         ahead_.push_back(std::move(*event));
       }
-      if (IsListening(ahead_.front()) && Cancelled()) continue;  // dropped; look at the next
+      if (ahead_.front().kind == EventKind::kIrecv && !Complete()) continue;  // dropped
       *event = std::move(ahead_.front());
       ahead_.pop_front();
       return true;
@@ -40,9 +41,6 @@ class CancelledReceivesDropped : public RankEventSource {
   int rank() const override { return inner_->rank(); }
 
  private:
-  static bool IsListening(const Event& e) {
-    return e.kind == EventKind::kIrecv && e.peer == kAnySource;
-  }
   bool Read() {
     if (done_) return false;
     Event e;
@@ -53,18 +51,24 @@ class CancelledReceivesDropped : public RankEventSource {
     ahead_.push_back(std::move(e));
     return true;
   }
-  // Whether the receive at the front was cancelled; if so it is removed, with its place in
-  // its completion (and that completion when nothing else is left in it).
-  bool Cancelled() {
-    const RequestId request = ahead_.front().request;
+  // Settles the receive at the front from its completion: its bytes become the bytes that
+  // arrived; a listening receive (MPI_ANY_SOURCE) that was cancelled is removed, with its
+  // place in its completion (and that completion when nothing else is left in it). Returns
+  // false when it was removed. A receive whose completion is not within the look-ahead is
+  // left as recorded.
+  bool Complete() {
+    Event& irecv = ahead_.front();
+    const RequestId request = irecv.request;
+    const bool listening = irecv.peer == kAnySource;
     for (std::size_t i = 1;; ++i) {
-      if (i == ahead_.size() && (i > max_lookahead_ || !Read())) return false;
+      if (i == ahead_.size() && (i > max_lookahead_ || !Read())) return true;
       Event& e = ahead_[i];
       if (!IsCompletion(e.kind)) continue;
       auto done = std::find_if(e.completed.begin(), e.completed.end(),
                                [&](const Completion& c) { return c.request == request; });
       if (done == e.completed.end()) continue;
-      if (done->peer != kCancelled) return false;
+      if (done->peer >= 0) ahead_.front().bytes = done->bytes;
+      if (done->peer != kCancelled || !listening) return true;
       e.completed.erase(done);
       // The request leaves every wait and test that named it (polls that found nothing
       // included); those that named nothing else go.
@@ -80,7 +84,7 @@ class CancelledReceivesDropped : public RankEventSource {
         }
       }
       ahead_.pop_front();
-      return true;
+      return false;
     }
   }
 
@@ -92,13 +96,13 @@ class CancelledReceivesDropped : public RankEventSource {
 
 }  // namespace
 
-std::unique_ptr<RankEventSource> WithoutCancelledReceives(std::unique_ptr<RankEventSource> inner,
-                                                          std::size_t max_lookahead) {
-  return std::make_unique<CancelledReceivesDropped>(std::move(inner), max_lookahead);
+std::unique_ptr<RankEventSource> ReceivesAsCompleted(std::unique_ptr<RankEventSource> inner,
+                                                     std::size_t max_lookahead) {
+  return std::make_unique<ReceivesCompleted>(std::move(inner), max_lookahead);
 }
 
 std::unique_ptr<RankEventSource> TraceDirectory::OpenRank(int rank) const {
-  return WithoutCancelledReceives(OpenRankAsRecorded(rank));
+  return ReceivesAsCompleted(OpenRankAsRecorded(rank));
 }
 
 std::unique_ptr<RankEventSource> TraceDirectory::OpenRankAsRecorded(int rank) const {
@@ -128,13 +132,15 @@ std::unique_ptr<TraceSource> OpenTrace(const std::filesystem::path& path) {
                    "SimGrid time-independent trace list file");
 }
 
-TraceData ReadTrace(const TraceSource& source, bool require_complete,
-                    std::vector<std::string>* warnings) {
+namespace {
+
+TraceData ReadEvents(const TraceSource& source, bool as_recorded, bool require_complete,
+                     std::vector<std::string>* warnings) {
   TraceData data;
   data.metadata = source.metadata();
   data.ranks.resize(static_cast<std::size_t>(source.nprocs()));
   for (int r = 0; r < source.nprocs(); ++r) {
-    auto reader = source.OpenRank(r);
+    auto reader = as_recorded ? source.OpenRankAsRecorded(r) : source.OpenRank(r);
     auto& events = data.ranks[static_cast<std::size_t>(r)];
     Event e;
     while (reader->Next(&e)) events.push_back(std::move(e));
@@ -144,6 +150,17 @@ TraceData ReadTrace(const TraceSource& source, bool require_complete,
     }
   }
   return data;
+}
+
+}  // namespace
+
+TraceData ReadTrace(const TraceSource& source, bool require_complete,
+                    std::vector<std::string>* warnings) {
+  return ReadEvents(source, false, require_complete, warnings);
+}
+
+TraceData ReadTraceAsRecorded(const TraceSource& source) {
+  return ReadEvents(source, true, true, nullptr);
 }
 
 void WriteTrace(const std::filesystem::path& dir, const TraceData& data) {
@@ -204,7 +221,7 @@ void MemoryTrace::Resize(int nprocs) {
 }
 
 std::unique_ptr<RankEventSource> MemoryTrace::OpenRank(int rank) const {
-  return WithoutCancelledReceives(OpenRankAsRecorded(rank));
+  return ReceivesAsCompleted(OpenRankAsRecorded(rank));
 }
 
 std::unique_ptr<RankEventSource> MemoryTrace::OpenRankAsRecorded(int rank) const {

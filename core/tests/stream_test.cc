@@ -109,7 +109,7 @@ TEST(Stream, RoundTripIsExact) {
   EXPECT_EQ(trace.nprocs(), 3);
   EXPECT_TRUE(trace.metadata().HasInstructions());
   EXPECT_FALSE(trace.metadata().HasCycles());
-  TraceData back = ReadTrace(trace);
+  TraceData back = ReadTraceAsRecorded(trace);
   ASSERT_EQ(back.ranks.size(), 3u);
   for (int r = 0; r < 3; ++r) {
     ASSERT_EQ(back.ranks[r].size(), data.ranks[r].size());
@@ -550,10 +550,52 @@ TEST(Wildcards, CancelledReceivesAreLeftOut) {
   for (Event e; as_recorded->Next(&e);) ++recorded;
   EXPECT_EQ(recorded, ev.size());
   // A completion further than the look-ahead leaves the receive as recorded.
-  auto short_sight = WithoutCancelledReceives(trace.OpenRankAsRecorded(0), 2);
+  auto short_sight = ReceivesAsCompleted(trace.OpenRankAsRecorded(0), 2);
   Event first;
   ASSERT_TRUE(short_sight->Next(&first));
   EXPECT_EQ(first.request, 1u);
+}
+
+// An irecv reads as the bytes that arrived, whatever buffer was posted: a receive posted for
+// 5184 B that got 2048 B moves 2048 B, in a wait right after it or one far behind other
+// calls; a receive whose completion is beyond the look-ahead keeps its posted count, and the
+// stream as recorded keeps every posted count.
+TEST(Receives, IrecvBytesAreTheBytesThatArrived) {
+  TraceData data;
+  auto& ev = data.ranks.emplace_back();
+  ev.push_back(MakeIrecv(1, 1100, 5184, 1));
+  ev.push_back(MakeIrecv(2, 1300, 5184, 2));
+  ev.push_back(MakeSend(1, 1300, 2048));
+  Event first;
+  first.kind = EventKind::kWait;
+  first.requests = {1};
+  first.completed = {{1, 1, 1100, 2048}};
+  ev.push_back(first);
+  for (int i = 0; i < 3; ++i) ev.push_back(MakeCompute(100 + i));
+  Event second;
+  second.kind = EventKind::kWait;
+  second.requests = {2};
+  second.completed = {{2, 2, 1300, 512}};
+  ev.push_back(second);
+  MemoryTrace trace(data);
+  std::vector<Event> read;
+  auto reader = trace.OpenRank(0);
+  for (Event e; reader->Next(&e);) read.push_back(e);
+  ASSERT_EQ(read.size(), ev.size());
+  EXPECT_EQ(read[0].bytes, 2048u);
+  EXPECT_EQ(read[1].bytes, 512u);
+  EXPECT_EQ(read[2].bytes, 2048u);  // the send as recorded
+  EXPECT_EQ(read[3].completed[0].bytes, 2048u);
+  auto as_recorded = trace.OpenRankAsRecorded(0);
+  Event e;
+  ASSERT_TRUE(as_recorded->Next(&e));
+  EXPECT_EQ(e.bytes, 5184u);
+  // Look-ahead 3: the first receive's wait is in reach, the second's (6 events on) is not.
+  auto short_sight = ReceivesAsCompleted(trace.OpenRankAsRecorded(0), 3);
+  ASSERT_TRUE(short_sight->Next(&e));
+  EXPECT_EQ(e.bytes, 2048u);
+  ASSERT_TRUE(short_sight->Next(&e));
+  EXPECT_EQ(e.bytes, 5184u);
 }
 
 TEST(CommTable, MembersAndConflicts) {

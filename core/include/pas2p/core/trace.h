@@ -177,7 +177,7 @@ class TraceSource {
   virtual const TraceMetadata& metadata() const = 0;
   int nprocs() const { return metadata().nprocs; }
   // A fresh reader of one rank's events (may be called again to re-read), without the
-  // receives that were cancelled (WithoutCancelledReceives).
+  // receives that were cancelled and irecvs with the bytes that arrived (ReceivesAsCompleted).
   virtual std::unique_ptr<RankEventSource> OpenRank(int rank) const = 0;
   // The events as recorded, cancelled receives included (what `pas2p dump` shows).
   virtual std::unique_ptr<RankEventSource> OpenRankAsRecorded(int rank) const {
@@ -187,17 +187,20 @@ class TraceSource {
   virtual std::string description() const = 0;
 };
 
-// `inner` without its cancelled receives. A receive posted with MPI_ANY_SOURCE whose
-// completion (a wait or test later in the stream) says kCancelled never communicated
-// (MPI_Cancel took it back before a message matched it, as codes do with a receive that
-// listens for messages which may not come): the irecv and its request's place in that
-// completion are left out, and so is a completion call left with no request (its time
-// joins the compute around it). Every reader of a trace sees it so (analysis, simulation,
-// conversion); `pas2p dump` shows the stream as recorded. To find the completion the
-// reader reads ahead at most `max_lookahead` events; a receive whose completion is further
-// (or never comes: MPI_Request_free) is passed on as recorded.
-std::unique_ptr<RankEventSource> WithoutCancelledReceives(std::unique_ptr<RankEventSource> inner,
-                                                          std::size_t max_lookahead = 1 << 16);
+// `inner` with its receives as they completed. An irecv's bytes are the bytes that
+// arrived (its completion's), not the count posted: codes post a buffer for the largest
+// message they may get (a multigrid posts its finest level's size at every level), and what
+// a phase moves is what was sent. A receive posted with MPI_ANY_SOURCE whose completion (a
+// wait or test later in the stream) says kCancelled never communicated (MPI_Cancel took it
+// back before a message matched it, as codes do with a receive that listens for messages
+// which may not come): the irecv and its request's place in that completion are left out,
+// and so is a completion call left with no request (its time joins the compute around it).
+// Every reader of a trace sees it so (analysis, simulation, conversion); `pas2p dump` shows
+// the stream as recorded. To find the completion the reader reads ahead at most
+// `max_lookahead` events; a receive whose completion is further (or never comes:
+// MPI_Request_free) is passed on as recorded.
+std::unique_ptr<RankEventSource> ReceivesAsCompleted(std::unique_ptr<RankEventSource> inner,
+                                                     std::size_t max_lookahead = 1 << 16);
 
 // Reads our binary stream of one rank.
 class RankStreamReader : public RankEventSource {
@@ -286,6 +289,9 @@ class MemoryTrace : public TraceSource {
 // message per damaged rank.
 TraceData ReadTrace(const TraceSource& source, bool require_complete = true,
                     std::vector<std::string>* warnings = nullptr);
+// Every event as recorded (TraceSource::OpenRankAsRecorded: cancelled receives and posted
+// counts kept), for checking what a trace holds; a cut or corrupt stream is a TraceError.
+TraceData ReadTraceAsRecorded(const TraceSource& source);
 // Writes `data` as a trace directory (metadata nprocs is set from data.ranks.size()).
 void WriteTrace(const std::filesystem::path& dir, const TraceData& data);
 
