@@ -16,6 +16,11 @@ bool IsTestKind(EventKind k) {
          k == EventKind::kTestsome;
 }
 
+bool IsCompletionKind(EventKind k) {
+  return k == EventKind::kWait || k == EventKind::kWaitall || k == EventKind::kWaitany ||
+         k == EventKind::kWaitsome || IsTestKind(k);
+}
+
 std::int32_t Displacement(std::int32_t peer, int rank) {
   if (peer == kAnySource) return kAnyDisp;
   if (peer == kProcNull) return kNullDisp;
@@ -380,6 +385,12 @@ void MergeNode(Node* into, const Node& later) {
     return;
   }
   into->total += later.total;
+  if (later.counts_vary) into->counts_vary = true;
+  if (into->later_count == 0) {
+    into->later_count = later.count;
+  } else if (later.count != into->later_count) {
+    into->counts_vary = true;
+  }
   for (std::size_t i = 0; i < into->body.size(); ++i) MergeNode(&into->body[i], later.body[i]);
 }
 }  // namespace
@@ -656,6 +667,13 @@ bool ExchangeWithOnePartner(const Node& node, std::int32_t* disp, bool* sends, b
 bool RankCompressor::Unrollable(const Node& loop, double executions) const {
   const std::int64_t iterations = Iterations(loop, executions);
   if (iterations <= static_cast<std::int64_t>(options_.unroll_iterations)) {
+    // Unrolled, a loop repeats its calls a fixed number of times in the phase around it; one
+    // whose executions ran different numbers of iterations (two dot products in each
+    // iteration of an outer loop, three where that loop's iterations meet) would lose the
+    // extra ones: it is a phase of its own, weighted by all its iterations. (The exchanges
+    // with one partner below vary by design: the repeats of one call where a grid extent is
+    // 2 straddle the iterations of the loop around them.)
+    if (loop.counts_vary) return false;
     // However many calls its body has: that number grows with the count (a reduction of
     // log2 P steps, a rank's neighbours), and a bound on it would unroll the loop at small
     // counts and keep it a phase of its own at large ones. Its nested loops decide for
@@ -818,6 +836,15 @@ std::vector<Leaf> RankCompressor::CanonicalRotation(const Node& loop, const Node
     std::rotate(run.rbegin(), run.rbegin() + 1, run.rend());
     ++moved;
   }
+  // Not as far as a completion, though: a wait moved into the loop's first iteration would
+  // complete requests of the calls before the loop (they did not repeat, so they stay out of
+  // it) in the loop's phase, and neither phase would complete on its own.
+  while (moved > 0 && IsCompletionKind(run.front().kind)) {
+    preceding->push_back(std::move(carry->front()));
+    carry->erase(carry->begin());
+    std::rotate(run.begin(), run.begin() + 1, run.end());
+    --moved;
+  }
   // The rotation this rank's first loop of these calls had (its first time-step loop, right
   // after the calls that set it up): the same loop entered elsewhere (after a call that
   // repeats its last ones, such as a re-neighbouring step that ends with the same reverse
@@ -893,13 +920,50 @@ void RankCompressor::AddTopLevel(const Node& node, const Node* next) {
   std::vector<Leaf> run;
   std::int64_t total = node.total;
   const bool one_run = UnrollsToOneRun(node);
-  if (one_run) {
-    // The calls before the loop are the open run of plain calls (only while it holds them
-    // all: its hash is rebuilt from them); after another loop, a run of their own.
-    const bool open = plain_open_ && plain_.dropped_calls == 0;
+  // The calls before the loop are the open run of plain calls (only while it holds them
+  // all: its hash is rebuilt from them); after another loop, a run of their own.
+  const bool open = plain_open_ && plain_.dropped_calls == 0;
+  // A loop with loops of its own is flattened item by item (FlattenBody). When its body ends
+  // with a request (an irecv whose send and wait begin the body: the compressor cut the body
+  // where it first saw the repetition, inside one exchange) and the calls before it end with
+  // the same call, it starts that call earlier, as CanonicalRotation does for a loop that is
+  // one run, so that its phases complete on their own.
+  auto ends_alike = [&](const Node& loop) {
+    return plain_.leaves.size() > 1 && !loop.body.empty() && !loop.body.back().loop &&
+           loop.body.back().leaf.hash == plain_.leaves.back().hash;
+  };
+  Node rotated;
+  // One exchange cut in two: the body ends with an irecv and starts with the send to the same
+  // partner (an irecv posted ahead for the next iteration, a pipelined code, is not).
+  const bool split_exchange = node.body.size() >= 2 && !node.body.back().loop &&
+                              !node.body.front().loop &&
+                              node.body.back().leaf.kind == EventKind::kIrecv &&
+                              (node.body.front().leaf.kind == EventKind::kSend ||
+                               node.body.front().leaf.kind == EventKind::kIsend) &&
+                              node.body.front().leaf.disp == node.body.back().leaf.disp;
+  const bool rotate = !one_run && open && split_exchange && ends_alike(node);
+  if (rotate) {
+    rotated = node;
+    while (ends_alike(rotated)) {
+      carry.insert(carry.begin(), std::move(plain_.leaves.back()));
+      plain_.leaves.pop_back();
+      std::rotate(rotated.body.rbegin(), rotated.body.rbegin() + 1, rotated.body.rend());
+    }
+    // Not as far as a completion (see CanonicalRotation).
+    while (!carry.empty() && !rotated.body.front().loop &&
+           IsCompletionKind(rotated.body.front().leaf.kind)) {
+      plain_.leaves.push_back(std::move(carry.front()));
+      carry.erase(carry.begin());
+      std::rotate(rotated.body.begin(), rotated.body.begin() + 1, rotated.body.end());
+    }
+  }
+  if (one_run || rotate) {
     std::vector<Leaf> fresh;
     // One call stays in an open run: its group keeps an instance to carry its time.
-    run = CanonicalRun(node, next, open ? &plain_.leaves : &fresh, &carry, open ? 1 : 0, 1, &total);
+    if (one_run) {
+      run =
+          CanonicalRun(node, next, open ? &plain_.leaves : &fresh, &carry, open ? 1 : 0, 1, &total);
+    }
     if (open) {
       plain_.hash = Mix(0x50484153);
       double ns = 0;
@@ -918,7 +982,8 @@ void RankCompressor::AddTopLevel(const Node& node, const Node* next) {
   if (one_run) {
     Emit(run, static_cast<double>(total), &order_.back().body);
   } else {
-    FlattenBody(node.body, static_cast<double>(node.total), &order_.back().body);
+    FlattenBody(rotate ? rotated.body : node.body, static_cast<double>(node.total),
+                &order_.back().body);
   }
   if (!carry.empty()) {
     // The calls moved after the loop end with it on the rank's clock (a group of their own).

@@ -95,6 +95,13 @@ struct Node {
   // 9 in the next is the same structure.
   std::int64_t count = 0;
   std::int64_t total = 0;
+  // Loops merged across executions of an enclosing loop: the iterations of the second
+  // execution (0 until there is one), and whether a later execution ran another number of
+  // iterations than that (the first may differ: a loop that straddles the enclosing one's
+  // start was cut short there). Such a loop is not unrolled (Unrollable): its iteration
+  // count is not one number the calls of the phase around it could repeat.
+  std::int64_t later_count = 0;
+  bool counts_vary = false;
   std::vector<Node> body;
   std::uint64_t body_hash = 0;   // ordered hash of the body items
   std::uint64_t body_mhash = 0;  // order-free hash of the body items
