@@ -17,10 +17,14 @@
 
 namespace pas2p::phases {
 
+using internal::AddRank;
+using internal::ComputeOfRun;
 using internal::Instance;
 using internal::Leaf;
 using internal::OccurrenceSample;
 using internal::RankCompressor;
+using internal::RunCompute;
+using internal::SimilarRuns;
 
 bool AnalyzeOptions::IsValid(std::string* error) const {
   auto fail = [&](const std::string& m) {
@@ -53,12 +57,6 @@ bool AnalyzeOptions::IsValid(std::string* error) const {
 namespace {
 
 using RankInstances = std::vector<std::optional<Instance>>;  // one slot per rank
-
-bool SimilarCpu(double a, double b, const AnalyzeOptions& o, std::size_t calls) {
-  return std::fabs(a - b) <=
-         o.similarity * std::max(a, b) +
-             o.compute_floor_ns * static_cast<double>(std::max<std::size_t>(1, calls));
-}
 
 void MergeInstance(Instance* into, const Instance& later) {
   if (into->leaves.size() == later.leaves.size()) {
@@ -126,9 +124,7 @@ void MergeEqualInstances(std::vector<Instance>* seq, const AnalyzeOptions& o,
       if (prev.leaves.size() != inst.leaves.size() || prev.dropped_calls || inst.dropped_calls) {
         continue;
       }
-      if (!SimilarCpu(prev.CpuPerOccurrence(), inst.CpuPerOccurrence(), o, inst.leaves.size())) {
-        continue;
-      }
+      if (!SimilarRuns(ComputeOfRun(prev), ComputeOfRun(inst), o)) continue;
       MergeInstance(&prev, inst);
       merged_into->push_back(it->second);
       merged = true;
@@ -177,13 +173,13 @@ void MergeEqualInstancesOfRanks(std::vector<std::vector<Instance>>* seqs, const 
   std::vector<std::vector<Instance>> out(n);
   std::unordered_multimap<std::uint64_t, std::size_t> by_hash;
   auto summed = [&](const std::vector<std::vector<Instance>>& of, std::size_t k) {
-    double sum = 0;
-    for (std::size_t r = 0; r < n; ++r) sum += of[r][k].CpuPerOccurrence();
+    RunCompute sum = ComputeOfRun(of[0][k]);
+    for (std::size_t r = 1; r < n; ++r) AddRank(&sum, of[r][k]);
     return sum;
   };
   for (std::size_t k = 0; k < seqs->front().size(); ++k) {
     const Instance& inst = seqs->front()[k];
-    const double cpu = summed(*seqs, k);
+    const RunCompute cpu = summed(*seqs, k);
     std::optional<std::size_t> into;
     auto [lo, hi] = by_hash.equal_range(inst.hash);
     for (auto it = lo; it != hi && !into; ++it) {
@@ -193,7 +189,7 @@ void MergeEqualInstancesOfRanks(std::vector<std::vector<Instance>>* seqs, const 
         const Instance& prev = out[r][it->second];
         same = prev.hash == (*seqs)[r][k].hash && prev.leaves.size() == inst.leaves.size();
       }
-      if (same && SimilarCpu(summed(out, it->second), cpu, o, inst.leaves.size() * n)) {
+      if (same && SimilarRuns(summed(out, it->second), cpu, o)) {
         into = it->second;
       }
     }
@@ -1128,8 +1124,7 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       for (std::size_t r = 0; r < step.size() && similar; ++r) {
         if (!step[r] || !g.ranks[r]) continue;
         similar = step[r]->leaves.size() == g.ranks[r]->leaves.size() &&
-                  SimilarCpu(step[r]->CpuPerOccurrence(), g.ranks[r]->CpuPerOccurrence(), options,
-                             step[r]->leaves.size());
+                  SimilarRuns(ComputeOfRun(*g.ranks[r]), ComputeOfRun(*step[r]), options);
       }
       if (similar) match = it->second;
     }

@@ -146,6 +146,48 @@ double Instance::CpuPerOccurrence() const {
   return sum;
 }
 
+RunCompute ComputeOfRun(const Instance& instance) {
+  RunCompute run;
+  run.weight = instance.weight;
+  run.calls = instance.leaves.size();
+  run.ranks = 0;
+  AddRank(&run, instance);
+  return run;
+}
+
+void AddRank(RunCompute* into, const Instance& instance) {
+  for (std::size_t i = 0; i < instance.leaves.size(); ++i) {
+    (i == 0 ? into->lead_ns : into->inner_ns) += instance.leaves[i].compute.cpu_ns.mean;
+  }
+  into->weight = into->ranks == 0 ? instance.weight : std::min(into->weight, instance.weight);
+  ++into->ranks;
+}
+
+bool SimilarRuns(const RunCompute& a, const RunCompute& b, const AnalyzeOptions& options) {
+  const auto floor_ns = [&](std::size_t bursts) {
+    return options.compute_floor_ns * static_cast<double>(std::max<std::size_t>(1, bursts) *
+                                                          std::max<std::size_t>(1, a.ranks));
+  };
+  if (std::fabs(a.total_ns() - b.total_ns()) <=
+      options.similarity * std::max(a.total_ns(), b.total_ns()) + floor_ns(a.calls)) {
+    return true;
+  }
+  // A single occurrence (weight 1) and a loop: compare the bursts after the first call.
+  const bool a_single = a.weight < 1.5 && b.weight > 1.5;
+  const bool b_single = b.weight < 1.5 && a.weight > 1.5;
+  if ((!a_single && !b_single) || a.calls < 2 || a.calls != b.calls) return false;
+  if (std::fabs(a.inner_ns - b.inner_ns) >
+      options.similarity * std::max(a.inner_ns, b.inner_ns) + floor_ns(a.calls - 1)) {
+    return false;
+  }
+  const RunCompute& loop = a_single ? b : a;
+  const RunCompute& single = a_single ? a : b;
+  const double merged_ns = (loop.total_ns() * loop.weight + single.total_ns() * single.weight) /
+                           (loop.weight + single.weight);
+  return std::fabs(merged_ns - loop.total_ns()) <=
+         options.similarity * std::max(merged_ns, loop.total_ns());
+}
+
 RankCompressor::RankCompressor(int rank, const AnalyzeOptions& options)
     : rank_(rank), options_(options) {
   pow_.resize(options_.window + 2);
@@ -1091,12 +1133,7 @@ std::size_t RankCompressor::PushInstance(Instance inst) {
     Instance& prev = instances_.back();
     if (prev.hash == inst.hash && prev.leaves.size() == inst.leaves.size() &&
         prev.dropped_calls == 0 && inst.dropped_calls == 0) {
-      const double a = prev.CpuPerOccurrence();
-      const double b = inst.CpuPerOccurrence();
-      if (std::fabs(a - b) <=
-          options_.similarity * std::max(a, b) +
-              options_.compute_floor_ns *
-                  static_cast<double>(std::max<std::size_t>(1, inst.leaves.size()))) {
+      if (SimilarRuns(ComputeOfRun(prev), ComputeOfRun(inst), options_)) {
         for (std::size_t i = 0; i < prev.leaves.size(); ++i) prev.leaves[i].Merge(inst.leaves[i]);
         prev.weight += inst.weight;
         prev.time_ns += inst.time_ns;

@@ -134,6 +134,34 @@ struct Instance {
   double CpuPerOccurrence() const;
 };
 
+// The compute of a run of calls (an Instance, or the same instance summed over the ranks),
+// for deciding whether two separate runs of one structure are one phase (SimilarRuns).
+struct RunCompute {
+  double lead_ns = 0;   // per occurrence: the burst before the first call
+  double inner_ns = 0;  // per occurrence: the bursts before the other calls
+  double weight = 0;    // occurrences (summed runs: the fewest of any rank)
+  std::size_t calls = 0;
+  std::size_t ranks = 1;  // how many ranks' compute is summed
+  double total_ns() const { return lead_ns + inner_ns; }
+};
+RunCompute ComputeOfRun(const Instance& instance);
+// Adds another rank's run of the same calls.
+void AddRank(RunCompute* into, const Instance& instance);
+
+// Whether two runs of one structure (same calls) have compute alike enough to be one phase:
+// their compute per occurrence differs by at most options.similarity of the larger plus
+// options.compute_floor_ns per burst. Or: one run is a single occurrence and the other
+// repeats (a loop), their bursts after the first call are alike, and the single occurrence
+// taken into the loop changes its compute per occurrence by at most options.similarity (no
+// floor): the first burst of a single occurrence (its lead-in) is the gap from whatever the
+// program did before (set-up, I/O, another phase), not a burst of the loop's body, so a warm-up
+// iteration of a time-step loop run apart from it, after the set-up compute, is still one more
+// iteration of the loop. Its lead-in stays in the burst before the phase's first call (the
+// phase's time and compute keep it; the run's total is unchanged), as the lead-in of a loop's
+// first iteration always has; a lead-in too long for that bound (a set-up that outweighs the
+// loop) keeps the single occurrence a phase of its own.
+bool SimilarRuns(const RunCompute& a, const RunCompute& b, const AnalyzeOptions& options);
+
 class RankCompressor {
  public:
   RankCompressor(int rank, const AnalyzeOptions& options);

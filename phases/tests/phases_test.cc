@@ -591,6 +591,52 @@ TEST(Correspondence, StepLoopWithInnerPipelinesStartsAtTheStepAtEveryCount) {
   for (const PhaseGroup& g : c.groups) EXPECT_TRUE(g.complete) << FormatCorrespondence(c);
 }
 
+// NAS BT runs one warm-up time step after its set-up, then a barrier, then the timed steps. The
+// warm-up step's face exchange is a run of its own (outside the step loop), and its first
+// burst holds the set-up compute (here 1.5 ms, the steps' 0.3 ms): compared on its whole
+// compute it was a phase of weight 1 apart from the loop's (weight 30), at the counts where
+// the set-up is long enough, and correspondence (run order) then paired it with the loop's
+// phase of a count where it merged. The lead-in of a single occurrence is not a burst of the
+// loop's body: it joins the loop (weight 31 at every count, the same run everywhere), and its
+// set-up compute stays in the phase (none of the run's compute is lost).
+TEST(Correspondence, WarmUpStepWithALongLeadInJoinsTheStepLoopAtEveryCount) {
+  std::vector<Signature> sigs;
+  for (int n : {4, 6, 8, 10}) {
+    sigs.push_back(Analyze(testing::MakeLinePipelines(n, 30, 1500000)));
+    const Signature& sig = sigs.back();
+    const std::string s = std::to_string(sig.nprocs - 1);
+    EXPECT_EQ(FormatSequence(sig.sequence),
+              "0, 1 x5, 2, 3 x" + s + ", 4 x" + s + ", 5, (2, 3 x" + s + ", 4 x" + s + ") x30, 6")
+        << FormatSignatureTable(sig);
+    ASSERT_EQ(sig.phases.size(), 7u) << FormatSignatureTable(sig);
+    const Phase& faces = sig.phases[2];
+    EXPECT_EQ(faces.weight, 31) << FormatSignatureTable(sig);
+    EXPECT_EQ(CountKind(faces, 0, EventKind::kWaitall), 1);
+    // The set-up burst is kept: the first burst's mean over the 31 occurrences is
+    // (30 x 0.33 ms + 1.5 ms) / 31 (a step's lead-in also holds the last stage's 30 us), up to
+    // the 5% noise.
+    EXPECT_NEAR(faces.ranks[0].events[0].compute.cpu_ns.mean, (30 * 330000.0 + 1500000) / 31,
+                15000);
+    EXPECT_EQ(faces.ranks[0].events[0].compute.cpu_ns.n, 31);
+    ExpectSignatureHolds(sig);
+  }
+  const Correspondence c = CorrespondPhases(sigs);
+  for (const PhaseGroup& g : c.groups) EXPECT_TRUE(g.complete) << FormatCorrespondence(c);
+}
+
+// A set-up that outweighs the loop is not taken into it: 100 ms before the warm-up step's face
+// exchange, against 30 steps of 0.3 ms, would make the face exchange's compute per
+// occurrence 11 times what each step computes. The warm-up exchange stays a phase of its own.
+TEST(Phases, SetUpThatOutweighsTheLoopStaysAPhaseOfItsOwn) {
+  const Signature sig = Analyze(testing::MakeLinePipelines(4, 30, 100000000));
+  EXPECT_EQ(FormatSequence(sig.sequence), "0, 1 x5, 2, 3 x3, 4 x3, 5, (6, 3 x3, 4 x3) x30, 7")
+      << FormatSignatureTable(sig);
+  ASSERT_EQ(sig.phases.size(), 8u) << FormatSignatureTable(sig);
+  EXPECT_EQ(sig.phases[2].weight, 1);
+  EXPECT_EQ(sig.phases[6].weight, 30);
+  ExpectSignatureHolds(sig);
+}
+
 // A step of [a b b d] and four [a b b c]: after the inner loop the next step's first calls
 // (a, b, b) are the start of one more inner iteration, and the two b fold into a loop of their
 // own before d shows they are not. The inner loop is complete then, and the steps around it

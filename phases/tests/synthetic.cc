@@ -282,7 +282,7 @@ TraceData MakeSweeps(int nprocs, const std::vector<int>& stages) {
   return g.Take();
 }
 
-TraceData MakeLinePipelines(int nprocs, int steps) {
+TraceData MakeLinePipelines(int nprocs, int steps, std::int64_t warmup_lead_in_ns) {
   Gen g(nprocs, "line_pipelines");
   g.Init();
   g.Collective(AllRanks(nprocs), EventKind::kBcast, 64, 0);
@@ -321,13 +321,22 @@ TraceData MakeLinePipelines(int nprocs, int steps) {
       g.Compute(r, static_cast<std::int64_t>(30000 * (1 + 0.05 * g.Noise())));
     }
   };
-  for (int step = 0; step < steps; ++step) {
+  const auto step = [&](std::int64_t lead_in_ns) {
     for (int r = 0; r < nprocs; ++r)
-      g.Compute(r, static_cast<std::int64_t>(300000 * (1 + 0.05 * g.Noise())));
+      g.Compute(
+          r, static_cast<std::int64_t>(static_cast<double>(lead_in_ns) * (1 + 0.05 * g.Noise())));
     faces();
     for (int s = 1; s < nprocs; ++s) stage(1, 4096, 2);
     for (int s = 1; s < nprocs; ++s) stage(-1, 1024, 3);
+  };
+  if (warmup_lead_in_ns > 0) {
+    // More parameters (a loop of broadcasts, as BT's), so that the warm-up step is a run of
+    // calls of its own, not one with the start-up's.
+    for (int k = 0; k < 4; ++k) g.Collective(AllRanks(nprocs), EventKind::kBcast, 64, 0);
+    step(warmup_lead_in_ns);
+    g.Collective(AllRanks(nprocs), EventKind::kBarrier, 0);
   }
+  for (int s = 0; s < steps; ++s) step(300000);
   g.Collective(AllRanks(nprocs), EventKind::kAllreduce, 8);
   g.Finalize();
   return g.Take();

@@ -118,7 +118,9 @@ TraceData MakeRowDots(int nprocs, int iterations);
 // then a forward sweep of nprocs - 1 stages (isend to the +1 neighbour, irecv from the -1
 // one, wait for the send, wait for the receive, compute) and a backward sweep the other way.
 // The stage loops grow with the count; the step's calls are 5 + 8 (nprocs - 1).
-TraceData MakeLinePipelines(int nprocs, int steps);
+// With `warmup_lead_in_ns` > 0, as NAS BT does: 4 more bcasts (a loop of 5), a warm-up step whose
+// compute before the face exchange is that long (the program's set-up), a barrier, then the steps.
+TraceData MakeLinePipelines(int nprocs, int steps, std::int64_t warmup_lead_in_ns = 0);
 
 // Two ranks exchanging messages whose size doubles every time: nothing repeats.
 TraceData MakeNoRepetition(int messages);
