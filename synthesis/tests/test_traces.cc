@@ -758,8 +758,19 @@ TraceData TorusLineSolve(int nprocs, const AppParams& p) {
     const int prev_rank[2] = {row * q + (col - 1 + q) % q, ((row - 1 + q) % q) * q + col};
     auto& ev = d.ranks[r];
     RequestId next = 1;
+    if (p.setup_compute_ns > 0) {  // the set-up's parameters, as BT's bcasts
+      for (int k = 0; k < 4; ++k) {
+        ev.push_back(MakeCollective(EventKind::kBcast, r == 0 ? 8 : 0, r == 0 ? 0 : 8, 0));
+      }
+    }
     for (int it = 0; it < p.iterations; ++it) {
-      ev.push_back(MakeCompute(cpu));
+      if (it == 1 && p.setup_compute_ns > 0) {
+        ev.push_back(MakeCompute(1000));
+        ev.push_back(MakeCollective(EventKind::kBarrier, 0, 0));
+      }
+      const bool warm_up = it == 0 && p.setup_compute_ns > 0;
+      ev.push_back(
+          MakeCompute(cpu + (warm_up ? static_cast<std::int64_t>(p.setup_compute_ns) : 0)));
       TorusHalo(&d, r, face, &next);
       for (int dim = 0; dim < 2; ++dim) {
         RequestId send = 0;

@@ -30,6 +30,11 @@ struct AppParams {
   // CgIterations: the vector messages carry 8 x domain / the row length bytes (a vector split
   // over a row's ranks, as NAS CG's are) instead of 8 x domain / the number of rows.
   bool row_split_vector = false;
+  // TorusLineSolve: > 0: as NAS BT, 4 bcasts of parameters, then the first iteration is a
+  // warm-up (one time step after the set-up, then a barrier before the timed steps) whose
+  // compute before the face exchange holds this much set-up compute per rank besides the
+  // iteration's (the same at every count).
+  double setup_compute_ns = 0;
 };
 
 // 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags
