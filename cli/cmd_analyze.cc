@@ -162,7 +162,10 @@ void SetupAnalyze(CLI::App& root) {
       ->capture_default_str();
   cmd->add_option("--similarity", o->analyze.similarity,
                   "Largest relative difference of compute per occurrence between two separate "
-                  "runs of one structure that are still one phase")
+                  "runs of one structure that are still one phase (a single run of a loop's calls, "
+                  "e.g. a warm-up iteration, is compared on its bursts after the first, which "
+                  "holds the set-up before it, and joins the loop unless that changes the loop's "
+                  "compute per occurrence by more)")
       ->capture_default_str();
   cmd->add_option("--loop-compute-similarity", o->analyze.loop_compute_similarity,
                   "If > 0, a loop iteration whose compute differs from the loop's by more than "

@@ -22,10 +22,11 @@
 // loop body becomes phases: its runs of plain calls (weight = product of the enclosing loop
 // counts), and its inner loops recursively. The top-level calls outside any loop (start-up,
 // shutdown) are phases of weight 1. Runs of one structure with similar compute are one phase of a
-// rank; when every rank has the same runs, that is decided once for all ranks (on the compute
-// summed over the ranks), so that ranks do not split them differently. The ranks' phase
-// sequences are aligned (by position when they agree, otherwise by logical time) into
-// global phases, and equal global phases are merged.
+// rank (a single run joins a loop of its calls whatever its first burst, see
+// AnalyzeOptions::similarity); when every rank has the same runs, that is decided once for all
+// ranks (on the compute summed over the ranks), so that ranks do not split them differently.
+// The ranks' phase sequences are aligned (by position when they agree, otherwise by logical
+// time) into global phases, and equal global phases are merged.
 // Phase times are measured on the global clock (signature.h), so PET reproduces the run.
 //
 // Self-scheduled runs. A send to the source of the latest completed wildcard receive is the
@@ -61,6 +62,11 @@ struct AnalyzeOptions {
   // (a loop run again later, or on several ranks) are one phase when their compute per
   // occurrence differs by at most `similarity` of the larger one (plus `compute_floor_ns`
   // per burst, so that bursts of a few microseconds, mostly timer noise, do not split).
+  // A single run (weight 1) of a loop's calls, such as a warm-up iteration run apart from the
+  // loop, is compared without its first burst (its lead-in: the compute of whatever the
+  // program did before, e.g. its set-up): it joins the loop when its other bursts are
+  // similar and taking it in changes the loop's compute per occurrence by at most
+  // `similarity` (the lead-in stays in the burst before the phase's first call).
   double similarity = 0.30;
   double compute_floor_ns = 20000;
   // With loop_compute_similarity > 0, a loop iteration whose bursts differ from the loop's
