@@ -715,6 +715,305 @@ std::optional<std::vector<RankInstances>> AlignSelfScheduled(std::vector<RankPar
   return out;
 }
 
+// A piece of a rank's calls in a run of rounds (AlignRounds): calls outside loops, a loop,
+// or one collective; `weight` is how many rounds' worth it holds (a loop of the workers'
+// calls between rounds holds all rounds at once).
+struct RoundPiece {
+  Instance inst;
+  bool collective = false;
+};
+
+// The instances after the core, cut at collectives: calls outside loops become flat pieces
+// (split at each collective), a loop holding collectives becomes its pieces with the loop's
+// weight. Loops with a reply that repeat the core's calls are merged into `core` (the master's
+// loops of later rounds). False when a loop holds other calls than whole pieces.
+// On a worker (`body`: the calls of one task), tasks among the calls outside its task loop
+// (unrolled into a loop that holds the collectives ending a round) join `core` too.
+bool RoundPieces(std::vector<Instance> after, std::optional<Instance>* core,
+                 const std::vector<Leaf>* body, std::vector<RoundPiece>* out) {
+  // The rotation of `inst`'s calls that repeats the core's (the core may start at its wait
+  // for a result, RegroupSelfScheduled), or -1.
+  auto core_rotation = [&](const Instance& inst) -> std::ptrdiff_t {
+    if (!*core || inst.leaves.size() != (*core)->leaves.size()) return -1;
+    const std::size_t len = inst.leaves.size();
+    for (std::size_t k = 0; k < len; ++k) {
+      bool same = true;  // the structure (a reply's partner differs from loop to loop)
+      for (std::size_t i = 0; i < len && same; ++i)
+        same = inst.leaves[(i + k) % len].hash == (*core)->leaves[i].hash;
+      if (same) return static_cast<std::ptrdiff_t>(k);
+    }
+    return -1;
+  };
+  for (Instance& inst : after) {
+    if (inst.dropped_calls) return false;
+    const bool loop = inst.weight > 1.5;
+    bool reply = false;
+    for (const Leaf& l : inst.leaves) reply = reply || l.disp == internal::kReplyDisp;
+    if (const std::ptrdiff_t k = loop && reply ? core_rotation(inst) : -1; k >= 0) {
+      std::rotate(inst.leaves.begin(), inst.leaves.begin() + k, inst.leaves.end());
+      MergeInstance(&**core, inst);
+      continue;
+    }
+    const double per_ns = inst.time_ns > 0 ? inst.global_ns / inst.time_ns : 0;
+    const double per_call =
+        inst.leaves.empty() ? 0 : inst.global_ns / static_cast<double>(inst.leaves.size());
+    bool has_collective = false;
+    for (const Leaf& l : inst.leaves) has_collective = has_collective || IsCollective(l.kind);
+    if (loop && !has_collective) {
+      out->push_back(RoundPiece{std::move(inst), false});
+      continue;
+    }
+    // Calls outside loops, or a loop whose body holds collectives: its pieces, each run as
+    // often as the loop (times are per piece: the loop's time shared by the calls' times).
+    std::vector<Leaf> run;
+    double run_global = 0, run_ns = 0;
+    auto close = [&]() {
+      if (run.empty()) return;
+      Instance piece = FlatInstance(run, run_global);
+      piece.weight = inst.weight;
+      piece.time_ns = run_ns;
+      out->push_back(RoundPiece{std::move(piece), false});
+      run.clear();
+      run_global = run_ns = 0;
+    };
+    for (std::size_t i = 0; i < inst.leaves.size();) {
+      if (body && !body->empty() && MatchesAt(inst.leaves, i, *body)) {
+        // One task (per run of the loop): into the worker's task phase.
+        std::vector<Leaf> task(inst.leaves.begin() + static_cast<std::ptrdiff_t>(i),
+                               inst.leaves.begin() + static_cast<std::ptrdiff_t>(i + body->size()));
+        double task_global = 0, ns = 0;
+        for (const Leaf& l : task) {
+          task_global += inst.time_ns > 0 ? l.time_ns * per_ns : per_call;
+          ns += l.time_ns;
+        }
+        Instance one = FlatInstance(task, task_global);
+        one.weight = inst.weight;
+        one.time_ns = ns;
+        if (*core) {
+          MergeInstance(&**core, one);
+        } else {
+          std::uint64_t h = internal::Mix(0x5441534B);
+          for (const Leaf& l : one.leaves) h = internal::Mix(h ^ internal::Mix(l.hash + 0x9E37));
+          one.hash = h;
+          *core = std::move(one);
+        }
+        i += body->size();
+        continue;
+      }
+      const Leaf& l = inst.leaves[i++];
+      const double share = inst.time_ns > 0 ? l.time_ns * per_ns : per_call;
+      if (IsCollective(l.kind)) {
+        close();
+        Instance piece = FlatInstance({l}, share);
+        piece.weight = inst.weight;
+        piece.time_ns = l.time_ns;
+        out->push_back(RoundPiece{std::move(piece), true});
+        continue;
+      }
+      // A flat instance between two pieces of the loop's body: keep them apart when the
+      // loop is one (its pieces repeat together).
+      run.push_back(l);
+      run_global += share;
+      run_ns += l.time_ns;
+    }
+    close();
+  }
+  return true;
+}
+
+// A self-scheduled run of several rounds (`rounds` > 1: the master hands out a new pool per
+// round) whose rounds end with collectives of all ranks, aligned as the phases of ONE round
+// pooled over the rounds: the calls before the first round (cut at collectives), then the
+// round: the hand-out (the master's calls between the round's start and its first wait for
+// a result), the core (the master's loop of replies, the workers' tasks), the last replies
+// (the master's calls after its loop, its stops; a worker's calls outside its tasks), and the
+// collectives that end the round (with the calls between them), then the calls after the
+// last round. Every piece of the round holds all rounds (its weight: the occurrences over
+// the run). `round_first`/`round_end` are the aligned indices of the round's phases.
+// Empty when the rounds cannot be told apart this way on some rank (no collective ends a
+// round, a rank's collectives do not end `rounds` rounds, a loop mixes calls of the round
+// and of the run around it).
+std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> parts, int master,
+                                                      int rounds, std::size_t* round_first,
+                                                      std::size_t* round_end) {
+  // Why the rounds could not be told apart (PAS2P_PHASES_DEBUG).
+  auto Fail = [](int why, std::size_t rank) -> std::optional<std::vector<RankInstances>> {
+    if (std::getenv("PAS2P_PHASES_DEBUG") != nullptr)
+      std::fprintf(stderr, "rounds: not separated (case %d, rank %zu)\n", why, rank);
+    return std::nullopt;
+  };
+  const std::size_t n = parts.size();
+  const auto m_rank = static_cast<std::size_t>(master);
+  // Per rank, its calls cut at collectives: before the core, then (after a null marker for
+  // the core) after it, the master's later loops of replies merged into its core.
+  std::vector<std::vector<RoundPiece>> pieces(n);
+  std::vector<std::size_t> core_at(n);
+  std::vector<Leaf> body;  // a worker's task
+  for (std::size_t r = 0; r < n && body.empty(); ++r) {
+    if (r != m_rank && parts[r].core) body = parts[r].core->leaves;
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::vector<Leaf>* tasks = r == m_rank ? nullptr : &body;
+    if (!RoundPieces(std::move(parts[r].before), &parts[r].core, tasks, &pieces[r]))
+      return Fail(1, r);
+    core_at[r] = pieces[r].size();
+    if (!RoundPieces(std::move(parts[r].after), &parts[r].core, tasks, &pieces[r]))
+      return Fail(1, r);
+  }
+  auto hands_out = [](const Instance& inst) {
+    for (const Leaf& l : inst.leaves) {
+      if ((l.kind == EventKind::kSend || l.kind == EventKind::kIsend) &&
+          l.disp != internal::kReplyDisp)
+        return true;
+    }
+    return false;
+  };
+  if (std::getenv("PAS2P_PHASES_DEBUG") != nullptr) {
+    for (std::size_t r = 0; r < n; ++r) {
+      std::fprintf(stderr, "rounds rank %zu (core x%.0f at %zu):", r,
+                   parts[r].core ? parts[r].core->weight : 0.0, core_at[r]);
+      for (const RoundPiece& p : pieces[r])
+        std::fprintf(stderr, " [%s%zu calls x%.0f]", p.collective ? "C " : "", p.inst.leaves.size(),
+                     p.inst.weight);
+      std::fprintf(stderr, "\n");
+    }
+  }
+  // The collectives before the first round (the master's before its core), and those ending
+  // a round: the master's after its core and before its next hand-out (a send to a named
+  // rank that is not a reply).
+  std::size_t prologue = 0, per_round = 0;
+  for (std::size_t i = 0; i < pieces[m_rank].size(); ++i) {
+    const RoundPiece& p = pieces[m_rank][i];
+    if (i < core_at[m_rank]) {
+      prologue += p.collective;
+    } else if (p.collective) {
+      ++per_round;
+    } else if (per_round > 0 && hands_out(p.inst)) {
+      break;
+    }
+  }
+  if (per_round == 0) return Fail(2, m_rank);
+  // Per rank, the round's pools (all rounds' calls of a kind): 0 hand-out, 1 last replies,
+  // then per collective ending the round: the collective and the calls after it (the last
+  // one's calls after it are the next round's: pools 0 and 1).
+  const std::size_t pools = 1 + 2 * per_round;
+  std::vector<std::vector<std::vector<Instance>>> pooled(
+      n, std::vector<std::vector<Instance>>(pools));
+  std::vector<std::vector<std::optional<Instance>>> before(n), epilogue(n);
+  auto flat_of = [](const std::vector<Leaf>& ls, double global_per_call) {
+    Instance i = FlatInstance(ls, global_per_call * static_cast<double>(ls.size()));
+    i.time_ns = 0;
+    for (const Leaf& l : ls) i.time_ns += l.time_ns;
+    return i;
+  };
+  for (std::size_t r = 0; r < n; ++r) {
+    std::vector<Instance> pro, epi;
+    std::size_t pro_seen = 0;
+    double done = 0;       // rounds ended (collectives ending a round seen, by weight)
+    std::size_t next = 0;  // the next collective of the round's end expected
+    bool in_epilogue = false;
+    for (RoundPiece& p : pieces[r]) {
+      if (in_epilogue) {
+        epi.push_back(std::move(p.inst));
+        continue;
+      }
+      if (pro_seen < prologue) {
+        if (p.inst.weight > 1.5 && p.collective) return Fail(3, r);
+        pro_seen += p.collective;
+        pro.push_back(std::move(p.inst));
+        continue;
+      }
+      if (p.collective) {
+        const double w = p.inst.weight;
+        pooled[r][2 + 2 * next].push_back(std::move(p.inst));
+        if (++next == per_round) {
+          next = 0;
+          done += w;
+          if (done > rounds + 0.5) return Fail(4, r);
+          if (std::fabs(done - rounds) <= 0.5) in_epilogue = true;
+        }
+        continue;
+      }
+      if (next > 0) {
+        pooled[r][3 + 2 * (next - 1)].push_back(std::move(p.inst));
+        continue;
+      }
+      // Between a round's start and its end: the master's hand-out runs until its first
+      // wait for a result, the rest are its replies; a worker's calls here are outside its
+      // tasks (its stops).
+      if (r == m_rank && hands_out(p.inst) && p.inst.weight <= 1.5) {
+        const auto& leaves = p.inst.leaves;
+        std::size_t split = 0;
+        while (split < leaves.size() && !IsCompletion(leaves[split].kind) &&
+               !(leaves[split].kind == EventKind::kRecv &&
+                 leaves[split].disp == internal::kAnyDisp)) {
+          ++split;
+        }
+        const double g =
+            p.inst.global_ns / static_cast<double>(std::max<std::size_t>(1, leaves.size()));
+        const auto mid = leaves.begin() + static_cast<std::ptrdiff_t>(split);
+        if (split > 0) pooled[r][0].push_back(flat_of({leaves.begin(), mid}, g));
+        if (split < leaves.size()) pooled[r][1].push_back(flat_of({mid, leaves.end()}, g));
+      } else {
+        pooled[r][1].push_back(std::move(p.inst));
+      }
+    }
+    if (!in_epilogue) return Fail(5, r);
+    if (!SplitAtCollectives(std::move(pro), &before[r])) return Fail(6, r);
+    if (before[r].back()) return Fail(6, r);  // nothing after the last collective of the run's start
+    before[r].pop_back();
+    if (!SplitAtCollectives(std::move(epi), &epilogue[r])) return Fail(6, r);
+  }
+  for (std::size_t r = 0; r < n; ++r) {
+    if (before[r].size() != before[0].size() || epilogue[r].size() != epilogue[0].size())
+      return Fail(7, r);
+  }
+  // A pool's pieces as one instance (the piece with the most calls describes the pool: a
+  // worker's pooled calls between rounds, a master's hand-out of a full round).
+  auto merge = [](std::vector<Instance> list) -> std::optional<std::optional<Instance>> {
+    if (list.empty()) return std::optional<Instance>{};
+    std::stable_sort(list.begin(), list.end(), [](const Instance& a, const Instance& b) {
+      return a.leaves.size() > b.leaves.size();
+    });
+    Instance out = std::move(list.front());
+    for (std::size_t i = 1; i < list.size(); ++i) {
+      if (out.leaves.size() == list[i].leaves.size()) {
+        for (std::size_t k = 0; k < out.leaves.size(); ++k) {
+          if (out.leaves[k].kind != list[i].leaves[k].kind) return std::nullopt;
+        }
+      }
+      MergeInstance(&out, list[i]);
+    }
+    return std::optional<Instance>(std::move(out));
+  };
+  std::vector<RankInstances> out;
+  for (std::size_t k = 0; k < before[0].size(); ++k) {
+    out.emplace_back(n);
+    for (std::size_t r = 0; r < n; ++r) out.back()[r] = std::move(before[r][k]);
+  }
+  *round_first = out.size();
+  // The round in the run's order: hand-out, core, last replies, collectives.
+  for (std::size_t p = 0; p < pools; ++p) {
+    RankInstances step(n);
+    for (std::size_t r = 0; r < n; ++r) {
+      auto merged = merge(std::move(pooled[r][p]));
+      if (!merged) return Fail(9, r);
+      step[r] = std::move(*merged);
+    }
+    out.push_back(std::move(step));
+    if (p == 0) {
+      out.emplace_back(n);
+      for (std::size_t r = 0; r < n; ++r) out.back()[r] = std::move(parts[r].core);
+    }
+  }
+  *round_end = out.size();
+  for (std::size_t k = 0; k < epilogue[0].size(); ++k) {
+    out.emplace_back(n);
+    for (std::size_t r = 0; r < n; ++r) out.back()[r] = std::move(epilogue[r][k]);
+  }
+  return out;
+}
+
 struct GlobalPhase {
   std::uint64_t key = 0;
   double weight = 0;
@@ -1067,20 +1366,30 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   const int master = RegroupSelfScheduled(&seqs, &parts);
   if (master >= 0) {
     sig.scheduled_rounds = static_cast<int>(reply_rounds[static_cast<std::size_t>(master)]);
-    if (sig.scheduled_rounds > 1) {
-      sig.warnings.push_back(
-          "rank " + std::to_string(master) + " hands out tasks to whichever worker answers in " +
-          std::to_string(sig.scheduled_rounds) +
-          " separate rounds (e.g. one per time step); pas2p models "
-          "self-scheduling as one round per run, so `pas2p model` and `predict` cannot "
-          "extrapolate this run");
-    }
   }
   std::vector<RankInstances> aligned;
   // A self-scheduled run's aligned phases are in the run's order (its ranks' instances were
   // regrouped, so the compressors' orders no longer name them).
   const bool flat_order = master >= 0;
-  if (master >= 0) {
+  // A run of several rounds: the aligned indices of one round's phases (AlignRounds).
+  std::size_t round_first = 0, round_end = 0;
+  if (master >= 0 && sig.scheduled_rounds > 1) {
+    if (auto a = AlignRounds(parts, master, sig.scheduled_rounds, &round_first, &round_end)) {
+      aligned = std::move(*a);
+      sig.rounds_separated = true;
+    }
+  }
+  if (master >= 0 && sig.scheduled_rounds > 1 && !sig.rounds_separated) {
+    sig.warnings.push_back(
+        "rank " + std::to_string(master) + " hands out tasks to whichever worker answers in " +
+        std::to_string(sig.scheduled_rounds) +
+        " separate rounds (e.g. one per time step) that are not ended by the same collectives "
+        "of all ranks on every rank, so the rounds cannot be told apart on the workers and "
+        "`pas2p model` and `predict` cannot extrapolate this run");
+  }
+  if (master >= 0 && sig.rounds_separated) {
+    // aligned above, one round's phases pooled over the rounds
+  } else if (master >= 0) {
     std::vector<RankParts> copy = parts;
     if (auto a = AlignSelfScheduled(std::move(copy))) {
       aligned = std::move(*a);
@@ -1146,11 +1455,17 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   }
   // The run's order: the reference rank's, its instances renamed to global phases.
   if (flat_order) {
-    Sequence items;
+    Sequence items, round;
     for (std::size_t k = 0; k < aligned.size(); ++k) {
+      if (sig.rounds_separated && k == round_end && !round.empty()) {
+        items.push_back(SequenceItem::Loop(sig.scheduled_rounds, std::move(round)));
+        round.clear();
+      }
       if (global_of_step[k] < 0) continue;
-      items.push_back(SequenceItem::Run(global_of_step[k], std::llround(weight_of_step[k])));
+      const auto item = SequenceItem::Run(global_of_step[k], std::llround(weight_of_step[k]));
+      (sig.rounds_separated && k >= round_first && k < round_end ? round : items).push_back(item);
     }
+    if (!round.empty()) items.push_back(SequenceItem::Loop(sig.scheduled_rounds, std::move(round)));
     sig.sequence = SimplifySequence(std::move(items));
     orders.clear();
   } else {

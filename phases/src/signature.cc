@@ -381,6 +381,7 @@ std::string SignatureToJson(const Signature& sig) {
   j["communicators"] = comms;
   j["sequence"] = SequenceJson(sig.sequence, 1);
   if (sig.scheduled_rounds > 0) j["scheduled_rounds"] = sig.scheduled_rounds;
+  if (sig.rounds_separated) j["rounds_separated"] = true;
   Json phases = Json::array();
   for (const Phase& p : sig.phases) {
     Json jp;
@@ -462,6 +463,8 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
     }
     sig.sequence = SequenceFrom(j.at("sequence"), 1, origin);
     if (j.contains("scheduled_rounds")) sig.scheduled_rounds = j.at("scheduled_rounds").get<int>();
+    if (j.contains("rounds_separated"))
+      sig.rounds_separated = j.at("rounds_separated").get<bool>();
     for (const Json& jp : j.at("phases")) {
       Phase p;
       p.id = jp.at("id").get<int>();

@@ -395,7 +395,7 @@ TraceData MakeMasterWorker(int nprocs, int iterations) {
 }
 
 TraceData MakeSelfScheduled(int nprocs, int tasks, MasterShape shape, std::int64_t unit_ns,
-                            bool skewed) {
+                            bool skewed, int rounds, std::uint64_t round_bcast_bytes) {
   Gen g(nprocs, shape == MasterShape::kWaitany     ? "selfsched"
                 : shape == MasterShape::kIrecvWait ? "selfsched_wait"
                                                    : "selfsched_recv");
@@ -409,6 +409,7 @@ TraceData MakeSelfScheduled(int nprocs, int tasks, MasterShape shape, std::int64
   std::vector<RequestId> slot(static_cast<std::size_t>(nprocs), 0);     // kWaitany: per worker
   std::vector<std::int64_t> sent_at(static_cast<std::size_t>(nprocs), 0);
   int next = 0;
+  int first = 0;  // the round's first task number (its costs and bytes)
   // The worker side of one task (or the stop) handed out by the master now.
   auto run = [&](int w, int t) {
     g.Blocking(w, MakeRecv(0, t < 0 ? 2 : 1, t < 0 ? 0 : task_bytes(t)), sent_at[w] + kLatency);
@@ -418,54 +419,59 @@ TraceData MakeSelfScheduled(int nprocs, int tasks, MasterShape shape, std::int64
     done[w] = g.clock(w);
   };
   auto hand = [&](int w) {
-    const int t = next < tasks ? next++ : -1;
+    const int t = next < tasks ? first + next++ : -1;
     g.Compute(0, 4000);
     g.Local(0, MakeSend(w, t < 0 ? 2 : 1, t < 0 ? 0 : task_bytes(t)));
     sent_at[w] = g.clock(0);
     return t;
   };
-  std::vector<int> busy;
-  for (int w = 1; w <= workers; ++w) {
-    const int t = hand(w);
-    if (t >= 0) {
-      busy.push_back(w);
+  for (int round = 0; round < rounds; ++round) {
+    if (round > 0) g.Collective(AllRanks(nprocs), EventKind::kBcast, round_bcast_bytes, 0);
+    next = 0;
+    first = round * tasks;
+    std::vector<int> busy;
+    for (int w = 1; w <= workers; ++w) {
+      const int t = hand(w);
+      if (t >= 0) {
+        busy.push_back(w);
+        if (shape == MasterShape::kWaitany) {
+          slot[w] = g.NewRequest(0);
+          g.Local(0, MakeIrecv(kAnySource, 3, 48, slot[w]));
+        }
+      }
+      run(w, t);
+    }
+    while (!busy.empty()) {
+      // The result that arrives first (ties: the lower rank).
+      auto it = skewed ? busy.begin() : std::min_element(busy.begin(), busy.end(), [&](int a, int b) {
+        return std::tie(done[a], a) < std::tie(done[b], b);
+      });
+      const int w = *it;
+      Event e;
       if (shape == MasterShape::kWaitany) {
+        e.kind = EventKind::kWaitany;
+        for (int b : busy) e.requests.push_back(slot[b]);
+        std::sort(e.requests.begin(), e.requests.end());
+        e.completed.push_back(Completion{slot[w], w, 3, 48});
+      } else if (shape == MasterShape::kBlockingRecv) {
+        e = MakeRecv(w, 3, 48);
+        e.recv_peer = kAnySource;
+      } else {
+        const RequestId q = g.NewRequest(0);
+        g.Local(0, MakeIrecv(kAnySource, 3, 48, q));
+        e.kind = EventKind::kWait;
+        e.requests = {q};
+        e.completed.push_back(Completion{q, w, 3, 48});
+      }
+      g.Blocking(0, e, done[w] + kLatency);
+      const int t = hand(w);
+      if (t >= 0 && shape == MasterShape::kWaitany) {
         slot[w] = g.NewRequest(0);
         g.Local(0, MakeIrecv(kAnySource, 3, 48, slot[w]));
       }
+      if (t < 0) busy.erase(it);
+      run(w, t);
     }
-    run(w, t);
-  }
-  while (!busy.empty()) {
-    // The result that arrives first (ties: the lower rank).
-    auto it = skewed ? busy.begin() : std::min_element(busy.begin(), busy.end(), [&](int a, int b) {
-      return std::tie(done[a], a) < std::tie(done[b], b);
-    });
-    const int w = *it;
-    Event e;
-    if (shape == MasterShape::kWaitany) {
-      e.kind = EventKind::kWaitany;
-      for (int b : busy) e.requests.push_back(slot[b]);
-      std::sort(e.requests.begin(), e.requests.end());
-      e.completed.push_back(Completion{slot[w], w, 3, 48});
-    } else if (shape == MasterShape::kBlockingRecv) {
-      e = MakeRecv(w, 3, 48);
-      e.recv_peer = kAnySource;
-    } else {
-      const RequestId q = g.NewRequest(0);
-      g.Local(0, MakeIrecv(kAnySource, 3, 48, q));
-      e.kind = EventKind::kWait;
-      e.requests = {q};
-      e.completed.push_back(Completion{q, w, 3, 48});
-    }
-    g.Blocking(0, e, done[w] + kLatency);
-    const int t = hand(w);
-    if (t >= 0 && shape == MasterShape::kWaitany) {
-      slot[w] = g.NewRequest(0);
-      g.Local(0, MakeIrecv(kAnySource, 3, 48, slot[w]));
-    }
-    if (t < 0) busy.erase(it);
-    run(w, t);
   }
   g.Collective(AllRanks(nprocs), EventKind::kBcast, 8, 0);
   g.Finalize();

@@ -78,8 +78,12 @@ TraceData MakeMasterWorker(int nprocs, int iterations);
 enum class MasterShape { kWaitany, kIrecvWait, kBlockingRecv };
 // `skewed`: the lowest busy worker always answers first (as in a run with more ranks than
 // cores where the OS kept a few workers running), so it runs almost every task.
+// `rounds` > 1 hands the pool of `tasks` tasks out that many times (a new pool per round, as
+// once per time step), with an MPI_Bcast of `round_bcast_bytes` from the master between two
+// rounds (the new state); task costs keep cycling over the rounds (task number round * tasks + t).
 TraceData MakeSelfScheduled(int nprocs, int tasks, MasterShape shape, std::int64_t unit_ns = 100000,
-                            bool skewed = false);
+                            bool skewed = false, int rounds = 1,
+                            std::uint64_t round_bcast_bytes = 1024);
 
 // A CG-like solver: `dots` iterations of {compute, 3 allreduce} (the reductions part),
 // then `halos` iterations of {sendrecv with both ring neighbours, compute, allreduce}.

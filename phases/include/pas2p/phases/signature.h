@@ -222,6 +222,12 @@ struct Signature {
   // separate times the master enters its loop of replies (rounds of handing out tasks);
   // 0 when the run is not self-scheduled.
   int scheduled_rounds = 0;
+  // Several rounds (scheduled_rounds > 1) whose ends are collectives of all ranks, so the
+  // phases are those of one round, pooled over the rounds (the hand-out, the self-scheduled
+  // phase, the last replies, the collectives that end a round), and `sequence` repeats them
+  // in a loop of scheduled_rounds iterations. False when the rounds could not be told apart
+  // on every rank (no collective of all ranks ends a round): the phases then mix the rounds.
+  bool rounds_separated = false;
   std::vector<Phase> phases;
   bool operator==(const Signature&) const = default;
 
