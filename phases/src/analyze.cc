@@ -345,7 +345,11 @@ struct RankParts {
   std::vector<Instance> after;
 };
 
-int RegroupSelfScheduled(std::vector<std::vector<Instance>>* seqs, std::vector<RankParts>* parts) {
+// `several_rounds`: the master hands out several pools (rounds); a worker's calls between two task
+// runs are then kept in `after` in order (they hold the ends of the rounds, AlignRounds)
+// rather than counted in the task phase's time.
+int RegroupSelfScheduled(std::vector<std::vector<Instance>>* seqs, std::vector<RankParts>* parts,
+                         bool several_rounds) {
   const int n = static_cast<int>(seqs->size());
   int master = -1;
   for (int r = 0; r < n; ++r) {
@@ -374,14 +378,50 @@ int RegroupSelfScheduled(std::vector<std::vector<Instance>>* seqs, std::vector<R
         }
         p2p = true;
       }
-      if (inst.weight > 1.5 && p2p && !inst.dropped_calls &&
+      // Over several rounds a worker may repeat a whole round (its tasks, its stop and the
+      // collective ending the round): a task holds no collective.
+      bool collective = false;
+      for (const Leaf& l : inst.leaves) collective = collective || IsCollective(l.kind);
+      if (inst.weight > 1.5 && p2p && !inst.dropped_calls && !(several_rounds && collective) &&
           (!busiest || inst.weight > busiest->weight)) {
         busiest = &inst;
       }
     }
   }
-  if (!busiest) return -1;  // no worker repeats anything: nothing to regroup
-  const std::vector<Leaf> body = busiest->leaves;
+  std::vector<Leaf> body;
+  if (busiest) {
+    body = busiest->leaves;
+  } else if (several_rounds) {
+    // Every worker ran so few tasks per round that only its rounds repeat: the task is the
+    // shortest run of calls that repeats at the start of a repeated round (before its
+    // collectives), the most repeated one among the workers.
+    std::size_t most = 0;
+    for (int r = 0; r < n; ++r) {
+      if (r == master) continue;
+      for (const Instance& inst : (*seqs)[static_cast<std::size_t>(r)]) {
+        if (inst.weight <= 1.5 || inst.dropped_calls) continue;
+        std::size_t len = 0;
+        while (len < inst.leaves.size() && !IsCollective(inst.leaves[len].kind)) ++len;
+        const std::vector<Leaf> calls(inst.leaves.begin(),
+                                      inst.leaves.begin() + static_cast<std::ptrdiff_t>(len));
+        for (std::size_t k = 1; 2 * k <= len; ++k) {
+          const std::vector<Leaf> period(calls.begin(),
+                                         calls.begin() + static_cast<std::ptrdiff_t>(k));
+          bool p2p = false;
+          for (const Leaf& l : period) p2p = p2p || IsPointToPoint(l.kind);
+          if (!p2p || !MatchesAt(calls, k, period)) continue;
+          std::size_t reps = 1;
+          while (MatchesAt(calls, reps * k, period)) ++reps;
+          if (reps > most) {
+            most = reps;
+            body = period;
+          }
+          break;
+        }
+      }
+    }
+  }
+  if (body.empty()) return -1;  // no worker repeats anything: nothing to regroup
   // Not self-scheduled when every worker runs its body as often as the master runs its loop
   // (a master that serves every worker once per round: an ordinary loop of all ranks).
   double master_loop = 0;
@@ -432,7 +472,9 @@ int RegroupSelfScheduled(std::vector<std::vector<Instance>>* seqs, std::vector<R
     auto add_tasks = [&](Instance inst) {
       // Calls between two task runs belong to the task phase's time.
       double stray_ns = 0, stray_global = 0;
-      if (tasks) {
+      if (tasks && several_rounds) {
+        flush();
+      } else if (tasks) {
         for (const Instance& a : after) {
           stray_ns += a.time_ns;
           stray_global += a.global_ns;
@@ -852,13 +894,39 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
   for (std::size_t r = 0; r < n && body.empty(); ++r) {
     if (r != m_rank && parts[r].core) body = parts[r].core->leaves;
   }
+  // Calls outside loops next to each other are one piece (the compressor may have cut them
+  // where a loop of replies was taken out).
+  auto join = [](std::vector<RoundPiece> list) {
+    std::vector<RoundPiece> out;
+    auto plain = [](const RoundPiece& p) {
+      return !p.collective && p.inst.weight <= 1.5 && !p.inst.leaves.empty();
+    };
+    for (RoundPiece& p : list) {
+      if (!out.empty() && plain(out.back()) && plain(p)) {
+        Instance& into = out.back().inst;
+        for (const Leaf& l : p.inst.leaves) into.leaves.push_back(l);
+        into.time_ns += p.inst.time_ns;
+        into.global_ns += p.inst.global_ns;
+        into.first_step = std::min(into.first_step, p.inst.first_step);
+        into.last_step = std::max(into.last_step, p.inst.last_step);
+        into.first_wall_ns = std::min(into.first_wall_ns, p.inst.first_wall_ns);
+        into.hash = internal::Mix(into.hash ^ p.inst.hash);
+        continue;
+      }
+      out.push_back(std::move(p));
+    }
+    return out;
+  };
   for (std::size_t r = 0; r < n; ++r) {
     const std::vector<Leaf>* tasks = r == m_rank ? nullptr : &body;
-    if (!RoundPieces(std::move(parts[r].before), &parts[r].core, tasks, &pieces[r]))
+    std::vector<RoundPiece> first, second;
+    if (!RoundPieces(std::move(parts[r].before), &parts[r].core, tasks, &first))
       return Fail(1, r);
+    if (!RoundPieces(std::move(parts[r].after), &parts[r].core, tasks, &second))
+      return Fail(1, r);
+    pieces[r] = join(std::move(first));
     core_at[r] = pieces[r].size();
-    if (!RoundPieces(std::move(parts[r].after), &parts[r].core, tasks, &pieces[r]))
-      return Fail(1, r);
+    for (RoundPiece& p : join(std::move(second))) pieces[r].push_back(std::move(p));
   }
   auto hands_out = [](const Instance& inst) {
     for (const Leaf& l : inst.leaves) {
@@ -1363,7 +1431,8 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   MergeEqualInstancesOfRanks(&seqs, options, &merged_into);
   std::size_t reference = 0;
   std::vector<RankParts> parts;
-  const int master = RegroupSelfScheduled(&seqs, &parts);
+  const int master = RegroupSelfScheduled(
+      &seqs, &parts, *std::max_element(reply_rounds.begin(), reply_rounds.end()) > 1);
   if (master >= 0) {
     sig.scheduled_rounds = static_cast<int>(reply_rounds[static_cast<std::size_t>(master)]);
   }

@@ -2413,9 +2413,9 @@ namespace {
 void DecideScheduled(PhaseModel* pm, const phases::PhaseGroup& group,
                      const std::vector<const phases::Signature*>& sigs,
                      const std::vector<int>& counts) {
-  std::vector<regression::Point> tasks;
+  std::vector<regression::Point> tasks, rounds;
   int master = -1;
-  bool per_rank = false;
+  bool per_rank = false, several = false;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const phases::Phase* ph = sigs[ci]->FindPhase(group.phase_ids[ci]);
     if (!ph) return;
@@ -2445,12 +2445,19 @@ void DecideScheduled(PhaseModel* pm, const phases::PhaseGroup& group,
     for (const auto& rp : ph->ranks) {
       if (rp.rank != m && std::fabs(rp.weight - master_weight) > 0.5) per_rank = true;
     }
-    tasks.push_back({double(counts[ci]), sum});
+    // A run of several rounds (its phases are one round's, pooled over the rounds): the
+    // tasks of one round.
+    const int r = std::max(1, sigs[ci]->scheduled_rounds);
+    several = several || r > 1;
+    tasks.push_back({double(counts[ci]), sum / r});
+    rounds.push_back({double(counts[ci]), double(r)});
   }
   if (!per_rank) return;  // every rank repeats the phase equally: an ordinary phase
   pm->scheduled = true;
   pm->master = master;
-  pm->tasks = FitQuantity(tasks, "phase " + std::to_string(pm->index) + " tasks of the workers");
+  pm->tasks = FitQuantity(tasks, "phase " + std::to_string(pm->index) + " tasks of the workers" +
+                                     (several ? " per round" : ""));
+  if (several) pm->rounds = FitQuantity(rounds, "phase " + std::to_string(pm->index) + " rounds");
 }
 
 }  // namespace
@@ -2497,18 +2504,22 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
                     "): trace the application at more counts (e.g. `pas2p trace -n ...`) and "
                     "give all the traces");
   }
-  // A master that hands out its task pool in several rounds (once per time step): its
-  // rounds are not one pool, and the model has one list schedule per run.
+  // A master that hands out its task pool in several rounds (once per time step) is
+  // modelled as one round repeated when the analysis could tell the rounds apart on every
+  // rank (Signature::rounds_separated: each round ends with the same collectives of all
+  // ranks); otherwise its phases mix the rounds.
   for (const auto& s : signatures) {
-    if (s.scheduled_rounds <= 1) continue;
+    if (s.scheduled_rounds <= 1 || s.rounds_separated) continue;
     throw UserError(
         "at " + std::to_string(s.nprocs) + " processes (" + s.trace +
         ") the master hands out tasks to whichever worker answers in " +
         std::to_string(s.scheduled_rounds) +
-        " separate rounds (e.g. one per time step). pas2p models self-scheduling as "
-        "one round per run (one pool of tasks split over the workers by a list schedule) and "
-        "cannot extrapolate several rounds yet: trace a run of one round (e.g. one time step) "
-        "and scale the prediction by the rounds");
+        " separate rounds (e.g. one per time step), but no collective of all ranks ends "
+        "every round (or the ranks' calls between rounds do not end with the same "
+        "collectives), so the workers' calls cannot be told apart by round. pas2p models "
+        "several rounds only when each ends with a collective of all ranks (e.g. a bcast or "
+        "allreduce of the new state); trace a run of one round (e.g. one time step) and scale "
+        "the prediction by the rounds");
   }
   AppModel model;
   model.application =
@@ -2818,9 +2829,17 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
       out << "  self-scheduled: rank " << p.master
           << " hands out tasks and replies to whichever worker answered; the others run "
              "their calls once per task. "
-          << p.tasks.Describe("tasks of all workers");
+          << p.tasks.Describe(p.rounds.present ? "tasks of all workers per round"
+                                               : "tasks of all workers");
       if (target > 0) out << "; at P = " << target << ": " << p.tasks.At(double(target));
-      out << " (split over the workers by a list schedule at synthesis)\n";
+      out << " (split over the workers by a list schedule at synthesis";
+      if (p.rounds.present) out << ", one per round";
+      out << ")\n";
+      if (p.rounds.present) {
+        out << "  rounds: " << p.rounds.Describe("rounds (a new pool of tasks each)");
+        if (target > 0) out << "; at P = " << target << ": " << p.rounds.At(double(target));
+        out << "\n";
+      }
     }
     if (p.cpu_total.present) {
       out << "  compute: "
@@ -2916,6 +2935,7 @@ std::string ModelToJson(const AppModel& model) {
       pj["scheduled"] = true;
       pj["master"] = p.master;
       pj["tasks"] = QuantityJson(p.tasks);
+      if (p.rounds.present) pj["rounds"] = QuantityJson(p.rounds);
     }
     pj["traced_time_s"] = p.traced_time_s;
     if (p.cpu_total.present) pj["cpu_total"] = QuantityJson(p.cpu_total);
@@ -3018,6 +3038,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
       if (p.scheduled) {
         p.master = pj.at("master").get<int>();
         p.tasks = QuantityFromJson(pj.at("tasks"));
+        if (pj.contains("rounds")) p.rounds = QuantityFromJson(pj.at("rounds"));
       }
       p.traced_time_s = pj.at("traced_time_s").get<std::vector<double>>();
       if (pj.contains("cpu_total")) p.cpu_total = QuantityFromJson(pj.at("cpu_total"));

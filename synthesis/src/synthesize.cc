@@ -55,7 +55,11 @@ struct SynthesizedTrace::Impl {
     std::vector<const SlotAt*> worker_slots;
     std::vector<std::int64_t> worker_cpu_ns;
     std::vector<std::int32_t> tasks_of;  // per rank: the tasks it runs (the master: 0)
-    double makespan_ns = 0;              // the schedule's last completion
+    // A run of several rounds (the scheduled phase runs once per round): per round, the
+    // master's replies and each rank's tasks; one round holds the whole run.
+    std::vector<std::int64_t> round_tasks;
+    std::vector<std::vector<std::int32_t>> round_tasks_of;
+    double makespan_ns = 0;  // the schedule's last completion (summed over the rounds)
     std::int64_t busy = 0;               // workers with at least one task
     // The master's loop has no occurrence at N (fewer tasks than workers); the phase is kept
     // in the run, once, for the workers' tasks.
@@ -132,6 +136,10 @@ struct PendingRequest {
 // The draws of a worker's bursts in a self-scheduled phase are keyed by its task number
 // (from this base), so the schedule and the worker's stream draw the same compute.
 constexpr std::uint64_t kTaskDrawBase = std::uint64_t{1} << 62;
+// The draw key of a worker's k-th task of round `round` (the rounds draw apart).
+std::uint64_t TaskDrawKey(std::uint64_t round, std::uint64_t k) {
+  return kTaskDrawBase + (round << 32) + k;
+}
 
 // The factor SynthRank::StepBody applies to the burst before slot `s` on `rank` for the
 // draw key `occurrence` (1 without spread).
@@ -156,9 +164,10 @@ double BurstFactor(const SynthesizedTrace::SlotAt& s, std::uint64_t rank,
 class ListSchedule {
  public:
   using Schedule = SynthesizedTrace::Impl::Schedule;
-  ListSchedule(const Schedule& s, std::int64_t nprocs)
-      : s_(s), given_(static_cast<std::size_t>(nprocs), 0) {
-    for (std::int64_t w = 0; w < nprocs && assigned_ < s_.tasks; ++w) {
+  // Round `round` of `tasks` tasks (a run of one round: round 0 of all the tasks).
+  ListSchedule(const Schedule& s, std::int64_t nprocs, std::int64_t tasks, std::uint64_t round)
+      : s_(s), tasks_(tasks), round_(round), given_(static_cast<std::size_t>(nprocs), 0) {
+    for (std::int64_t w = 0; w < nprocs && assigned_ < tasks_; ++w) {
       if (w == s_.master) continue;
       Give(static_cast<std::int32_t>(w), clock_);
     }
@@ -171,7 +180,7 @@ class ListSchedule {
     free_.pop();
     makespan_ns_ = std::max(makespan_ns_, t);
     clock_ = std::max(clock_, t) + s_.master_ns;
-    if (assigned_ < s_.tasks) Give(w, clock_);
+    if (assigned_ < tasks_) Give(w, clock_);
     return w;
   }
   std::int32_t TasksOf(std::int64_t rank) const { return given_[static_cast<std::size_t>(rank)]; }
@@ -183,13 +192,16 @@ class ListSchedule {
     const std::uint64_t k = static_cast<std::uint64_t>(given_[static_cast<std::size_t>(w)]);
     for (std::size_t i = 0; i < s_.worker_slots.size(); ++i) {
       cost += static_cast<double>(s_.worker_cpu_ns[i]) *
-              BurstFactor(*s_.worker_slots[i], static_cast<std::uint64_t>(w), kTaskDrawBase + k);
+              BurstFactor(*s_.worker_slots[i], static_cast<std::uint64_t>(w),
+                          TaskDrawKey(round_, k));
     }
     free_.emplace(at + cost, w);
     ++given_[static_cast<std::size_t>(w)];
     ++assigned_;
   }
   const Schedule& s_;
+  std::int64_t tasks_ = 0;
+  std::uint64_t round_ = 0;
   std::priority_queue<std::pair<double, std::int32_t>, std::vector<std::pair<double, std::int32_t>>,
                       std::greater<>>
       free_;
@@ -346,7 +358,6 @@ class SynthRank : public RankEventSource {
       if (!CurrentRun(&phase, &reps)) return false;
       const auto& slots = impl_->phases[phase];
       if (rep_ >= Repetitions(phase, reps) || slots.empty()) {
-        if (static_cast<int>(phase) == impl_->schedule.phase) tasks_done_ = true;
         Frame& f = stack_.back();
         ++f.index;
         f.count = -1;
@@ -397,9 +408,11 @@ class SynthRank : public RankEventSource {
 
  public:
   // Counting mode (used once, on the master, before the schedule exists): replies go to
-  // MPI_PROC_NULL and are counted.
+  // MPI_PROC_NULL and are counted, per round (a round starts with a run of the scheduled
+  // phase; replies before the first run count in the first round).
   void CountReplies() { counting_ = true; }
   std::int64_t replies() const { return replies_; }
+  const std::vector<std::int64_t>& replies_per_round() const { return round_replies_; }
   // The slots this rank makes in one occurrence of `phase`, with their CPU per call (its
   // class's where it has one), as StepBody draws them.
   void SlotsMadeIn(int phase, std::vector<const SlotAt*>* slots, std::vector<std::int64_t>* cpu) {
@@ -451,28 +464,58 @@ class SynthRank : public RankEventSource {
     return sch.phase >= 0 && rank_ != sch.master && peer == sch.master ? kAnyTag : tag;
   }
   // Repetitions of sequence entry `entry` on this rank: a worker runs its tasks of a
-  // self-scheduled phase in the phase's first run (and none in later runs).
+  // self-scheduled phase's round in the phase's run of that round (the first run for a run
+  // of one round, and none in later runs).
   std::int64_t Repetitions(std::size_t phase, std::int64_t reps) {
     const auto& sch = impl_->schedule;
     cur_phase_ = static_cast<int>(phase);
+    if (cur_phase_ == sch.phase && runs_done_ + 1 != sched_run_at_) {
+      // A new run of the scheduled phase: the next round.
+      sched_run_at_ = runs_done_ + 1;
+      ++round_;
+      if (counting_) round_replies_.resize(static_cast<std::size_t>(round_ + 1), 0);
+    }
     if (cur_phase_ == sch.phase && rank_ == sch.master && sch.master_idle) return 0;
     if (cur_phase_ != sch.phase || rank_ == sch.master || sch.tasks_of.empty()) return reps;
-    return tasks_done_ ? 0 : sch.tasks_of[static_cast<std::size_t>(rank_)];
+    const auto r = static_cast<std::size_t>(round_);
+    return r < sch.round_tasks_of.size() ? sch.round_tasks_of[r][static_cast<std::size_t>(rank_)]
+                                         : 0;
   }
   // The key of this occurrence's within-rank draws: a worker's task number in a
   // self-scheduled phase (so that ListSchedule draws the same), else the occurrence count.
   std::uint64_t DrawOccurrence() const {
     const auto& sch = impl_->schedule;
     if (sch.phase >= 0 && rank_ != sch.master && cur_phase_ == sch.phase) {
-      return kTaskDrawBase + static_cast<std::uint64_t>(rep_);
+      return TaskDrawKey(static_cast<std::uint64_t>(ScheduleRound()),
+                         static_cast<std::uint64_t>(rep_));
     }
     return occurrence_;
+  }
+  // The round whose schedule the master's replies follow: the latest run of the scheduled
+  // phase in a model of several rounds; the only round otherwise.
+  std::int64_t ScheduleRound() const {
+    const auto& sch = impl_->schedule;
+    if (sch.phase < 0 || !trace_->model().phases[static_cast<std::size_t>(sch.phase)].rounds.present)
+      return 0;
+    return std::max<std::int64_t>(0, round_);
   }
   // The partner of a reply: the worker whose result the schedule has arrive next.
   std::int32_t ReplyPeer() {
     ++replies_;
-    if (counting_ || impl_->schedule.phase < 0) return kProcNull;
-    if (!schedule_) schedule_ = std::make_unique<ListSchedule>(impl_->schedule, trace_->nprocs());
+    const std::int64_t round = ScheduleRound();
+    if (counting_) {
+      round_replies_.resize(std::max(round_replies_.size(), static_cast<std::size_t>(round + 1)), 0);
+      ++round_replies_[static_cast<std::size_t>(round)];
+    }
+    const auto& sch = impl_->schedule;
+    if (counting_ || sch.phase < 0) return kProcNull;
+    if (!schedule_ || schedule_round_ != round) {
+      const auto r = static_cast<std::size_t>(round);
+      schedule_ = std::make_unique<ListSchedule>(
+          sch, trace_->nprocs(), r < sch.round_tasks.size() ? sch.round_tasks[r] : 0,
+          static_cast<std::uint64_t>(round));
+      schedule_round_ = round;
+    }
     const std::int32_t w = schedule_->Next();
     return w >= 0 ? w : kProcNull;
   }
@@ -791,7 +834,12 @@ class SynthRank : public RankEventSource {
   const SlotAt* cache_slot_ = nullptr;
   std::uint64_t cache_run_ = 0;
   int cur_phase_ = -1;       // the phase of the run item being made
-  bool tasks_done_ = false;  // a worker left the self-scheduled phase's (first) run
+  // The round of the scheduled phase: its runs entered so far - 1 (-1 before the first),
+  // and the run item (runs_done_ + 1) of the latest.
+  std::int64_t round_ = -1;
+  std::uint64_t sched_run_at_ = 0;
+  std::vector<std::int64_t> round_replies_;  // counting mode: replies per round
+  std::int64_t schedule_round_ = -1;         // the round schedule_ hands out
   std::int64_t cache_rep_ = -1;
   std::unique_ptr<ListSchedule> schedule_;  // the master's replies, generated on demand
 };
@@ -979,14 +1027,27 @@ void SynthesizedTrace::BuildSchedule() {
     while (master.Next(&e)) {
     }
     sch.tasks = master.replies();
+    sch.round_tasks = master.replies_per_round();
+    // A run of one round schedules all its replies at once (replies in later runs of the
+    // phase, if any, belong to it).
+    if (!model_.phases[static_cast<std::size_t>(sch.phase)].rounds.present)
+      sch.round_tasks.assign(1, sch.tasks);
+    if (sch.round_tasks.empty()) sch.round_tasks.assign(1, 0);
   }
-  ListSchedule run(sch, nprocs_);
-  while (run.Next() >= 0) {
+  sch.tasks_of.assign(static_cast<std::size_t>(nprocs_), 0);
+  sch.makespan_ns = 0;
+  for (std::size_t k = 0; k < sch.round_tasks.size(); ++k) {
+    ListSchedule run(sch, nprocs_, sch.round_tasks[k], k);
+    while (run.Next() >= 0) {
+    }
+    sch.makespan_ns += run.makespan_ns();
+    std::vector<std::int32_t> of(static_cast<std::size_t>(nprocs_), 0);
+    for (std::int64_t r = 0; r < nprocs_; ++r) {
+      of[static_cast<std::size_t>(r)] = run.TasksOf(r);
+      sch.tasks_of[static_cast<std::size_t>(r)] += run.TasksOf(r);
+    }
+    sch.round_tasks_of.push_back(std::move(of));
   }
-  sch.makespan_ns = run.makespan_ns();
-  sch.tasks_of.resize(static_cast<std::size_t>(nprocs_));
-  for (std::int64_t r = 0; r < nprocs_; ++r)
-    sch.tasks_of[static_cast<std::size_t>(r)] = run.TasksOf(r);
 }
 
 // The order at N (see the header): `items` ran `from` times at the largest traced count and

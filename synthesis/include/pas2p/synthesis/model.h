@@ -34,6 +34,7 @@
 //    "phases": [{"index", "ids": [phase id per count], "description", "relevant",
 //                "weight": Quantity, "traced_time_s": [per count],
 //                "scheduled", "master", "tasks": Quantity (only for self-scheduled phases),
+//                "rounds": Quantity (only for a self-scheduled phase of several rounds),
 //                "slots": [{"kind", "tag", "presence", "like_slots": [...], "wildcard", "reply",
 //                           "all_pending", "requests", "equation": "<words>",
 //                           "maps": [{"nprocs", "dests": [[...] per rank]}],
@@ -203,9 +204,14 @@ struct PhaseModel {
   // replies to whoever answered; every other rank (a worker) makes its slots once per task
   // it runs, a number that depends on the timing. `tasks` models the workers' tasks summed
   // (a function of P); synthesis splits them over the workers with a list schedule.
+  // A master that hands out a new pool per round (once per time step, each round ended by a
+  // collective of all ranks: phases::Signature::rounds_separated): `rounds` models the rounds
+  // (absent for one round) and `tasks` the tasks of one round; the run's sequence repeats
+  // the round's phases in a loop and synthesis schedules each round's pool on its own.
   bool scheduled = false;
   int master = 0;
   Quantity tasks;
+  Quantity rounds;
   std::vector<double> traced_time_s;  // total time of the phase in each traced run
   std::vector<SlotModel> slots;
   // The phase's compute per occurrence as one quantity: the sum over its slots of the CPU
