@@ -1055,7 +1055,7 @@ void SynthesizedTrace::BuildSchedule() {
 phases::Sequence SynthesizedTrace::ScaleSequence(const phases::Sequence& items, std::int64_t from,
                                                  std::int64_t to, double applied,
                                                  const std::vector<double>& factor,
-                                                 std::vector<double>* carry) {
+                                                 std::vector<double>* carry) const {
   phases::Sequence out;
   const double executions =
       static_cast<double>(to) / static_cast<double>(std::max<std::int64_t>(1, from));
@@ -1078,7 +1078,16 @@ phases::Sequence SynthesizedTrace::ScaleSequence(const phases::Sequence& items, 
       hi = first ? f : std::max(hi, f);
       first = false;
     }
-    const double g = !first && hi - lo <= 1e-3 * std::max(hi, 1e-300) ? 0.5 * (lo + hi) : 1.0;
+    double g = !first && hi - lo <= 1e-3 * std::max(hi, 1e-300) ? 0.5 * (lo + hi) : 1.0;
+    // The loop of a self-scheduled run's rounds (it holds the scheduled phase of a model of
+    // several rounds) runs the model's rounds at N.
+    for (const phases::SequenceItem& b : item.body) {
+      if (b.is_loop() || executions != 1.0 || applied != 1.0) continue;
+      const PhaseModel& pm = model_.phases[static_cast<std::size_t>(b.phase)];
+      if (!pm.scheduled || !pm.rounds.present || item.total <= 0) continue;
+      const double rounds = std::max(1.0, std::round(pm.rounds.At(static_cast<double>(nprocs_))));
+      g = rounds / static_cast<double>(item.total);
+    }
     const auto total =
         static_cast<std::int64_t>(std::llround(static_cast<double>(item.total) * executions * g));
     if (total <= 0) continue;

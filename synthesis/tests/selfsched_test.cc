@@ -145,6 +145,120 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SelfScheduledTest,
                                                   : "BlockingRecv");
                          });
 
+// A master that hands out a new pool of 120 tasks in each of 3 rounds (as once per time
+// step), with a bcast of the new state between rounds, at 4, 8, 16 and 32 ranks: the
+// signature is one round's phases in a loop of the rounds, the model fits the rounds and the
+// tasks per round, synthesis schedules each round's pool on its own, and the prediction at
+// 64 is compared with a run at 64 (its tasks rescheduled by the simulation).
+constexpr int kRounds = 3;
+constexpr int kRoundTasks = 120;
+
+std::vector<phases::Signature> TrainRounds(MasterShape shape) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 16, 32}) {
+    sigs.push_back(
+        Analyze(MakeSelfScheduled(n, kRoundTasks, shape, 100000, false, kRounds)));
+  }
+  return sigs;
+}
+
+// The loop of the rounds in a sequence (at its top level), or null.
+const phases::SequenceItem* RoundsLoop(const phases::Sequence& seq) {
+  for (const auto& item : seq) {
+    if (item.is_loop()) return &item;
+  }
+  return nullptr;
+}
+
+class SelfScheduledRoundsTest : public ::testing::TestWithParam<MasterShape> {};
+
+TEST_P(SelfScheduledRoundsTest, ModelHasTheRoundsAndTheTasksPerRound) {
+  const std::vector<phases::Signature> sigs = TrainRounds(GetParam());
+  for (const auto& sig : sigs) {
+    EXPECT_EQ(sig.scheduled_rounds, kRounds) << "at " << sig.nprocs;
+    EXPECT_TRUE(sig.rounds_separated) << "at " << sig.nprocs;
+    const phases::SequenceItem* loop = RoundsLoop(sig.sequence);
+    ASSERT_NE(loop, nullptr) << "at " << sig.nprocs;
+    EXPECT_EQ(loop->total, kRounds) << "at " << sig.nprocs;
+  }
+  const AppModel m = BuildModel(sigs);
+  const PhaseModel* p = ScheduledPhase(m);
+  ASSERT_NE(p, nullptr) << DescribeModel(m);
+  EXPECT_EQ(p->master, 0);
+  ASSERT_TRUE(p->rounds.present) << DescribeModel(m, 64);
+  EXPECT_NEAR(p->rounds.At(64), kRounds, 0.01) << DescribeModel(m, 64);
+  EXPECT_NEAR(p->tasks.At(64), kRoundTasks, 0.03 * kRoundTasks) << DescribeModel(m, 64);
+  // The bcast between rounds is a phase of the round, run once per round.
+  bool bcast = false;
+  for (const auto& ph : m.phases) {
+    if (ph.slots.size() == 1 && ph.slots[0].kind == EventKind::kBcast) {
+      bcast = true;
+      EXPECT_NEAR(ph.weight.At(64), kRounds, 0.01) << DescribeModel(m, 64);
+    }
+  }
+  EXPECT_TRUE(bcast) << DescribeModel(m);
+  const AppModel back = ModelFromJson(ModelToJson(m), "test");
+  EXPECT_EQ(ModelToJson(back), ModelToJson(m));
+}
+
+TEST_P(SelfScheduledRoundsTest, EachRoundIsScheduledOnItsOwn) {
+  const AppModel m = BuildModel(TrainRounds(GetParam()));
+  const SynthesizedTrace t(m, 64);
+  ASSERT_GE(t.ScheduledPhase(), 0);
+  const auto& tasks = t.TasksPerRank();
+  const std::int64_t total = std::accumulate(tasks.begin(), tasks.end(), std::int64_t{0});
+  EXPECT_NEAR(static_cast<double>(total), kRounds * kRoundTasks, 0.03 * kRounds * kRoundTasks);
+  // Every worker's receives from the master equal the master's sends to it, and every
+  // rank makes the run's bcasts (one per round: the real run's 2 between rounds and its
+  // last one, which the rounds' phases hold too). Each round hands out its own pool: the
+  // workers receive that round's tasks and one stop each before the round's bcast.
+  std::vector<std::int64_t> sent(64, 0), received(64, 0);
+  std::vector<std::int64_t> round_receives(kRounds + 1, 0);
+  for (int r = 0; r < 64; ++r) {
+    auto s = t.OpenRank(r);
+    Event e;
+    std::size_t bcasts = 0;
+    while (s->Next(&e)) {
+      if (e.kind == EventKind::kSend && r == 0) ++sent[static_cast<std::size_t>(e.peer)];
+      if (e.kind == EventKind::kRecv && r > 0) {
+        EXPECT_EQ(e.peer, 0);
+        ++received[static_cast<std::size_t>(r)];
+        ++round_receives[std::min<std::size_t>(bcasts, kRounds)];
+      }
+      if (e.kind == EventKind::kBcast) ++bcasts;
+    }
+    EXPECT_EQ(bcasts, static_cast<std::size_t>(kRounds)) << "rank " << r;
+  }
+  for (int r = 1; r < 64; ++r) EXPECT_EQ(sent[r], received[r]) << "worker " << r;
+  for (int k = 0; k < kRounds; ++k) {
+    EXPECT_NEAR(static_cast<double>(round_receives[static_cast<std::size_t>(k)]),
+                kRoundTasks + 63, 0.03 * kRoundTasks)
+        << "round " << k;
+  }
+}
+
+TEST_P(SelfScheduledRoundsTest, ValidatesAgainstTheRunAt64) {
+  const std::vector<phases::Signature> sigs = TrainRounds(GetParam());
+  MemoryTrace real(MakeSelfScheduled(64, kRoundTasks, GetParam(), 100000, false, kRounds));
+  const Validation v = ValidateAgainst(sigs, real, TestMachine());
+  EXPECT_EQ(v.count, 64);
+  ASSERT_TRUE(v.rescheduled) << v.reschedule_note;
+  EXPECT_LT(v.bytes_error, 0.05);
+  EXPECT_LT(v.compute_error, 0.05);
+  EXPECT_LT(v.time_error, 0.12) << "predicted " << v.predicted_time_s << " rescheduled "
+                                << v.real_simulated_time_s;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SelfScheduledRoundsTest,
+                         ::testing::Values(MasterShape::kWaitany, MasterShape::kIrecvWait,
+                                           MasterShape::kBlockingRecv),
+                         [](const auto& param_info) {
+                           return std::string(param_info.param == MasterShape::kWaitany ? "Waitany"
+                                              : param_info.param == MasterShape::kIrecvWait
+                                                  ? "IrecvWait"
+                                                  : "BlockingRecv");
+                         });
+
 // The bundled masterworker (datasets/apps/masterworker.c: T = 700 tasks over P - 1 workers,
 // Irecv(MPI_ANY_SOURCE) + Waitany/Testany master) is modelled, predicted and validated. Its
 // traces were taken with up to 49 ranks on 2 cores, so which worker got how many tasks in
@@ -213,3 +327,4 @@ TEST(BundledMasterworkerTest, ModelPredictAndValidate) {
 
 }  // namespace
 }  // namespace pas2p::synthesis
+

@@ -104,10 +104,10 @@ class SynthesizedTrace : public TraceSource {
   std::int64_t nprocs_;
   SynthOptions options_;
   TraceMetadata metadata_;
-  static phases::Sequence ScaleSequence(const phases::Sequence& items, std::int64_t from,
-                                        std::int64_t to, double applied,
-                                        const std::vector<double>& factor,
-                                        std::vector<double>* carry);
+  phases::Sequence ScaleSequence(const phases::Sequence& items, std::int64_t from,
+                                 std::int64_t to, double applied,
+                                 const std::vector<double>& factor,
+                                 std::vector<double>* carry) const;
 
   phases::Sequence sequence_;
   std::unique_ptr<Impl> impl_;
