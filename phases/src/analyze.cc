@@ -801,7 +801,10 @@ bool RoundPieces(std::vector<Instance> after, std::optional<Instance>* core,
         inst.leaves.empty() ? 0 : inst.global_ns / static_cast<double>(inst.leaves.size());
     bool has_collective = false;
     for (const Leaf& l : inst.leaves) has_collective = has_collective || IsCollective(l.kind);
-    if (loop && !has_collective) {
+    bool has_task = false;  // a worker's loop that holds tasks and other calls
+    for (std::size_t i = 0; body && !body->empty() && i < inst.leaves.size() && !has_task; ++i)
+      has_task = inst.leaves.size() > body->size() && MatchesAt(inst.leaves, i, *body);
+    if (loop && !has_collective && !has_task) {
       out->push_back(RoundPiece{std::move(inst), false});
       continue;
     }
@@ -875,6 +878,11 @@ bool RoundPieces(std::vector<Instance> after, std::optional<Instance>* core,
 // Empty when the rounds cannot be told apart this way on some rank (no collective ends a
 // round, a rank's collectives do not end `rounds` rounds, a loop mixes calls of the round
 // and of the run around it).
+std::optional<std::vector<RankInstances>> AlignRoundsWith(
+    const std::vector<std::vector<RoundPiece>>& pieces, const std::vector<RankParts>& parts,
+    std::size_t m_rank, int rounds, std::size_t prologue, std::size_t per_round,
+    std::size_t* round_first, std::size_t* round_end);
+
 std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> parts, int master,
                                                       int rounds, std::size_t* round_first,
                                                       std::size_t* round_end) {
@@ -924,9 +932,25 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
       return Fail(1, r);
     if (!RoundPieces(std::move(parts[r].after), &parts[r].core, tasks, &second))
       return Fail(1, r);
-    pieces[r] = join(std::move(first));
+    // Tasks the compressor cut between two pieces of calls outside loops: once joined.
+    auto tasks_out = [&](std::vector<RoundPiece> list) {
+      if (!tasks || body.empty()) return list;
+      std::vector<RoundPiece> out;
+      for (RoundPiece& p : list) {
+        if (p.collective || p.inst.weight > 1.5) {
+          out.push_back(std::move(p));
+          continue;
+        }
+        std::vector<Instance> one{std::move(p.inst)};
+        std::vector<RoundPiece> split;
+        RoundPieces(std::move(one), &parts[r].core, tasks, &split);
+        for (RoundPiece& q : split) out.push_back(std::move(q));
+      }
+      return out;
+    };
+    pieces[r] = tasks_out(join(std::move(first)));
     core_at[r] = pieces[r].size();
-    for (RoundPiece& p : join(std::move(second))) pieces[r].push_back(std::move(p));
+    for (RoundPiece& p : tasks_out(join(std::move(second)))) pieces[r].push_back(std::move(p));
   }
   auto hands_out = [](const Instance& inst) {
     for (const Leaf& l : inst.leaves) {
@@ -936,31 +960,61 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
     }
     return false;
   };
-  if (std::getenv("PAS2P_PHASES_DEBUG") != nullptr) {
-    for (std::size_t r = 0; r < n; ++r) {
-      std::fprintf(stderr, "rounds rank %zu (core x%.0f at %zu):", r,
-                   parts[r].core ? parts[r].core->weight : 0.0, core_at[r]);
-      for (const RoundPiece& p : pieces[r])
-        std::fprintf(stderr, " [%s%zu calls x%.0f]", p.collective ? "C " : "", p.inst.leaves.size(),
-                     p.inst.weight);
-      std::fprintf(stderr, "\n");
-    }
-  }
   // The collectives before the first round (the master's before its core), and those ending
   // a round: the master's after its core and before its next hand-out (a send to a named
   // rank that is not a reply).
-  std::size_t prologue = 0, per_round = 0;
+  std::size_t prologue = 0, guess = 0, after_core = 0;
+  bool guessing = true;
   for (std::size_t i = 0; i < pieces[m_rank].size(); ++i) {
     const RoundPiece& p = pieces[m_rank][i];
     if (i < core_at[m_rank]) {
       prologue += p.collective;
-    } else if (p.collective) {
-      ++per_round;
-    } else if (per_round > 0 && hands_out(p.inst)) {
-      break;
+      continue;
+    }
+    after_core += p.collective;
+    if (guessing && p.collective) {
+      ++guess;
+    } else if (guess > 0 && hands_out(p.inst)) {
+      guessing = false;
     }
   }
-  if (per_round == 0) return Fail(2, m_rank);
+  if (after_core == 0) return Fail(2, m_rank);
+  // The master's compressor may have looped over rounds too (its calls between rounds then
+  // hold several rounds): the collectives per round are those that end every rank's run in
+  // exactly `rounds` rounds, the guess first.
+  std::vector<std::size_t> tries = {guess};
+  for (std::size_t k = 1; k <= after_core; ++k) {
+    if (k != guess) tries.push_back(k);
+  }
+  for (const std::size_t per_round : tries) {
+    if (per_round == 0) continue;
+    if (auto out = AlignRoundsWith(pieces, parts, m_rank, rounds, prologue, per_round, round_first,
+                                   round_end))
+      return out;
+  }
+  return Fail(5, m_rank);
+}
+
+// AlignRounds with `per_round` collectives ending each round and `prologue` collectives
+// before the first (`pieces`: each rank's calls cut at collectives, RoundPieces).
+std::optional<std::vector<RankInstances>> AlignRoundsWith(
+    const std::vector<std::vector<RoundPiece>>& pieces, const std::vector<RankParts>& parts,
+    std::size_t m_rank, int rounds, std::size_t prologue, std::size_t per_round,
+    std::size_t* round_first, std::size_t* round_end) {
+  auto Fail = [](int why, std::size_t rank) -> std::optional<std::vector<RankInstances>> {
+    if (std::getenv("PAS2P_PHASES_DEBUG") != nullptr)
+      std::fprintf(stderr, "rounds: not separated (case %d, rank %zu)\n", why, rank);
+    return std::nullopt;
+  };
+  const std::size_t n = pieces.size();
+  auto hands_out = [](const Instance& inst) {
+    for (const Leaf& l : inst.leaves) {
+      if ((l.kind == EventKind::kSend || l.kind == EventKind::kIsend) &&
+          l.disp != internal::kReplyDisp)
+        return true;
+    }
+    return false;
+  };
   // Per rank, the round's pools (all rounds' calls of a kind): 0 hand-out, 1 last replies,
   // then per collective ending the round: the collective and the calls after it (the last
   // one's calls after it are the next round's: pools 0 and 1).
@@ -980,7 +1034,33 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
     double done = 0;       // rounds ended (collectives ending a round seen, by weight)
     std::size_t next = 0;  // the next collective of the round's end expected
     bool in_epilogue = false;
-    for (RoundPiece& p : pieces[r]) {
+    // The current round's calls per pool: calls outside loops of one round join into one
+    // piece (the compressor may have cut a hand-out where a loop of another round began).
+    std::vector<std::vector<Instance>> open(pools);
+    auto add = [&](std::size_t pool, Instance inst) {
+      if (inst.weight > 1.5) {
+        pooled[r][pool].push_back(std::move(inst));  // a piece of several rounds at once
+      } else {
+        open[pool].push_back(std::move(inst));
+      }
+    };
+    auto close_round = [&]() {
+      for (std::size_t k = 0; k < pools; ++k) {
+        if (open[k].empty()) continue;
+        Instance joined = std::move(open[k].front());
+        for (std::size_t i = 1; i < open[k].size(); ++i) {
+          const Instance& more = open[k][i];
+          for (const Leaf& l : more.leaves) joined.leaves.push_back(l);
+          joined.time_ns += more.time_ns;
+          joined.global_ns += more.global_ns;
+          joined.last_step = std::max(joined.last_step, more.last_step);
+          joined.hash = internal::Mix(joined.hash ^ more.hash);
+        }
+        pooled[r][k].push_back(std::move(joined));
+        open[k].clear();
+      }
+    };
+    for (RoundPiece p : pieces[r]) {
       if (in_epilogue) {
         epi.push_back(std::move(p.inst));
         continue;
@@ -993,6 +1073,7 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
       }
       if (p.collective) {
         const double w = p.inst.weight;
+        close_round();
         pooled[r][2 + 2 * next].push_back(std::move(p.inst));
         if (++next == per_round) {
           next = 0;
@@ -1003,13 +1084,13 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
         continue;
       }
       if (next > 0) {
-        pooled[r][3 + 2 * (next - 1)].push_back(std::move(p.inst));
+        add(3 + 2 * (next - 1), std::move(p.inst));
         continue;
       }
       // Between a round's start and its end: the master's hand-out runs until its first
       // wait for a result, the rest are its replies; a worker's calls here are outside its
       // tasks (its stops).
-      if (r == m_rank && hands_out(p.inst) && p.inst.weight <= 1.5) {
+      if (r == m_rank && hands_out(p.inst)) {
         const auto& leaves = p.inst.leaves;
         std::size_t split = 0;
         while (split < leaves.size() && !IsCompletion(leaves[split].kind) &&
@@ -1020,12 +1101,19 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
         const double g =
             p.inst.global_ns / static_cast<double>(std::max<std::size_t>(1, leaves.size()));
         const auto mid = leaves.begin() + static_cast<std::ptrdiff_t>(split);
-        if (split > 0) pooled[r][0].push_back(flat_of({leaves.begin(), mid}, g));
-        if (split < leaves.size()) pooled[r][1].push_back(flat_of({mid, leaves.end()}, g));
+        // (A piece of calls repeated over several rounds keeps its weight.)
+        auto part = [&](const std::vector<Leaf>& ls) {
+          Instance i = flat_of(ls, g);
+          i.weight = p.inst.weight;
+          return i;
+        };
+        if (split > 0) add(0, part({leaves.begin(), mid}));
+        if (split < leaves.size()) add(1, part({mid, leaves.end()}));
       } else {
-        pooled[r][1].push_back(std::move(p.inst));
+        add(1, std::move(p.inst));
       }
     }
+    close_round();
     if (!in_epilogue) return Fail(5, r);
     if (!SplitAtCollectives(std::move(pro), &before[r])) return Fail(6, r);
     if (before[r].back()) return Fail(6, r);  // nothing after the last collective of the run's start
@@ -1036,21 +1124,115 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
     if (before[r].size() != before[0].size() || epilogue[r].size() != epilogue[0].size())
       return Fail(7, r);
   }
-  // A pool's pieces as one instance (the piece with the most calls describes the pool: a
-  // worker's pooled calls between rounds, a master's hand-out of a full round).
+  // A pool's pieces as one instance. Pieces of the same calls are one piece in several rounds
+  // (merged). When the compressor cut a round's calls into pieces, some of them looped over
+  // several rounds (a hand-out split where a loop over the rounds begins), the pool holds
+  // groups of different calls that each add up to the same rounds: one round is the groups'
+  // calls in the order they first appear. Otherwise the piece with the most calls describes
+  // the pool (a worker's calls between rounds pooled with those of a round it had no task in).
   auto merge = [](std::vector<Instance> list) -> std::optional<std::optional<Instance>> {
     if (list.empty()) return std::optional<Instance>{};
-    std::stable_sort(list.begin(), list.end(), [](const Instance& a, const Instance& b) {
-      return a.leaves.size() > b.leaves.size();
-    });
-    Instance out = std::move(list.front());
-    for (std::size_t i = 1; i < list.size(); ++i) {
-      if (out.leaves.size() == list[i].leaves.size()) {
-        for (std::size_t k = 0; k < out.leaves.size(); ++k) {
-          if (out.leaves[k].kind != list[i].leaves[k].kind) return std::nullopt;
+    auto structure = [](const Instance& inst) {
+      std::uint64_t h = internal::Mix(0x47525550);
+      for (const Leaf& l : inst.leaves) h = internal::Mix(h ^ l.hash);
+      return h;
+    };
+    std::vector<Instance> groups;
+    std::vector<std::uint64_t> keys;
+    for (Instance& inst : list) {
+      const std::uint64_t key = structure(inst);
+      const auto it = std::find(keys.begin(), keys.end(), key);
+      if (it == keys.end()) {
+        keys.push_back(key);
+        groups.push_back(std::move(inst));
+      } else {
+        MergeInstance(&groups[static_cast<std::size_t>(it - keys.begin())], inst);
+      }
+    }
+    bool layered = groups.size() > 1;
+    for (const Instance& g : groups)
+      layered = layered && std::fabs(g.weight - groups.front().weight) <= 0.5;
+    if (layered) {
+      Instance out = std::move(groups.front());
+      for (std::size_t i = 1; i < groups.size(); ++i) {
+        const Instance& more = groups[i];
+        for (const Leaf& l : more.leaves) out.leaves.push_back(l);
+        out.time_ns += more.time_ns;
+        out.global_ns += more.global_ns;
+        out.first_step = std::min(out.first_step, more.first_step);
+        out.last_step = std::max(out.last_step, more.last_step);
+        out.first_wall_ns = std::min(out.first_wall_ns, more.first_wall_ns);
+        out.hash = internal::Mix(out.hash ^ more.hash);
+      }
+      return std::optional<Instance>(std::move(out));
+    }
+    if (groups.size() > 1) {
+      // Pieces cut at different calls in different rounds (a hand-out to workers 1..4 and 5
+      // in one round, 5 and 1..4 in the others): the same calls per round in all, each call
+      // made a whole number of times per round (the weight of its rarest call).
+      std::vector<Leaf> calls;
+      std::vector<double> totals;
+      std::vector<std::uint64_t> hashes;
+      auto call_key = [](const Leaf& l) {
+        std::uint64_t h = internal::Mix(static_cast<std::uint64_t>(l.kind) + 0x4B);
+        h = internal::Mix(h ^ static_cast<std::uint32_t>(l.disp));
+        h = internal::Mix(h ^ static_cast<std::uint32_t>(l.recv_disp));
+        h = internal::Mix(h ^ static_cast<std::uint64_t>(l.comm));
+        return internal::Mix(h ^ static_cast<std::uint32_t>(l.tag));
+      };
+      for (const Instance& g : groups) {
+        for (const Leaf& l : g.leaves) {
+          const std::uint64_t key = call_key(l);
+          const auto it = std::find(hashes.begin(), hashes.end(), key);
+          if (it == hashes.end()) {
+            hashes.push_back(key);
+            calls.push_back(l);
+            totals.push_back(g.weight);
+          } else {
+            const auto k = static_cast<std::size_t>(it - hashes.begin());
+            calls[k].Merge(l);
+            totals[k] += g.weight;
+          }
         }
       }
-      MergeInstance(&out, list[i]);
+      const double rounds_of = *std::min_element(totals.begin(), totals.end());
+      bool whole = rounds_of > 0.5;
+      for (const double t : totals) {
+        whole = whole && std::fabs(t / rounds_of - std::round(t / rounds_of)) < 0.1;
+      }
+      if (whole) {
+        Instance out;
+        out.weight = rounds_of;
+        out.hash = internal::Mix(0x524F554E);
+        out.first_step = groups.front().first_step;
+        out.first_wall_ns = groups.front().first_wall_ns;
+        for (std::size_t k = 0; k < calls.size(); ++k) {
+          for (long c = 0; c < std::lround(totals[k] / rounds_of); ++c) {
+            out.leaves.push_back(calls[k]);
+            out.hash = internal::Mix(out.hash ^ calls[k].hash);
+          }
+        }
+        for (const Instance& g : groups) {
+          out.time_ns += g.time_ns;
+          out.global_ns += g.global_ns;
+          out.first_step = std::min(out.first_step, g.first_step);
+          out.last_step = std::max(out.last_step, g.last_step);
+          out.first_wall_ns = std::min(out.first_wall_ns, g.first_wall_ns);
+        }
+        return std::optional<Instance>(std::move(out));
+      }
+    }
+    std::stable_sort(groups.begin(), groups.end(), [](const Instance& a, const Instance& b) {
+      return a.leaves.size() > b.leaves.size();
+    });
+    Instance out = std::move(groups.front());
+    for (std::size_t i = 1; i < groups.size(); ++i) {
+      if (out.leaves.size() == groups[i].leaves.size()) {
+        for (std::size_t k = 0; k < out.leaves.size(); ++k) {
+          if (out.leaves[k].kind != groups[i].leaves[k].kind) return std::nullopt;
+        }
+      }
+      MergeInstance(&out, groups[i]);
     }
     return std::optional<Instance>(std::move(out));
   };
@@ -1071,7 +1253,7 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
     out.push_back(std::move(step));
     if (p == 0) {
       out.emplace_back(n);
-      for (std::size_t r = 0; r < n; ++r) out.back()[r] = std::move(parts[r].core);
+      for (std::size_t r = 0; r < n; ++r) out.back()[r] = parts[r].core;
     }
   }
   *round_end = out.size();

@@ -273,6 +273,9 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
       moved_in = e.recv_bytes;
     }
   } else if (IsCollective(e.kind)) {
+    // A collective ends the exchange with whoever answered last: the sends after it start
+    // anew (a master's hand-out of its next round's first tasks, not replies).
+    last_wildcard_source_ = kNoRank;
     l.root = IsRooted(e.kind) ? e.peer : kNoRank;
     l.peer = l.root;
     moved = e.send_bytes;
