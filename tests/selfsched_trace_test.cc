@@ -185,8 +185,7 @@ TEST(RoundsMaster, NotEndedByACollectiveIsRefusedWithTheRoundsNamed) {
   } catch (const UserError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("in 3 separate rounds"), std::string::npos) << what;
-    EXPECT_NE(what.find("no collective of all ranks ends every round"), std::string::npos)
-        << what;
+    EXPECT_NE(what.find("no collective of all ranks ends every round"), std::string::npos) << what;
   }
 }
 

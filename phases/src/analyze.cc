@@ -792,6 +792,31 @@ bool RoundPieces(std::vector<Instance> after, std::optional<Instance>* core,
     bool reply = false;
     for (const Leaf& l : inst.leaves) reply = reply || l.disp == internal::kReplyDisp;
     if (const std::ptrdiff_t k = loop && reply ? core_rotation(inst) : -1; k >= 0) {
+      // As the core's own loop (RegroupSelfScheduled): the calls before its wait for a
+      // result in its first run belong to the round's hand-out, the rest of its last run
+      // to the round's end.
+      std::vector<Leaf> head, tail;
+      if (k > 0 && inst.weight > 2.5) {
+        head.assign(inst.leaves.begin(), inst.leaves.begin() + k);
+        tail.assign(inst.leaves.begin() + k, inst.leaves.end());
+        const double part = 1.0 / inst.weight;
+        const double g = inst.time_ns > 0 ? inst.global_ns / inst.time_ns : 0;
+        double head_ns = 0, tail_ns = 0;
+        for (Leaf& l : head) head_ns += (l.time_ns *= part);
+        for (Leaf& l : tail) tail_ns += (l.time_ns *= part);
+        inst.weight -= 1;
+        inst.time_ns -= head_ns + tail_ns;
+        inst.global_ns -= (head_ns + tail_ns) * g;
+        Instance h = FlatInstance(head, head_ns * g);
+        h.time_ns = head_ns;
+        out->push_back(RoundPiece{std::move(h), false});
+        std::rotate(inst.leaves.begin(), inst.leaves.begin() + k, inst.leaves.end());
+        MergeInstance(&**core, inst);
+        Instance t = FlatInstance(tail, tail_ns * g);
+        t.time_ns = tail_ns;
+        out->push_back(RoundPiece{std::move(t), false});
+        continue;
+      }
       std::rotate(inst.leaves.begin(), inst.leaves.begin() + k, inst.leaves.end());
       MergeInstance(&**core, inst);
       continue;
@@ -928,10 +953,8 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
   for (std::size_t r = 0; r < n; ++r) {
     const std::vector<Leaf>* tasks = r == m_rank ? nullptr : &body;
     std::vector<RoundPiece> first, second;
-    if (!RoundPieces(std::move(parts[r].before), &parts[r].core, tasks, &first))
-      return Fail(1, r);
-    if (!RoundPieces(std::move(parts[r].after), &parts[r].core, tasks, &second))
-      return Fail(1, r);
+    if (!RoundPieces(std::move(parts[r].before), &parts[r].core, tasks, &first)) return Fail(1, r);
+    if (!RoundPieces(std::move(parts[r].after), &parts[r].core, tasks, &second)) return Fail(1, r);
     // Tasks the compressor cut between two pieces of calls outside loops: once joined.
     auto tasks_out = [&](std::vector<RoundPiece> list) {
       if (!tasks || body.empty()) return list;
@@ -1019,8 +1042,8 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
   // then per collective ending the round: the collective and the calls after it (the last
   // one's calls after it are the next round's: pools 0 and 1).
   const std::size_t pools = 1 + 2 * per_round;
-  std::vector<std::vector<std::vector<Instance>>> pooled(
-      n, std::vector<std::vector<Instance>>(pools));
+  std::vector<std::vector<std::vector<Instance>>> pooled(n,
+                                                         std::vector<std::vector<Instance>>(pools));
   std::vector<std::vector<std::optional<Instance>>> before(n), epilogue(n);
   auto flat_of = [](const std::vector<Leaf>& ls, double global_per_call) {
     Instance i = FlatInstance(ls, global_per_call * static_cast<double>(ls.size()));
@@ -1093,9 +1116,9 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
       if (r == m_rank && hands_out(p.inst)) {
         const auto& leaves = p.inst.leaves;
         std::size_t split = 0;
-        while (split < leaves.size() && !IsCompletion(leaves[split].kind) &&
-               !(leaves[split].kind == EventKind::kRecv &&
-                 leaves[split].disp == internal::kAnyDisp)) {
+        while (
+            split < leaves.size() && !IsCompletion(leaves[split].kind) &&
+            !(leaves[split].kind == EventKind::kRecv && leaves[split].disp == internal::kAnyDisp)) {
           ++split;
         }
         const double g =
@@ -1116,13 +1139,64 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
     close_round();
     if (!in_epilogue) return Fail(5, r);
     if (!SplitAtCollectives(std::move(pro), &before[r])) return Fail(6, r);
-    if (before[r].back()) return Fail(6, r);  // nothing after the last collective of the run's start
+    if (before[r].back())
+      return Fail(6, r);  // nothing after the last collective of the run's start
     before[r].pop_back();
     if (!SplitAtCollectives(std::move(epi), &epilogue[r])) return Fail(6, r);
   }
   for (std::size_t r = 0; r < n; ++r) {
     if (before[r].size() != before[0].size() || epilogue[r].size() != epilogue[0].size())
       return Fail(7, r);
+  }
+  // The master's loop of replies as it runs in a round starts at its wait for a result: a
+  // loop the compressor began earlier (its first calls post the receive of the hand-out's
+  // last task) gives those first calls of each round's first run to the hand-out and the
+  // rest of each round's last run to the round's end (RegroupSelfScheduled does the same for
+  // one round).
+  std::optional<Instance> mcore = parts[m_rank].core;
+  if (mcore && mcore->weight > 2.0 * rounds + 0.5) {
+    Instance& loop = *mcore;
+    std::size_t start = 0;
+    while (start < loop.leaves.size() && !IsCompletion(loop.leaves[start].kind) &&
+           !(loop.leaves[start].kind == EventKind::kRecv &&
+             loop.leaves[start].disp == internal::kAnyDisp)) {
+      ++start;
+    }
+    // Only when what follows the loop in a round starts with the same calls as that rest (a
+    // run of final replies like the loop's); a loop that posts its receive first (irecv,
+    // wait, reply) ends in whole runs already.
+    bool rest_continues = start > 0 && !pooled[m_rank][1].empty();
+    for (std::size_t i = start; rest_continues && i < loop.leaves.size(); ++i) {
+      const std::vector<Leaf>& next = pooled[m_rank][1].front().leaves;
+      const std::size_t k = i - start;
+      rest_continues = k < next.size() && next[k].kind == loop.leaves[i].kind &&
+                       next[k].disp == loop.leaves[i].disp && next[k].comm == loop.leaves[i].comm;
+    }
+    if (rest_continues && start < loop.leaves.size()) {
+      const double part = static_cast<double>(rounds) / loop.weight;
+      std::vector<Leaf> head(loop.leaves.begin(),
+                             loop.leaves.begin() + static_cast<std::ptrdiff_t>(start));
+      std::vector<Leaf> tail(loop.leaves.begin() + static_cast<std::ptrdiff_t>(start),
+                             loop.leaves.end());
+      double head_ns = 0, tail_ns = 0;
+      for (Leaf& l : head) head_ns += (l.time_ns *= part);
+      for (Leaf& l : tail) tail_ns += (l.time_ns *= part);
+      const double g = loop.time_ns > 0 ? loop.global_ns / loop.time_ns : 0;
+      Instance h = FlatInstance(head, head_ns * g), t = FlatInstance(tail, tail_ns * g);
+      h.weight = t.weight = rounds;
+      h.time_ns = head_ns;
+      t.time_ns = tail_ns;
+      pooled[m_rank][0].push_back(std::move(h));
+      pooled[m_rank][1].insert(pooled[m_rank][1].begin(), std::move(t));
+      std::rotate(loop.leaves.begin(), loop.leaves.begin() + static_cast<std::ptrdiff_t>(start),
+                  loop.leaves.end());
+      loop.weight -= rounds;
+      loop.time_ns -= head_ns + tail_ns;
+      loop.global_ns -= (head_ns + tail_ns) * g;
+      std::uint64_t hash = internal::Mix(0x4D415354);
+      for (const Leaf& l : loop.leaves) hash = internal::Mix(hash ^ internal::Mix(l.hash + 0x9E37));
+      loop.hash = hash;
+    }
   }
   // A pool's pieces as one instance. Pieces of the same calls are one piece in several rounds
   // (merged). When the compressor cut a round's calls into pieces, some of them looped over
@@ -1169,7 +1243,7 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
     if (groups.size() > 1) {
       // Pieces cut at different calls in different rounds (a hand-out to workers 1..4 and 5
       // in one round, 5 and 1..4 in the others): the same calls per round in all, each call
-      // made a whole number of times per round (the weight of its rarest call).
+      // made once per round.
       std::vector<Leaf> calls;
       std::vector<double> totals;
       std::vector<std::uint64_t> hashes;
@@ -1197,9 +1271,9 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
       }
       const double rounds_of = *std::min_element(totals.begin(), totals.end());
       bool whole = rounds_of > 0.5;
-      for (const double t : totals) {
-        whole = whole && std::fabs(t / rounds_of - std::round(t / rounds_of)) < 0.1;
-      }
+      // (Each call once per round: calls repeated in a round, as a hand-out's receives
+      // posted from any source, would lose their order among the other calls.)
+      for (const double t : totals) whole = whole && std::fabs(t / rounds_of - 1) < 0.1;
       if (whole) {
         Instance out;
         out.weight = rounds_of;
@@ -1253,7 +1327,7 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
     out.push_back(std::move(step));
     if (p == 0) {
       out.emplace_back(n);
-      for (std::size_t r = 0; r < n; ++r) out.back()[r] = parts[r].core;
+      for (std::size_t r = 0; r < n; ++r) out.back()[r] = r == m_rank ? mcore : parts[r].core;
     }
   }
   *round_end = out.size();

@@ -463,8 +463,7 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
     }
     sig.sequence = SequenceFrom(j.at("sequence"), 1, origin);
     if (j.contains("scheduled_rounds")) sig.scheduled_rounds = j.at("scheduled_rounds").get<int>();
-    if (j.contains("rounds_separated"))
-      sig.rounds_separated = j.at("rounds_separated").get<bool>();
+    if (j.contains("rounds_separated")) sig.rounds_separated = j.at("rounds_separated").get<bool>();
     for (const Json& jp : j.at("phases")) {
       Phase p;
       p.id = jp.at("id").get<int>();

@@ -443,9 +443,10 @@ TraceData MakeSelfScheduled(int nprocs, int tasks, MasterShape shape, std::int64
     }
     while (!busy.empty()) {
       // The result that arrives first (ties: the lower rank).
-      auto it = skewed ? busy.begin() : std::min_element(busy.begin(), busy.end(), [&](int a, int b) {
-        return std::tie(done[a], a) < std::tie(done[b], b);
-      });
+      auto it =
+          skewed ? busy.begin() : std::min_element(busy.begin(), busy.end(), [&](int a, int b) {
+            return std::tie(done[a], a) < std::tie(done[b], b);
+          });
       const int w = *it;
       Event e;
       if (shape == MasterShape::kWaitany) {

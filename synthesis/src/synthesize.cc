@@ -60,7 +60,7 @@ struct SynthesizedTrace::Impl {
     std::vector<std::int64_t> round_tasks;
     std::vector<std::vector<std::int32_t>> round_tasks_of;
     double makespan_ns = 0;  // the schedule's last completion (summed over the rounds)
-    std::int64_t busy = 0;               // workers with at least one task
+    std::int64_t busy = 0;   // workers with at least one task
     // The master's loop has no occurrence at N (fewer tasks than workers); the phase is kept
     // in the run, once, for the workers' tasks.
     bool master_idle = false;
@@ -191,9 +191,9 @@ class ListSchedule {
     double cost = 0;
     const std::uint64_t k = static_cast<std::uint64_t>(given_[static_cast<std::size_t>(w)]);
     for (std::size_t i = 0; i < s_.worker_slots.size(); ++i) {
-      cost += static_cast<double>(s_.worker_cpu_ns[i]) *
-              BurstFactor(*s_.worker_slots[i], static_cast<std::uint64_t>(w),
-                          TaskDrawKey(round_, k));
+      cost +=
+          static_cast<double>(s_.worker_cpu_ns[i]) *
+          BurstFactor(*s_.worker_slots[i], static_cast<std::uint64_t>(w), TaskDrawKey(round_, k));
     }
     free_.emplace(at + cost, w);
     ++given_[static_cast<std::size_t>(w)];
@@ -495,7 +495,8 @@ class SynthRank : public RankEventSource {
   // phase in a model of several rounds; the only round otherwise.
   std::int64_t ScheduleRound() const {
     const auto& sch = impl_->schedule;
-    if (sch.phase < 0 || !trace_->model().phases[static_cast<std::size_t>(sch.phase)].rounds.present)
+    if (sch.phase < 0 ||
+        !trace_->model().phases[static_cast<std::size_t>(sch.phase)].rounds.present)
       return 0;
     return std::max<std::int64_t>(0, round_);
   }
@@ -504,7 +505,8 @@ class SynthRank : public RankEventSource {
     ++replies_;
     const std::int64_t round = ScheduleRound();
     if (counting_) {
-      round_replies_.resize(std::max(round_replies_.size(), static_cast<std::size_t>(round + 1)), 0);
+      round_replies_.resize(std::max(round_replies_.size(), static_cast<std::size_t>(round + 1)),
+                            0);
       ++round_replies_[static_cast<std::size_t>(round)];
     }
     const auto& sch = impl_->schedule;
@@ -833,7 +835,7 @@ class SynthRank : public RankEventSource {
   std::vector<std::int64_t> cache_;
   const SlotAt* cache_slot_ = nullptr;
   std::uint64_t cache_run_ = 0;
-  int cur_phase_ = -1;       // the phase of the run item being made
+  int cur_phase_ = -1;  // the phase of the run item being made
   // The round of the scheduled phase: its runs entered so far - 1 (-1 before the first),
   // and the run item (runs_done_ + 1) of the latest.
   std::int64_t round_ = -1;

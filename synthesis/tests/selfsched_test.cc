@@ -156,8 +156,7 @@ constexpr int kRoundTasks = 120;
 std::vector<phases::Signature> TrainRounds(MasterShape shape) {
   std::vector<phases::Signature> sigs;
   for (int n : {4, 8, 16, 32}) {
-    sigs.push_back(
-        Analyze(MakeSelfScheduled(n, kRoundTasks, shape, 100000, false, kRounds)));
+    sigs.push_back(Analyze(MakeSelfScheduled(n, kRoundTasks, shape, 100000, false, kRounds)));
   }
   return sigs;
 }
@@ -231,8 +230,8 @@ TEST_P(SelfScheduledRoundsTest, EachRoundIsScheduledOnItsOwn) {
   }
   for (int r = 1; r < 64; ++r) EXPECT_EQ(sent[r], received[r]) << "worker " << r;
   for (int k = 0; k < kRounds; ++k) {
-    EXPECT_NEAR(static_cast<double>(round_receives[static_cast<std::size_t>(k)]),
-                kRoundTasks + 63, 0.03 * kRoundTasks)
+    EXPECT_NEAR(static_cast<double>(round_receives[static_cast<std::size_t>(k)]), kRoundTasks + 63,
+                0.03 * kRoundTasks)
         << "round " << k;
   }
 }
@@ -327,4 +326,3 @@ TEST(BundledMasterworkerTest, ModelPredictAndValidate) {
 
 }  // namespace
 }  // namespace pas2p::synthesis
-

@@ -104,9 +104,8 @@ class SynthesizedTrace : public TraceSource {
   std::int64_t nprocs_;
   SynthOptions options_;
   TraceMetadata metadata_;
-  phases::Sequence ScaleSequence(const phases::Sequence& items, std::int64_t from,
-                                 std::int64_t to, double applied,
-                                 const std::vector<double>& factor,
+  phases::Sequence ScaleSequence(const phases::Sequence& items, std::int64_t from, std::int64_t to,
+                                 double applied, const std::vector<double>& factor,
                                  std::vector<double>* carry) const;
 
   phases::Sequence sequence_;
