@@ -329,6 +329,59 @@ Instance FlatInstance(const std::vector<Leaf>& leaves, double global_ns) {
   return inst;
 }
 
+// Where a master's loop of replies starts as it runs: at its wait for a result (its
+// wildcard completion or receive). The compressor may have begun the loop earlier (its
+// first calls post the receive of the hand-out's last task).
+std::size_t ReplyLoopStart(const Instance& loop) {
+  std::size_t start = 0;
+  while (start < loop.leaves.size() && !IsCompletion(loop.leaves[start].kind) &&
+         !(loop.leaves[start].kind == EventKind::kRecv &&
+           loop.leaves[start].disp == internal::kAnyDisp)) {
+    ++start;
+  }
+  return start;
+}
+
+// Whether `next` starts with `loop`'s calls from `start` on (the rest of its last run), with
+// something before `start` to move.
+bool RestContinues(const Instance& loop, std::size_t start, const Instance& next) {
+  if (start == 0 || start >= loop.leaves.size()) return false;
+  for (std::size_t i = start; i < loop.leaves.size(); ++i) {
+    const std::size_t k = i - start;
+    if (k >= next.leaves.size() || next.leaves[k].kind != loop.leaves[i].kind ||
+        next.leaves[k].disp != loop.leaves[i].disp || next.leaves[k].comm != loop.leaves[i].comm) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Takes `runs` runs of `loop` apart at `start`: their first calls (before `start`) and
+// their rest come back as two flat instances of weight `runs` (for the hand-out before the
+// loop and the end after it), and the loop, `runs` iterations shorter, starts at `start`.
+std::pair<Instance, Instance> SplitReplyLoop(Instance* loop, std::size_t start, double runs) {
+  const double part = runs / loop->weight;
+  std::vector<Leaf> head(loop->leaves.begin(),
+                         loop->leaves.begin() + static_cast<std::ptrdiff_t>(start));
+  std::vector<Leaf> tail(loop->leaves.begin() + static_cast<std::ptrdiff_t>(start),
+                         loop->leaves.end());
+  double head_ns = 0, tail_ns = 0;
+  for (Leaf& l : head) head_ns += (l.time_ns *= part);
+  for (Leaf& l : tail) tail_ns += (l.time_ns *= part);
+  const double g = loop->time_ns > 0 ? loop->global_ns / loop->time_ns : 0;
+  Instance h = FlatInstance(head, head_ns * g), t = FlatInstance(tail, tail_ns * g);
+  h.weight = t.weight = runs;
+  std::rotate(loop->leaves.begin(), loop->leaves.begin() + static_cast<std::ptrdiff_t>(start),
+              loop->leaves.end());
+  loop->weight -= runs;
+  loop->time_ns -= head_ns + tail_ns;
+  loop->global_ns -= (head_ns + tail_ns) * g;
+  std::uint64_t hash = internal::Mix(0x4D415354);
+  for (const Leaf& l : loop->leaves) hash = internal::Mix(hash ^ internal::Mix(l.hash + 0x9E37));
+  loop->hash = hash;
+  return {std::move(h), std::move(t)};
+}
+
 // Finds a self-scheduled run and regroups its workers' calls. The master is the one rank
 // that repeats a loop holding a reply (a send to the source of the latest wildcard receive);
 // the workers are all other ranks, and each of their point-to-point calls goes to the
@@ -571,42 +624,15 @@ int RegroupSelfScheduled(std::vector<std::vector<Instance>>* seqs, std::vector<R
   // receive): the calls the compressor saw first (the receive posted for the first result)
   // belong to the hand-out before it, and the last iteration's rest to the end after it.
   Instance& loop = *mp.core;
-  std::size_t start = 0;
-  while (start < loop.leaves.size() && !IsCompletion(loop.leaves[start].kind) &&
-         !(loop.leaves[start].kind == EventKind::kRecv &&
-           loop.leaves[start].disp == internal::kAnyDisp)) {
-    ++start;
-  }
+  const std::size_t start = ReplyLoopStart(loop);
   // Only when the end after the loop starts with the same calls as that rest (a run of
   // final replies like the loop's); a loop that posts its receive first (irecv, wait, reply)
   // ends in whole iterations already.
-  bool rest_continues = start > 0 && !mp.after.empty() && mp.after.front().weight <= 1.5;
-  for (std::size_t i = start; rest_continues && i < loop.leaves.size(); ++i) {
-    const std::vector<Leaf>& next = mp.after.front().leaves;
-    const std::size_t k = i - start;
-    rest_continues = k < next.size() && next[k].kind == loop.leaves[i].kind &&
-                     next[k].disp == loop.leaves[i].disp && next[k].comm == loop.leaves[i].comm;
-  }
-  if (rest_continues && start < loop.leaves.size() && loop.weight > 2.5) {
-    const double part = 1.0 / loop.weight;
-    std::vector<Leaf> head(loop.leaves.begin(),
-                           loop.leaves.begin() + static_cast<std::ptrdiff_t>(start));
-    std::vector<Leaf> tail(loop.leaves.begin() + static_cast<std::ptrdiff_t>(start),
-                           loop.leaves.end());
-    double head_ns = 0, tail_ns = 0;
-    for (Leaf& l : head) head_ns += (l.time_ns *= part);
-    for (Leaf& l : tail) tail_ns += (l.time_ns *= part);
-    const double g = loop.time_ns > 0 ? loop.global_ns / loop.time_ns : 0;
-    mp.before.push_back(FlatInstance(head, head_ns * g));
-    mp.after.insert(mp.after.begin(), FlatInstance(tail, tail_ns * g));
-    std::rotate(loop.leaves.begin(), loop.leaves.begin() + static_cast<std::ptrdiff_t>(start),
-                loop.leaves.end());
-    loop.weight -= 1;
-    loop.time_ns -= head_ns + tail_ns;
-    loop.global_ns -= (head_ns + tail_ns) * g;
-    std::uint64_t h = internal::Mix(0x4D415354);
-    for (const Leaf& l : loop.leaves) h = internal::Mix(h ^ internal::Mix(l.hash + 0x9E37));
-    loop.hash = h;
+  if (!mp.after.empty() && mp.after.front().weight <= 1.5 &&
+      RestContinues(loop, start, mp.after.front()) && loop.weight > 2.5) {
+    auto [head, tail] = SplitReplyLoop(&loop, start, 1);
+    mp.before.push_back(std::move(head));
+    mp.after.insert(mp.after.begin(), std::move(tail));
   }
   return master;
 }
@@ -1156,46 +1182,14 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
   std::optional<Instance> mcore = parts[m_rank].core;
   if (mcore && mcore->weight > 2.0 * rounds + 0.5) {
     Instance& loop = *mcore;
-    std::size_t start = 0;
-    while (start < loop.leaves.size() && !IsCompletion(loop.leaves[start].kind) &&
-           !(loop.leaves[start].kind == EventKind::kRecv &&
-             loop.leaves[start].disp == internal::kAnyDisp)) {
-      ++start;
-    }
+    const std::size_t start = ReplyLoopStart(loop);
     // Only when what follows the loop in a round starts with the same calls as that rest (a
     // run of final replies like the loop's); a loop that posts its receive first (irecv,
     // wait, reply) ends in whole runs already.
-    bool rest_continues = start > 0 && !pooled[m_rank][1].empty();
-    for (std::size_t i = start; rest_continues && i < loop.leaves.size(); ++i) {
-      const std::vector<Leaf>& next = pooled[m_rank][1].front().leaves;
-      const std::size_t k = i - start;
-      rest_continues = k < next.size() && next[k].kind == loop.leaves[i].kind &&
-                       next[k].disp == loop.leaves[i].disp && next[k].comm == loop.leaves[i].comm;
-    }
-    if (rest_continues && start < loop.leaves.size()) {
-      const double part = static_cast<double>(rounds) / loop.weight;
-      std::vector<Leaf> head(loop.leaves.begin(),
-                             loop.leaves.begin() + static_cast<std::ptrdiff_t>(start));
-      std::vector<Leaf> tail(loop.leaves.begin() + static_cast<std::ptrdiff_t>(start),
-                             loop.leaves.end());
-      double head_ns = 0, tail_ns = 0;
-      for (Leaf& l : head) head_ns += (l.time_ns *= part);
-      for (Leaf& l : tail) tail_ns += (l.time_ns *= part);
-      const double g = loop.time_ns > 0 ? loop.global_ns / loop.time_ns : 0;
-      Instance h = FlatInstance(head, head_ns * g), t = FlatInstance(tail, tail_ns * g);
-      h.weight = t.weight = rounds;
-      h.time_ns = head_ns;
-      t.time_ns = tail_ns;
-      pooled[m_rank][0].push_back(std::move(h));
-      pooled[m_rank][1].insert(pooled[m_rank][1].begin(), std::move(t));
-      std::rotate(loop.leaves.begin(), loop.leaves.begin() + static_cast<std::ptrdiff_t>(start),
-                  loop.leaves.end());
-      loop.weight -= rounds;
-      loop.time_ns -= head_ns + tail_ns;
-      loop.global_ns -= (head_ns + tail_ns) * g;
-      std::uint64_t hash = internal::Mix(0x4D415354);
-      for (const Leaf& l : loop.leaves) hash = internal::Mix(hash ^ internal::Mix(l.hash + 0x9E37));
-      loop.hash = hash;
+    if (!pooled[m_rank][1].empty() && RestContinues(loop, start, pooled[m_rank][1].front())) {
+      auto [head, tail] = SplitReplyLoop(&loop, start, rounds);
+      pooled[m_rank][0].push_back(std::move(head));
+      pooled[m_rank][1].insert(pooled[m_rank][1].begin(), std::move(tail));
     }
   }
   // A pool's pieces as one instance. Pieces of the same calls are one piece in several rounds
