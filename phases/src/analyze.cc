@@ -917,6 +917,23 @@ bool RoundPieces(std::vector<Instance> after, std::optional<Instance>* core,
   return true;
 }
 
+// Why the rounds could not be told apart (printed with PAS2P_PHASES_DEBUG); no alignment.
+std::optional<std::vector<RankInstances>> RoundsNotSeparated(int why, std::size_t rank) {
+  if (std::getenv("PAS2P_PHASES_DEBUG") != nullptr)
+    std::fprintf(stderr, "rounds: not separated (case %d, rank %zu)\n", why, rank);
+  return std::nullopt;
+}
+
+// Whether `inst` hands out work: a send to a named rank that is not a reply.
+bool HandsOut(const Instance& inst) {
+  for (const Leaf& l : inst.leaves) {
+    if ((l.kind == EventKind::kSend || l.kind == EventKind::kIsend) &&
+        l.disp != internal::kReplyDisp)
+      return true;
+  }
+  return false;
+}
+
 // A self-scheduled run of several rounds (`rounds` > 1: the master hands out a new pool per
 // round) whose rounds end with collectives of all ranks, aligned as the phases of ONE round
 // pooled over the rounds: the calls before the first round (cut at collectives), then the
@@ -937,12 +954,6 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
 std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> parts, int master,
                                                       int rounds, std::size_t* round_first,
                                                       std::size_t* round_end) {
-  // Why the rounds could not be told apart (PAS2P_PHASES_DEBUG).
-  auto Fail = [](int why, std::size_t rank) -> std::optional<std::vector<RankInstances>> {
-    if (std::getenv("PAS2P_PHASES_DEBUG") != nullptr)
-      std::fprintf(stderr, "rounds: not separated (case %d, rank %zu)\n", why, rank);
-    return std::nullopt;
-  };
   const std::size_t n = parts.size();
   const auto m_rank = static_cast<std::size_t>(master);
   // Per rank, its calls cut at collectives: before the core, then (after a null marker for
@@ -979,8 +990,10 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
   for (std::size_t r = 0; r < n; ++r) {
     const std::vector<Leaf>* tasks = r == m_rank ? nullptr : &body;
     std::vector<RoundPiece> first, second;
-    if (!RoundPieces(std::move(parts[r].before), &parts[r].core, tasks, &first)) return Fail(1, r);
-    if (!RoundPieces(std::move(parts[r].after), &parts[r].core, tasks, &second)) return Fail(1, r);
+    if (!RoundPieces(std::move(parts[r].before), &parts[r].core, tasks, &first))
+      return RoundsNotSeparated(1, r);
+    if (!RoundPieces(std::move(parts[r].after), &parts[r].core, tasks, &second))
+      return RoundsNotSeparated(1, r);
     // Tasks the compressor cut between two pieces of calls outside loops: once joined.
     auto tasks_out = [&](std::vector<RoundPiece> list) {
       if (!tasks || body.empty()) return list;
@@ -1001,14 +1014,6 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
     core_at[r] = pieces[r].size();
     for (RoundPiece& p : tasks_out(join(std::move(second)))) pieces[r].push_back(std::move(p));
   }
-  auto hands_out = [](const Instance& inst) {
-    for (const Leaf& l : inst.leaves) {
-      if ((l.kind == EventKind::kSend || l.kind == EventKind::kIsend) &&
-          l.disp != internal::kReplyDisp)
-        return true;
-    }
-    return false;
-  };
   // The collectives before the first round (the master's before its core), and those ending
   // a round: the master's after its core and before its next hand-out (a send to a named
   // rank that is not a reply).
@@ -1023,11 +1028,11 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
     after_core += p.collective;
     if (guessing && p.collective) {
       ++guess;
-    } else if (guess > 0 && hands_out(p.inst)) {
+    } else if (guess > 0 && HandsOut(p.inst)) {
       guessing = false;
     }
   }
-  if (after_core == 0) return Fail(2, m_rank);
+  if (after_core == 0) return RoundsNotSeparated(2, m_rank);
   // The master's compressor may have looped over rounds too (its calls between rounds then
   // hold several rounds): the collectives per round are those that end every rank's run in
   // exactly `rounds` rounds, the guess first.
@@ -1041,7 +1046,7 @@ std::optional<std::vector<RankInstances>> AlignRounds(std::vector<RankParts> par
                                    round_end))
       return out;
   }
-  return Fail(5, m_rank);
+  return RoundsNotSeparated(5, m_rank);
 }
 
 // AlignRounds with `per_round` collectives ending each round and `prologue` collectives
@@ -1050,20 +1055,7 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
     const std::vector<std::vector<RoundPiece>>& pieces, const std::vector<RankParts>& parts,
     std::size_t m_rank, int rounds, std::size_t prologue, std::size_t per_round,
     std::size_t* round_first, std::size_t* round_end) {
-  auto Fail = [](int why, std::size_t rank) -> std::optional<std::vector<RankInstances>> {
-    if (std::getenv("PAS2P_PHASES_DEBUG") != nullptr)
-      std::fprintf(stderr, "rounds: not separated (case %d, rank %zu)\n", why, rank);
-    return std::nullopt;
-  };
   const std::size_t n = pieces.size();
-  auto hands_out = [](const Instance& inst) {
-    for (const Leaf& l : inst.leaves) {
-      if ((l.kind == EventKind::kSend || l.kind == EventKind::kIsend) &&
-          l.disp != internal::kReplyDisp)
-        return true;
-    }
-    return false;
-  };
   // Per rank, the round's pools (all rounds' calls of a kind): 0 hand-out, 1 last replies,
   // then per collective ending the round: the collective and the calls after it (the last
   // one's calls after it are the next round's: pools 0 and 1).
@@ -1115,7 +1107,7 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
         continue;
       }
       if (pro_seen < prologue) {
-        if (p.inst.weight > 1.5 && p.collective) return Fail(3, r);
+        if (p.inst.weight > 1.5 && p.collective) return RoundsNotSeparated(3, r);
         pro_seen += p.collective;
         pro.push_back(std::move(p.inst));
         continue;
@@ -1127,7 +1119,7 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
         if (++next == per_round) {
           next = 0;
           done += w;
-          if (done > rounds + 0.5) return Fail(4, r);
+          if (done > rounds + 0.5) return RoundsNotSeparated(4, r);
           if (std::fabs(done - rounds) <= 0.5) in_epilogue = true;
         }
         continue;
@@ -1139,7 +1131,7 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
       // Between a round's start and its end: the master's hand-out runs until its first
       // wait for a result, the rest are its replies; a worker's calls here are outside its
       // tasks (its stops).
-      if (r == m_rank && hands_out(p.inst)) {
+      if (r == m_rank && HandsOut(p.inst)) {
         const auto& leaves = p.inst.leaves;
         std::size_t split = 0;
         while (
@@ -1163,16 +1155,16 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
       }
     }
     close_round();
-    if (!in_epilogue) return Fail(5, r);
-    if (!SplitAtCollectives(std::move(pro), &before[r])) return Fail(6, r);
+    if (!in_epilogue) return RoundsNotSeparated(5, r);
+    if (!SplitAtCollectives(std::move(pro), &before[r])) return RoundsNotSeparated(6, r);
     if (before[r].back())
-      return Fail(6, r);  // nothing after the last collective of the run's start
+      return RoundsNotSeparated(6, r);  // nothing after the last collective of the run's start
     before[r].pop_back();
-    if (!SplitAtCollectives(std::move(epi), &epilogue[r])) return Fail(6, r);
+    if (!SplitAtCollectives(std::move(epi), &epilogue[r])) return RoundsNotSeparated(6, r);
   }
   for (std::size_t r = 0; r < n; ++r) {
     if (before[r].size() != before[0].size() || epilogue[r].size() != epilogue[0].size())
-      return Fail(7, r);
+      return RoundsNotSeparated(7, r);
   }
   // The master's loop of replies as it runs in a round starts at its wait for a result: a
   // loop the compressor began earlier (its first calls post the receive of the hand-out's
@@ -1315,7 +1307,7 @@ std::optional<std::vector<RankInstances>> AlignRoundsWith(
     RankInstances step(n);
     for (std::size_t r = 0; r < n; ++r) {
       auto merged = merge(std::move(pooled[r][p]));
-      if (!merged) return Fail(9, r);
+      if (!merged) return RoundsNotSeparated(9, r);
       step[r] = std::move(*merged);
     }
     out.push_back(std::move(step));
