@@ -19,7 +19,21 @@
  *      sizes N / P x (1 + (r + d) % 3) doubles, then work; allreduce every 5 iterations
  *   9  3-D halo on a NON-periodic MPI_Dims_create(P, 3) grid (N^3 points) with MPI_Sendrecv
  *      in both directions of each dimension; boundary ranks call it with MPI_PROC_NULL (as
- *      MPI_Cart_shift returns); allreduce every 5 iterations */
+ *      MPI_Cart_shift returns); allreduce every 5 iterations
+ *  10  overlapped nonblocking collectives: MPI_Iallreduce of N/P doubles and MPI_Ibcast of 64
+ *      doubles from rank 0 started, work while they run, MPI_Waitall
+ *  11  prefix sums and a distributed vector: MPI_Exscan of a count, work, MPI_Reduce_scatter
+ *      with uneven counts (N / P + (r < N % P) doubles to rank r), MPI_Allgather of one
+ *      double, MPI_Scan every 4 iterations
+ *  12  recursive-doubling allreduce written by hand at any count (as MPICH does): with
+ *      p2 the largest power of two <= P, ranks >= p2 first send to rank - p2; ranks < p2
+ *      exchange with rank ^ 2^k for each k (MPI_Sendrecv, N doubles); the result goes back
+ *      to the ranks >= p2
+ *  13  broadcast from a rotating root (an LU factorization's panel): iteration k's root is
+ *      k mod P, MPI_Bcast of N / P doubles, work shrinking with k
+ *  14  messages of unknown size: a ring shift where each rank MPI_Probe's its left
+ *      neighbour, reads the size with MPI_Get_count and then MPI_Recv's it; sizes N / P x
+ *      (1 + (rank + it) % 4) doubles, sent with MPI_Ssend by even ranks first */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -217,6 +231,84 @@ int main(int argc, char** argv) {
                      MPI_STATUS_IGNORE);
       }
       if ((it + 1) % 5 == 0) MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, cart);
+    }
+  } else if (mode == 10) {
+    long local = N / P;
+    double* in = calloc(local + 1, sizeof(double));
+    double* out = calloc(local + 1, sizeof(double));
+    double panel[64] = {0};
+    for (int it = 0; it < iters; ++it) {
+      MPI_Request req[2];
+      MPI_Iallreduce(in, out, local, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req[0]);
+      MPI_Ibcast(panel, 64, MPI_DOUBLE, 0, MPI_COMM_WORLD, &req[1]);
+      work(local * 20);
+      MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+    }
+  } else if (mode == 11) {
+    int* counts = malloc(sizeof(int) * P);
+    for (int r = 0; r < P; ++r) counts[r] = N / P + (r < N % P);
+    double* v = calloc(N, sizeof(double));
+    double* mine = calloc(N / P + 1, sizeof(double));
+    double* all = calloc(P, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      long c = counts[rank], before = 0, total = 0;
+      MPI_Exscan(&c, &before, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+      work(counts[rank] * 200L);
+      MPI_Reduce_scatter(v, mine, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      double x = mine[0];
+      MPI_Allgather(&x, 1, MPI_DOUBLE, all, 1, MPI_DOUBLE, MPI_COMM_WORLD);
+      if ((it + 1) % 4 == 0) MPI_Scan(&c, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    }
+  } else if (mode == 12) {
+    int p2 = 1;
+    while (p2 * 2 <= P) p2 *= 2;
+    double* a = calloc(N, sizeof(double));
+    double* b = calloc(N, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(N * 40 / P);
+      if (rank >= p2) {
+        MPI_Send(a, N, MPI_DOUBLE, rank - p2, 1, MPI_COMM_WORLD);
+      } else if (rank + p2 < P) {
+        MPI_Recv(b, N, MPI_DOUBLE, rank + p2, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+      if (rank < p2) {
+        for (int mask = 1; mask < p2; mask <<= 1) {
+          MPI_Sendrecv(a, N, MPI_DOUBLE, rank ^ mask, 2, b, N, MPI_DOUBLE, rank ^ mask, 2,
+                       MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          work(N);
+        }
+      }
+      if (rank >= p2) {
+        MPI_Recv(a, N, MPI_DOUBLE, rank - p2, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else if (rank + p2 < P) {
+        MPI_Send(a, N, MPI_DOUBLE, rank + p2, 3, MPI_COMM_WORLD);
+      }
+    }
+  } else if (mode == 13) {
+    long panel = N / P;
+    double* buf = calloc(panel + 1, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      MPI_Bcast(buf, panel, MPI_DOUBLE, it % P, MPI_COMM_WORLD);
+      work(panel * 4 * (iters - it));
+    }
+  } else if (mode == 14) {
+    int left = (rank - 1 + P) % P, right = (rank + 1) % P;
+    long unit = N / P;
+    double* sbuf = calloc(unit * 4 + 1, sizeof(double));
+    double* rbuf = calloc(unit * 4 + 1, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(unit * 30);
+      int n = unit * (1 + (rank + it) % 4), got = 0;
+      MPI_Status st;
+      for (int phase = 0; phase < 2; ++phase) {
+        if ((rank % 2 == 0) == (phase == 0)) {
+          MPI_Ssend(sbuf, n, MPI_DOUBLE, right, 5, MPI_COMM_WORLD);
+        } else {
+          MPI_Probe(left, 5, MPI_COMM_WORLD, &st);
+          MPI_Get_count(&st, MPI_DOUBLE, &got);
+          MPI_Recv(rbuf, got, MPI_DOUBLE, left, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+      }
     }
   }
   MPI_Finalize();

@@ -42,6 +42,42 @@ std::string_view PresenceName(Presence presence) {
   return "all";
 }
 
+std::string_view RankSetName(RankSet set) {
+  switch (set) {
+    case RankSet::kNone:
+      return "none";
+    case RankSet::kEvenRanks:
+      return "even";
+    case RankSet::kOddRanks:
+      return "odd";
+    case RankSet::kOnlyRank0:
+      return "rank 0";
+    case RankSet::kLastRank:
+      return "last rank";
+    case RankSet::kAllButRank0:
+      return "all but rank 0";
+  }
+  return "none";
+}
+
+bool InRankSet(RankSet set, std::int64_t rank, std::int64_t nprocs) {
+  switch (set) {
+    case RankSet::kNone:
+      return false;
+    case RankSet::kEvenRanks:
+      return rank % 2 == 0;
+    case RankSet::kOddRanks:
+      return rank % 2 == 1;
+    case RankSet::kOnlyRank0:
+      return rank == 0;
+    case RankSet::kLastRank:
+      return rank == nprocs - 1;
+    case RankSet::kAllButRank0:
+      return rank != 0;
+  }
+  return false;
+}
+
 std::string_view DestOrderName(DestOrder order) {
   switch (order) {
     case DestOrder::kAscending:
@@ -1732,6 +1768,109 @@ void FitPhaseCpuTotal(PhaseModel* pm, const std::vector<int>& counts) {
 }
 
 // `block_length`: BlockLength, or 0 to model the phase call by call.
+// Ranks whose own order of the phase's calls is a rotation of the slots' order (the
+// alignment took their loop body from another call): a red-black exchange, where even ranks
+// send and then receive and odd ranks receive and then send, is one body seen from two
+// starts, and synthesized in one order for every rank its blocking calls deadlock. Sets
+// pm->rotated_ranks and rotated_start when the rotated ranks start at one slot and are one
+// RankSet at every traced count; a warning when they are no such set. Ranks whose own
+// order leaves a request pending across the occurrence keep the slots' order.
+void FindRotatedRanks(const std::vector<ClassRef>& classes,
+                      const std::vector<std::vector<int>>& assignment,
+                      const std::vector<int>& order, const std::vector<int>& counts,
+                      const std::vector<std::vector<const phases::RankPhase*>>& rank_phases,
+                      const std::string& label, PhaseModel* pm,
+                      std::vector<std::string>* warnings) {
+  std::vector<int> position(order.empty() ? 0 : *std::max_element(order.begin(), order.end()) + 1,
+                            -1);
+  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
+  // Per count, per rank: the slot it starts at (0: slot order), -1 absent or not a rotation.
+  std::vector<std::vector<int>> start(counts.size());
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) start[ci].assign(counts[ci], -1);
+  std::set<int> starts;
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    const ClassRef& cls = classes[c];
+    std::vector<int> p;
+    for (int id : assignment[c]) {
+      p.push_back(id >= 0 && id < static_cast<int>(position.size()) ? position[id] : -1);
+    }
+    if (p.empty() || *std::min_element(p.begin(), p.end()) < 0) continue;
+    std::size_t descents = 0;
+    for (std::size_t i = 1; i < p.size(); ++i) descents += p[i] < p[i - 1];
+    int s = -1;
+    if (descents == 0) {
+      s = 0;
+    } else if (descents == 1 && p.back() < p.front()) {
+      int below = -1;  // the rank's last slot before its first call, in slot order
+      for (int x : p) {
+        if (x < p.front()) below = std::max(below, x);
+      }
+      s = below + 1;
+      // A request created in the rank's own order and completed after the occurrence ends:
+      // rotated, the synthesized run would leave it pending.
+      for (int r : cls.ranks) {
+        std::int64_t pending = 0;
+        for (const phases::PhaseEvent& e : rank_phases[cls.count_index][r]->events) {
+          if (CreatesRequest(e.kind)) ++pending;
+          if (IsCompletion(e.kind)) pending -= e.requests;
+          if (pending < 0) break;
+        }
+        if (pending != 0) return;
+      }
+      starts.insert(s);
+    }
+    for (int r : cls.ranks) start[cls.count_index][r] = s;
+  }
+  // Every rank from the same slot: the slots' order is every rank's (whatever its rotation).
+  std::set<int> all_starts;
+  for (const auto& at_count : start) {
+    for (int x : at_count) {
+      if (x >= 0) all_starts.insert(x);
+    }
+  }
+  if (starts.empty() || all_starts.size() <= 1) return;
+  auto where = [&]() {
+    std::string w;
+    const std::size_t ci = counts.size() - 1;
+    int shown = 0, total = 0;
+    for (int r = 0; r < counts[ci]; ++r) {
+      if (start[ci][r] <= 0) continue;
+      ++total;
+      if (shown < 8) w += (shown++ ? ", " : "") + std::to_string(r);
+    }
+    if (total > shown) w += ", ...";
+    return "ranks " + w + " of " + std::to_string(counts[ci]);
+  };
+  if (starts.size() > 1 || all_starts.count(0) == 0) {
+    warnings->push_back(label + ": " + where() +
+                        " make its calls in orders of their own, from different calls; they "
+                        "are synthesized in the order of the others, which can deadlock "
+                        "blocking calls");
+    return;
+  }
+  const int s = *starts.begin();
+  for (RankSet set : {RankSet::kEvenRanks, RankSet::kOddRanks, RankSet::kOnlyRank0,
+                      RankSet::kLastRank, RankSet::kAllButRank0}) {
+    bool fits = true;
+    for (std::size_t ci = 0; ci < counts.size() && fits; ++ci) {
+      for (int r = 0; r < counts[ci] && fits; ++r) {
+        if (start[ci][r] < 0) continue;
+        fits = InRankSet(set, r, counts[ci]) == (start[ci][r] == s);
+      }
+    }
+    if (fits) {
+      pm->rotated_ranks = set;
+      pm->rotated_start = static_cast<std::size_t>(s);
+      return;
+    }
+  }
+  warnings->push_back(label + ": " + where() +
+                      " start its calls from another one than the other ranks, and they are "
+                      "neither the even nor the odd ranks, rank 0, the last rank nor all but "
+                      "rank 0 at every traced count; they are synthesized in the order of the "
+                      "others, which can deadlock blocking calls");
+}
+
 PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
                         const std::vector<const phases::Signature*>& sigs,
                         const std::vector<int>& counts, std::size_t block_length) {
@@ -1951,6 +2090,10 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
       place();
     }
   }
+  if (!pm.block && !pm.scheduled && !wildcard_pool) {
+    FindRotatedRanks(classes, assignment, order, counts, rank_phases,
+                     "phase " + std::to_string(index), &pm, &build.warnings);
+  }
   // Per rank: which slots it makes ('1') - its class for the compute models.
   std::vector<std::vector<std::string>> masks(counts.size());
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
@@ -1973,6 +2116,16 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
         for (int r = 0; r < counts[ci]; ++r)
           masks[ci][r].push_back(roots[ci][static_cast<std::size_t>(r)] ? '1' : '0');
       }
+    }
+  }
+  if (pm.rotated_ranks != RankSet::kNone) {
+    // The rotated ranks are a class of their own (one more mask character, after the roots'):
+    // a burst before the same call is the loop's work on one side and a few instructions
+    // on the other (the even ranks compute before their send, the odd ones before their
+    // receive).
+    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+      for (int r = 0; r < counts[ci]; ++r)
+        masks[ci][r].push_back(InRankSet(pm.rotated_ranks, r, counts[ci]) ? '1' : '0');
     }
   }
   for (std::size_t s = 0; s < order.size(); ++s) {
@@ -2332,6 +2485,9 @@ PhaseModel PhaseAt(const PhaseModel& phase, std::span<const int> counts, std::in
           s.like_slots = exchange;
         }
       }
+    }
+    if (out.rotated_ranks != RankSet::kNone && at <= out.rotated_start) {
+      out.rotated_start += copies.size();
     }
     slots.insert(slots.begin() + static_cast<std::ptrdiff_t>(at),
                  std::make_move_iterator(copies.begin()), std::make_move_iterator(copies.end()));
@@ -2841,6 +2997,14 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
         out << "\n";
       }
     }
+    if (p.rotated_ranks != RankSet::kNone) {
+      out << "  call order: "
+          << (p.rotated_ranks == RankSet::kEvenRanks  ? "the even ranks"
+              : p.rotated_ranks == RankSet::kOddRanks ? "the odd ranks"
+                                                      : RankSetName(p.rotated_ranks))
+          << " start at call " << p.rotated_start
+          << " and make the calls before it last (their own order at every traced count)\n";
+    }
     if (p.cpu_total.present) {
       out << "  compute: "
           << p.cpu_total.Describe("CPU ns per rank and occurrence, summed over the calls");
@@ -2870,7 +3034,9 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
       out << "  call " << s << ": " << p.slots[s].Describe();
       // The roots of the phase's rooted collectives, when they are a class of their own.
       for (const auto& cc : p.slots[s].class_compute) {
-        if (cc.mask.size() != p.slots.size() + 1 || cc.mask.back() != '1') continue;
+        const std::size_t roots_at = p.slots.size();  // the roots' character, if any
+        const std::size_t rotated = p.rotated_ranks != RankSet::kNone ? 1 : 0;
+        if (cc.mask.size() != roots_at + 1 + rotated || cc.mask[roots_at] != '1') continue;
         out << "; root ranks (a class of their own: they work alone): "
             << cc.cpu_ns.Describe("CPU ns before");
         break;
@@ -2936,6 +3102,10 @@ std::string ModelToJson(const AppModel& model) {
       pj["master"] = p.master;
       pj["tasks"] = QuantityJson(p.tasks);
       if (p.rounds.present) pj["rounds"] = QuantityJson(p.rounds);
+    }
+    if (p.rotated_ranks != RankSet::kNone) {
+      pj["rotated_ranks"] = RankSetName(p.rotated_ranks);
+      pj["rotated_start"] = p.rotated_start;
     }
     pj["traced_time_s"] = p.traced_time_s;
     if (p.cpu_total.present) pj["cpu_total"] = QuantityJson(p.cpu_total);
@@ -3039,6 +3209,18 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         p.master = pj.at("master").get<int>();
         p.tasks = QuantityFromJson(pj.at("tasks"));
         if (pj.contains("rounds")) p.rounds = QuantityFromJson(pj.at("rounds"));
+      }
+      if (pj.contains("rotated_ranks")) {
+        const std::string name = pj.at("rotated_ranks").get<std::string>();
+        for (RankSet set : {RankSet::kEvenRanks, RankSet::kOddRanks, RankSet::kOnlyRank0,
+                            RankSet::kLastRank, RankSet::kAllButRank0}) {
+          if (RankSetName(set) == name) p.rotated_ranks = set;
+        }
+        if (p.rotated_ranks == RankSet::kNone) {
+          throw UserError(origin + ": phase " + std::to_string(p.index) +
+                          ": unknown rotated_ranks \"" + name + "\"");
+        }
+        p.rotated_start = pj.at("rotated_start").get<std::size_t>();
       }
       p.traced_time_s = pj.at("traced_time_s").get<std::vector<double>>();
       if (pj.contains("cpu_total")) p.cpu_total = QuantityFromJson(pj.at("cpu_total"));

@@ -368,7 +368,10 @@ class SynthRank : public RankEventSource {
         continue;
       }
       if (!started_) {
-        StartOccurrence(slots, trace_->model().phases[phase].block);
+        const PhaseModel& pm = trace_->model().phases[phase];
+        start_slot_ = pm.StartSlot(rank_, trace_->nprocs());
+        if (start_slot_ >= slots.size()) start_slot_ = 0;
+        StartOccurrence(slots, pm);
         started_ = true;
       }
       if (slot_ >= slots.size()) {
@@ -381,7 +384,7 @@ class SynthRank : public RankEventSource {
         ++rep_;
         continue;
       }
-      const std::size_t k = slot_++;
+      const std::size_t k = (slot_++ + start_slot_) % slots.size();
       if (!Made(k)) continue;
       cur_ = &slots[k];
       return true;
@@ -417,7 +420,7 @@ class SynthRank : public RankEventSource {
   // class's where it has one), as StepBody draws them.
   void SlotsMadeIn(int phase, std::vector<const SlotAt*>* slots, std::vector<std::int64_t>* cpu) {
     const auto& all = impl_->phases[static_cast<std::size_t>(phase)];
-    StartOccurrence(all, trace_->model().phases[static_cast<std::size_t>(phase)].block);
+    StartOccurrence(all, trace_->model().phases[static_cast<std::size_t>(phase)]);
     for (std::size_t k = 0; k < all.size(); ++k) {
       if (!Made(k)) continue;
       std::int64_t c = all[k].cpu_ns;
@@ -549,14 +552,21 @@ class SynthRank : public RankEventSource {
 
   // Which slots of the occurrence this rank makes (presence rules that depend on other
   // slots last); the mask is also the rank's class for the compute models.
-  void StartOccurrence(const std::vector<SlotAt>& slots, bool block) {
+  // Then a character for the roots of the phase's rooted collectives (when they are a
+  // class), and one for the ranks that start at another slot (PhaseModel::rotated_ranks).
+  void StartOccurrence(const std::vector<SlotAt>& slots, const PhaseModel& pm) {
     num_slots_ = slots.size();
     ++occurrence_;
-    block_ = block;
+    block_ = pm.block;
     iter_ = 0;
     iters_ = 1;
     const bool roles = !slots.empty() && slots.front().root_class;
-    made_.assign((slots.size() + (roles ? 1 : 0) + 63) / 64, 0);
+    const bool rotation = pm.rotated_ranks != RankSet::kNone;
+    made_.assign((slots.size() + (roles ? 1 : 0) + (rotation ? 1 : 0) + 63) / 64, 0);
+    if (rotation && pm.StartSlot(rank_, trace_->nprocs()) != 0) {
+      const std::size_t bit = slots.size() + (roles ? 1 : 0);
+      made_[bit / 64] |= std::uint64_t{1} << (bit % 64);
+    }
     for (int pass = 0; pass < 2; ++pass) {
       for (std::size_t k = 0; k < slots.size(); ++k) {
         const bool like = slots[k].model->presence == Presence::kLikeSlots;
@@ -814,6 +824,7 @@ class SynthRank : public RankEventSource {
   std::uint64_t runs_done_ = 0;  // run items finished so far (the same count on every rank)
   std::int64_t rep_ = 0;
   std::size_t slot_ = 0;
+  std::size_t start_slot_ = 0;  // the slot this rank starts an occurrence at (StartSlot)
   std::size_t num_slots_ = 0;
   std::uint64_t occurrence_ = 0;  // occurrences (and block iterations) started so far
   bool started_ = false;          // StartOccurrence ran for the current occurrence
@@ -920,7 +931,9 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         v.instructions = cc.instructions.present
                              ? static_cast<std::int64_t>(Round(cc.instructions.At(p, side)))
                              : kNotMeasured;
-        at.root_class = at.root_class || cc.mask.size() == slots.size() + 1;
+        at.root_class =
+            at.root_class ||
+            cc.mask.size() == slots.size() + 1 + (pm.rotated_ranks != RankSet::kNone ? 1 : 0);
         at.classes.push_back(std::move(v));
       }
     }

@@ -209,6 +209,39 @@ TEST(AmbiguousDirectionTest, SendAndReceiveArePairedOppositeWhereTheTracesCannot
   EXPECT_DOUBLE_EQ(ValidateAgainst(sigs, real36, testing::TestMachine(), quick).pattern_match, 1.0);
 }
 
+// A red-black ring (even ranks send first, odd ranks receive first, with synchronous
+// sends): the odd ranks' loop body is the even ranks' seen from its second call. Synthesized
+// in one order for every rank, every rank sent first and the run deadlocked; with the odd
+// ranks' compute before the send averaged with the even ranks' before the receive, the
+// prediction was twice the real time. Now the odd ranks start at the receive and are a
+// compute class of their own, at counts never traced, and saved models keep it.
+TEST(RotatedRanksTest, RedBlackRingKeepsEachRanksOrderAndCompute) {
+  testing::AppParams p;
+  p.iterations = 12;
+  p.domain = 2e6;  // 16 KB and more per message: rendezvous on the test machine
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::RedBlackRing(n, p)));
+  const AppModel m = BuildModel(sigs);
+  const std::string text = DescribeModel(m);
+  EXPECT_NE(text.find("call order: the odd ranks start at call 1"), std::string::npos) << text;
+  PredictOptions quick;
+  quick.noise_draws = 0;
+  quick.intervals = false;
+  for (int target : {16, 18}) {
+    testing::MemoryTrace real(testing::RedBlackRing(target, p));
+    const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << target;
+    EXPECT_LT(v.compute_error, 0.01) << target;
+    EXPECT_LT(v.time_error, 0.02) << target << "\n" << text;
+  }
+  const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
+  ASSERT_EQ(loaded.phases.size(), m.phases.size());
+  for (std::size_t i = 0; i < m.phases.size(); ++i) {
+    EXPECT_EQ(loaded.phases[i].rotated_ranks, m.phases[i].rotated_ranks);
+    EXPECT_EQ(loaded.phases[i].rotated_start, m.phases[i].rotated_start);
+  }
+}
+
 // NAS MG: traced at 4, 8, 16, 32 (2 x 2 x 1, 2 x 2 x 2, 4 x 2 x 2, 4 x 4 x 2) the fastest
 // dimension always has 1 or 2 ranks, where the receive from +1 (tag 1100) and the one from -1 (tag
 // 1300) name one rank. Predicted at 64 (4 x 4 x 4): each call has one partner (not both neighbours:

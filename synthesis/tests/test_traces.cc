@@ -134,6 +134,27 @@ TraceData MeshWavefront(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData RedBlackRing(int nprocs, const AppParams& p) {
+  TraceData d = Begin("red_black_ring", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    const int right = (r + 1) % nprocs, left = (r + nprocs - 1) % nprocs;
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      Event send = MakeSend(right, 5, bytes);
+      send.sync = true;
+      const Event recv = MakeRecv(left, 5, bytes);
+      ev.push_back(r % 2 == 0 ? send : recv);
+      ev.push_back(MakeCompute(3000));
+      ev.push_back(r % 2 == 0 ? recv : send);
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData RowAllreduce(int nprocs, const AppParams& p) {
   TraceData d = Begin("row_allreduce", nprocs);
   const int q = Side(nprocs);

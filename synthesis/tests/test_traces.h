@@ -47,6 +47,11 @@ TraceData EastShift(int nprocs, double phase_kb, int iterations = 50);
 // Pipelined sweep on a non-periodic sqrt(P) x sqrt(P) mesh: blocking recv from the north
 // and west neighbours that exist, compute, blocking send to the south and east ones.
 TraceData MeshWavefront(int nprocs, const AppParams& p = {});
+// A red-black ring shift with synchronous sends (MPI_Ssend), as codes with blocking calls
+// avoid a deadlock: per iteration compute_ns / P, then even ranks send to rank + 1 and
+// receive from rank - 1, odd ranks receive first and send after (a few us of compute
+// between the two calls); 8 x domain / P bytes. P even.
+TraceData RedBlackRing(int nprocs, const AppParams& p = {});
 // Halo exchange on a torus plus an allreduce on the row communicator (MPI_Comm_split by row)
 // every iteration.
 TraceData RowAllreduce(int nprocs, const AppParams& p = {});

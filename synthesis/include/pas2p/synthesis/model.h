@@ -35,6 +35,8 @@
 //                "weight": Quantity, "traced_time_s": [per count],
 //                "scheduled", "master", "tasks": Quantity (only for self-scheduled phases),
 //                "rounds": Quantity (only for a self-scheduled phase of several rounds),
+//                "rotated_ranks": "even"|"odd"|"rank 0"|"last rank"|"all but rank 0",
+//                "rotated_start": slot (both only when some ranks call in another order),
 //                "slots": [{"kind", "tag", "presence", "like_slots": [...], "wildcard", "reply",
 //                           "all_pending", "requests", "equation": "<words>",
 //                           "maps": [{"nprocs", "dests": [[...] per rank]}],
@@ -77,6 +79,20 @@ enum class Presence {
   kAllButRank0,  // every rank but 0
 };
 std::string_view PresenceName(Presence presence);
+
+// Ranks that make a phase's calls in an order of their own: a rotation of the slots' order
+// (a red-black exchange: even ranks send, then receive; odd ranks receive, then send - in
+// one order for every rank the blocking calls deadlock).
+enum class RankSet {
+  kNone,         // every rank calls in slot order
+  kEvenRanks,    // ranks 0, 2, 4, ...
+  kOddRanks,     // ranks 1, 3, 5, ...
+  kOnlyRank0,    // rank 0 alone
+  kLastRank,     // rank P - 1 alone
+  kAllButRank0,  // every rank but 0
+};
+std::string_view RankSetName(RankSet set);
+bool InRankSet(RankSet set, std::int64_t rank, std::int64_t nprocs);
 
 // The order in which a rank calls its partners when a slot has several (a repeated block's
 // stages, a master's workers): ascending rank, ascending distance |peer - rank| (ties: lower
@@ -212,6 +228,15 @@ struct PhaseModel {
   int master = 0;
   Quantity tasks;
   Quantity rounds;
+  // The ranks of `rotated_ranks` make the slots from `rotated_start` to the end, then those
+  // before it (their own traced order, a rotation of the slots'); kNone: every rank in slot
+  // order.
+  RankSet rotated_ranks = RankSet::kNone;
+  std::size_t rotated_start = 0;
+  // The slot at which `rank` starts an occurrence (0 unless it is in rotated_ranks at P).
+  std::size_t StartSlot(std::int64_t rank, std::int64_t nprocs) const {
+    return InRankSet(rotated_ranks, rank, nprocs) ? rotated_start : 0;
+  }
   std::vector<double> traced_time_s;  // total time of the phase in each traced run
   std::vector<SlotModel> slots;
   // The phase's compute per occurrence as one quantity: the sum over its slots of the CPU
