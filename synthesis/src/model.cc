@@ -1871,6 +1871,60 @@ void FindRotatedRanks(const std::vector<ClassRef>& classes,
                       "others, which can deadlock blocking calls");
 }
 
+// When no relevant phase occurs at every count: the counts at which the relevant phase
+// found at the most counts occurs (at least 3), as advice - a program whose communication
+// depends on the kind of count (a recursive doubling that folds the ranks beyond the largest
+// power of two, a grid that is square only at squares) is modelled from counts of one kind.
+// Empty when no relevant phase occurs at 3 counts or its counts are not those of one kind.
+std::string CountsThatCorrespond(const phases::Correspondence& corr,
+                                 const std::vector<int>& counts) {
+  const phases::PhaseGroup* best = nullptr;
+  std::size_t most = 0;
+  for (const phases::PhaseGroup& group : corr.groups) {
+    if (!group.relevant) continue;
+    std::size_t present = 0;
+    for (int id : group.phase_ids) present += id >= 0;
+    if (present > most) {
+      most = present;
+      best = &group;
+    }
+  }
+  if (!best || most < 3) return "";
+  std::vector<int> at;
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    if (best->phase_ids[ci] >= 0) at.push_back(counts[ci]);
+  }
+  auto all = [&](auto&& pred) { return std::all_of(at.begin(), at.end(), pred); };
+  auto root_is_integer = [](int n, int k) {
+    const auto r = static_cast<int>(std::lround(std::pow(n, 1.0 / k)));
+    int v = 1;
+    for (int i = 0; i < k; ++i) v *= r;
+    return v == n;
+  };
+  const std::vector<std::pair<std::string, std::function<bool(int)>>> kinds = {
+      {"powers of two", [](int n) { return n > 0 && (n & (n - 1)) == 0; }},
+      {"squares", [&](int n) { return root_is_integer(n, 2); }},
+      {"cubes", [&](int n) { return root_is_integer(n, 3); }}};
+  // Only a kind that tells the counts apart: every count where the phase occurs is of it,
+  // every other count is not.
+  std::string kind;
+  for (const auto& [name, is] : kinds) {
+    if (!all(is)) continue;
+    bool others = false;
+    for (int n : counts) {
+      others = others || (is(n) && std::find(at.begin(), at.end(), n) == at.end());
+    }
+    if (!others) {
+      kind = " (the " + name + ")";
+      break;
+    }
+  }
+  if (kind.empty()) return "";
+  return "\nThe phase \"" + best->key + "\" occurs at " + JoinCounts(at) + kind +
+         ": if the program communicates differently at other kinds of count, model it from the "
+         "traces at those counts alone and predict counts of the same kind.";
+}
+
 PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
                         const std::vector<const phases::Signature*>& sigs,
                         const std::vector<int>& counts, std::size_t block_length) {
@@ -2750,7 +2804,8 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
         "the phases of the traces do not correspond across the counts " + JoinCounts(counts) +
         ": no relevant phase occurs at every count" + list +
         "\nCheck that the traces are runs of the same program with the same input and options "
-        "(only the process count may change), and that none was cut short.");
+        "(only the process count may change), and that none was cut short." +
+        CountsThatCorrespond(corr, counts));
   }
   for (const auto& u : unmatched) {
     model.warnings.push_back("relevant phase " + u +

@@ -242,6 +242,34 @@ TEST(RotatedRanksTest, RedBlackRingKeepsEachRanksOrderAndCompute) {
   }
 }
 
+// A recursive doubling that folds the ranks beyond the largest power of two has other
+// phases at 6 and 12 than at 4, 8 and 16: the error names the counts of one kind at which
+// the phases correspond, and from those alone the model predicts 32.
+TEST(CorrespondenceAdviceTest, CountsOfOneKindAreNamedWhenThePhasesDoNotCorrespond) {
+  testing::AppParams p;
+  p.iterations = 10;
+  p.check_every = 0;
+  std::vector<phases::Signature> mixed;
+  for (int n : {4, 6, 8, 12, 16}) mixed.push_back(testing::Analyze(testing::FoldedDoubling(n, p)));
+  try {
+    BuildModel(mixed);
+    FAIL() << "the phases of 4, 6, 8, 12 and 16 ranks were taken to correspond";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("occurs at 4, 8, 16 (the powers of two)"),
+              std::string::npos)
+        << e.what();
+  }
+  std::vector<phases::Signature> powers;
+  for (int n : {4, 8, 16}) powers.push_back(testing::Analyze(testing::FoldedDoubling(n, p)));
+  PredictOptions quick;
+  quick.noise_draws = 0;
+  quick.intervals = false;
+  testing::MemoryTrace real(testing::FoldedDoubling(32, p));
+  const Validation v = ValidateAgainst(powers, real, testing::TestMachine(), quick);
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 0.01);
+}
+
 // NAS MG: traced at 4, 8, 16, 32 (2 x 2 x 1, 2 x 2 x 2, 4 x 2 x 2, 4 x 4 x 2) the fastest
 // dimension always has 1 or 2 ranks, where the receive from +1 (tag 1100) and the one from -1 (tag
 // 1300) name one rank. Predicted at 64 (4 x 4 x 4): each call has one partner (not both neighbours:

@@ -624,6 +624,36 @@ TraceData PairExchange(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData FoldedDoubling(int nprocs, const AppParams& p) {
+  TraceData d = Begin("folded_doubling", nprocs);
+  int p2 = 1;
+  while (p2 * 2 <= nprocs) p2 *= 2;
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      if (r >= p2) {
+        ev.push_back(MakeSend(r - p2, 1, bytes));
+        ev.push_back(MakeRecv(r - p2, 3, bytes));
+        continue;
+      }
+      if (r + p2 < nprocs) ev.push_back(MakeRecv(r + p2, 1, bytes));
+      for (int mask = 1; mask < p2; mask <<= 1) {
+        const RequestId req = next++;
+        ev.push_back(MakeIrecv(r ^ mask, 2, bytes, req));
+        ev.push_back(MakeSend(r ^ mask, 2, bytes));
+        ev.push_back(Wait(req));
+      }
+      if (r + p2 < nprocs) ev.push_back(MakeSend(r + p2, 3, bytes));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData PrePostedStencil(int nprocs, const AppParams& p) {
   TraceData d = Begin("preposted_stencil", nprocs);
   const int q = Side(nprocs);

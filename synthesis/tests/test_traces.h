@@ -118,6 +118,11 @@ TraceData RowReductions(int nprocs, const AppParams& p = {});
 // then two dot products, each an 8-byte reduction along the row from its top bit. Every
 // exchange is irecv, blocking send, wait. P a power of two >= 4.
 TraceData CgIterations(int nprocs, const AppParams& p = {});
+// A recursive doubling written by hand at any count (as MPICH's allreduce): with p2 the
+// largest power of two <= P, per iteration compute, ranks >= p2 send to rank - p2, which
+// receive; ranks < p2 exchange with rank XOR 2^k for each k < log2 p2 (irecv, blocking
+// send, wait); then ranks < P - p2 send the result back to rank + p2. Any P.
+TraceData FoldedDoubling(int nprocs, const AppParams& p = {});
 // Per iteration: compute, then for k < stages: irecv from rank XOR 2^k, blocking send to it,
 // wait (tag 3 + k). P a multiple of 2^stages.
 TraceData PairExchange(int nprocs, const AppParams& p = {});
