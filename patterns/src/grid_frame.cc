@@ -100,8 +100,14 @@ std::vector<GridFrame> FindGridFrames(const std::vector<CommMap>& maps) {
         }
         if (!ok) break;
       }
-      // Only a grid that explains the pairs with fewer directions than the ranks themselves.
-      if (!ok || found.size() >= raw.size()) continue;
+      // Only a grid that explains the pairs with fewer directions than the ranks themselves,
+      // or a line that explains a few neighbours as well as they do (a pipeline along a chain
+      // of ranks, not periodic: its calls still need a direction, +1 or -1, to align the end
+      // ranks' calls with the middle ones').
+      constexpr std::size_t kLineNeighbours = 4;
+      const bool line =
+          grid.ndims == 1 && found.size() == raw.size() && found.size() <= kLineNeighbours;
+      if (!ok || (found.size() >= raw.size() && !line)) continue;
       frame.distinct_offsets = found.size();
       best.push_back(frame);
     }
