@@ -282,9 +282,15 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
     moved_in = e.recv_bytes;
   } else if (IsCompletion(e.kind)) {
     l.requests = static_cast<std::int32_t>(e.requests.size());
+    // Whoever answered is the one rank a wait found among wildcard receives; a wait that
+    // completes several at once (a halo whose receives name no source, closed by a waitall)
+    // answered nobody in particular, and a later send to one of them is no reply.
+    int wildcards = 0;
     for (const Completion& c : e.completed) {
       moved += c.bytes;
-      if (wildcard_requests_.erase(c.request) > 0 && c.peer >= 0) last_wildcard_source_ = c.peer;
+      if (wildcard_requests_.erase(c.request) > 0 && c.peer >= 0) {
+        last_wildcard_source_ = ++wildcards == 1 ? c.peer : kNoRank;
+      }
     }
   } else if (e.kind == EventKind::kCommCreate) {
     l.requests = static_cast<std::int32_t>(e.members.size());
