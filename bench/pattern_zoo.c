@@ -33,7 +33,16 @@
  *      k mod P, MPI_Bcast of N / P doubles, work shrinking with k
  *  14  messages of unknown size: a ring shift where each rank MPI_Probe's its left
  *      neighbour, reads the size with MPI_Get_count and then MPI_Recv's it; sizes N / P x
- *      (1 + (rank + it) % 4) doubles, sent with MPI_Ssend by even ranks first */
+ *      (1 + (rank + it) % 4) doubles, sent with MPI_Ssend by even ranks first
+ *  15  uneven scatter and gather: rank 0 MPI_Scatterv's N doubles (N / P + (r < N % P) to
+ *      rank r), every rank works on its share, MPI_Gatherv back to rank 0
+ *  16  row and column communicators of an MPI_Dims_create(P, 2) grid (MPI_Cart_sub): work,
+ *      MPI_Allreduce of N / P doubles along the row, then of 8 doubles along the column
+ *  17  a halo received from MPI_ANY_SOURCE: on a ring, MPI_Irecv(MPI_ANY_SOURCE, tag 7) twice,
+ *      MPI_Isend of N / P doubles to both neighbours, MPI_Waitall, work
+ *  18  a pipelined chain (not periodic): per iteration a forward sweep (receive from rank - 1
+ *      unless rank 0, work, send to rank + 1 unless the last) and a backward sweep the other
+ *      way, 8 x N / P bytes */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,6 +318,67 @@ int main(int argc, char** argv) {
           MPI_Recv(rbuf, got, MPI_DOUBLE, left, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
       }
+    }
+  } else if (mode == 15) {
+    int* counts = malloc(sizeof(int) * P);
+    int* displs = malloc(sizeof(int) * P);
+    for (int r = 0, d = 0; r < P; ++r) {
+      counts[r] = N / P + (r < N % P);
+      displs[r] = d;
+      d += counts[r];
+    }
+    double* all = calloc(N, sizeof(double));
+    double* mine = calloc(N / P + 1, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      MPI_Scatterv(all, counts, displs, MPI_DOUBLE, mine, counts[rank], MPI_DOUBLE, 0,
+                   MPI_COMM_WORLD);
+      work(counts[rank] * 40L);
+      MPI_Gatherv(mine, counts[rank], MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, 0,
+                  MPI_COMM_WORLD);
+    }
+  } else if (mode == 16) {
+    int dims[2] = {0, 0}, periods[2] = {0, 0};
+    MPI_Dims_create(P, 2, dims);
+    MPI_Comm cart, row, col;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    int keep_row[2] = {0, 1}, keep_col[2] = {1, 0};
+    MPI_Cart_sub(cart, keep_row, &row);
+    MPI_Cart_sub(cart, keep_col, &col);
+    long local = N / P;
+    double* a = calloc(local + 1, sizeof(double));
+    double* b = calloc(local + 1, sizeof(double));
+    double c[8] = {0}, e[8];
+    for (int it = 0; it < iters; ++it) {
+      work(local * 30);
+      MPI_Allreduce(a, b, local, MPI_DOUBLE, MPI_SUM, row);
+      MPI_Allreduce(c, e, 8, MPI_DOUBLE, MPI_SUM, col);
+    }
+  } else if (mode == 17) {
+    int left = (rank - 1 + P) % P, right = (rank + 1) % P;
+    long n = N / P;
+    double* s0 = calloc(n, sizeof(double));
+    double* s1 = calloc(n, sizeof(double));
+    double* r0 = calloc(n, sizeof(double));
+    double* r1 = calloc(n, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      MPI_Request req[4];
+      MPI_Irecv(r0, n, MPI_DOUBLE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &req[0]);
+      MPI_Irecv(r1, n, MPI_DOUBLE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &req[1]);
+      MPI_Isend(s0, n, MPI_DOUBLE, left, 7, MPI_COMM_WORLD, &req[2]);
+      MPI_Isend(s1, n, MPI_DOUBLE, right, 7, MPI_COMM_WORLD, &req[3]);
+      MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+      work(n * 40);
+    }
+  } else if (mode == 18) {
+    long n = N / P;
+    double* buf = calloc(n, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      if (rank > 0) MPI_Recv(buf, n, MPI_DOUBLE, rank - 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      work(n * 20);
+      if (rank < P - 1) MPI_Send(buf, n, MPI_DOUBLE, rank + 1, 1, MPI_COMM_WORLD);
+      if (rank < P - 1) MPI_Recv(buf, n, MPI_DOUBLE, rank + 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      work(n * 20);
+      if (rank > 0) MPI_Send(buf, n, MPI_DOUBLE, rank - 1, 2, MPI_COMM_WORLD);
     }
   }
   MPI_Finalize();

@@ -242,6 +242,54 @@ TEST(RotatedRanksTest, RedBlackRingKeepsEachRanksOrderAndCompute) {
   }
 }
 
+// A halo whose receives name no source, closed by a waitall: a send to the rank whose
+// message the waitall happened to complete last was taken for a master's reply to whoever
+// answered, so the iterations' symbols changed with the arrival order and the loop fell
+// into a dozen phases that did not correspond across counts. One phase, every iteration,
+// partners right at a count never traced.
+TEST(WildcardHaloTest, SendsAfterAWaitallOfSeveralWildcardReceivesAreNoReplies) {
+  testing::AppParams p;
+  p.iterations = 12;
+  p.check_every = 0;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::AnySourceRing(n, p)));
+  for (const auto& sig : sigs) {
+    int halos = 0;
+    for (const auto& ph : sig.phases) {
+      if (ph.description.find("irecv") == std::string::npos) continue;
+      ++halos;
+      EXPECT_DOUBLE_EQ(ph.weight, 12) << sig.nprocs << ": " << ph.description;
+      for (const auto& rp : ph.ranks) {
+        for (const auto& e : rp.events) EXPECT_FALSE(e.reply) << sig.nprocs;
+      }
+    }
+    EXPECT_EQ(halos, 1) << sig.nprocs;
+  }
+  const AppModel m = BuildModel(sigs);
+  EXPECT_FALSE(m.phases.empty());
+}
+
+// A pipeline along a chain of ranks that is not periodic: its pairs have the two
+// displacements +1 and -1 at every count, which no grid explains with fewer, so no grid frame
+// was found, the end ranks' calls were aligned without a direction, the last rank's receive
+// from rank - 1 landed in the slot of the receives from rank + 1, and no family reproduced
+// either slot. A line of P ranks is now a frame when it explains a few neighbours as well.
+TEST(LineFrameTest, PipelineAlongAChainIsPredicted) {
+  testing::AppParams p;
+  p.iterations = 6;
+  p.check_every = 0;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::ChainSweeps(n, p)));
+  PredictOptions quick;
+  quick.noise_draws = 0;
+  quick.intervals = false;
+  testing::MemoryTrace real(testing::ChainSweeps(24, p));
+  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 0.01);
+  EXPECT_LT(v.time_error, 0.02);
+}
+
 // A recursive doubling that folds the ranks beyond the largest power of two has other
 // phases at 6 and 12 than at 4, 8 and 16: the error names the counts of one kind at which
 // the phases correspond, and from those alone the model predicts 32.

@@ -134,6 +134,55 @@ TraceData MeshWavefront(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData ChainSweeps(int nprocs, const AppParams& p) {
+  TraceData d = Begin("chain_sweeps", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    for (int it = 0; it < p.iterations; ++it) {
+      if (r > 0) ev.push_back(MakeRecv(r - 1, 1, bytes));
+      ev.push_back(MakeCompute(cpu));
+      if (r < nprocs - 1) ev.push_back(MakeSend(r + 1, 1, bytes));
+      if (r < nprocs - 1) ev.push_back(MakeRecv(r + 1, 2, bytes));
+      ev.push_back(MakeCompute(cpu));
+      if (r > 0) ev.push_back(MakeSend(r - 1, 2, bytes));
+    }
+  }
+  End(&d);
+  return d;
+}
+
+TraceData AnySourceRing(int nprocs, const AppParams& p) {
+  TraceData d = Begin("any_source_ring", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    const int right = (r + 1) % nprocs, left = (r + nprocs - 1) % nprocs;
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      const RequestId a = next++, b = next++, c = next++, e = next++;
+      ev.push_back(MakeIrecv(kAnySource, 7, bytes, a));
+      ev.push_back(MakeIrecv(kAnySource, 7, bytes, b));
+      ev.push_back(MakeIsend(left, 7, bytes, c));
+      ev.push_back(MakeIsend(right, 7, bytes, e));
+      Event all = MakeWaitall({a, b, c, e});
+      const bool swap = it % 2 == 1;
+      all.completed[0].peer = swap ? left : right;
+      all.completed[1].peer = swap ? right : left;
+      for (int k = 0; k < 2; ++k) {
+        all.completed[static_cast<std::size_t>(k)].tag = 7;
+        all.completed[static_cast<std::size_t>(k)].bytes = bytes;
+      }
+      ev.push_back(all);
+      ev.push_back(MakeCompute(cpu));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData RedBlackRing(int nprocs, const AppParams& p) {
   TraceData d = Begin("red_black_ring", nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);

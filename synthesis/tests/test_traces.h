@@ -47,6 +47,16 @@ TraceData EastShift(int nprocs, double phase_kb, int iterations = 50);
 // Pipelined sweep on a non-periodic sqrt(P) x sqrt(P) mesh: blocking recv from the north
 // and west neighbours that exist, compute, blocking send to the south and east ones.
 TraceData MeshWavefront(int nprocs, const AppParams& p = {});
+// A pipeline along a chain of ranks (not periodic), as a 1-D line solve: per iteration a
+// forward sweep (blocking recv from rank - 1 unless rank 0, compute_ns / P, blocking send to
+// rank + 1 unless the last rank, tag 1) and a backward sweep the other way (tag 2);
+// 8 x domain / P bytes. Any P.
+TraceData ChainSweeps(int nprocs, const AppParams& p = {});
+// A ring halo whose receives name no source: per iteration two MPI_Irecv(MPI_ANY_SOURCE,
+// tag 7), isends to rank - 1 and rank + 1 (8 x domain / P bytes), a waitall that completes
+// the receives from rank + 1 and rank - 1 (in an order that alternates with the iteration),
+// then compute_ns / P. P >= 3.
+TraceData AnySourceRing(int nprocs, const AppParams& p = {});
 // A red-black ring shift with synchronous sends (MPI_Ssend), as codes with blocking calls
 // avoid a deadlock: per iteration compute_ns / P, then even ranks send to rank + 1 and
 // receive from rank - 1, odd ranks receive first and send after (a few us of compute
