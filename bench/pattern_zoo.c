@@ -38,8 +38,11 @@
  *      rank r), every rank works on its share, MPI_Gatherv back to rank 0
  *  16  row and column communicators of an MPI_Dims_create(P, 2) grid (MPI_Cart_sub): work,
  *      MPI_Allreduce of N / P doubles along the row, then of 8 doubles along the column
- *  17  a halo received from MPI_ANY_SOURCE: on a ring, MPI_Irecv(MPI_ANY_SOURCE, tag 7) twice,
- *      MPI_Isend of N / P doubles to both neighbours, MPI_Waitall, work
+ *  17  a halo received from MPI_ANY_SOURCE: on a ring, MPI_Irecv(MPI_ANY_SOURCE) of the
+ *      message travelling right (tag 7) and of the one travelling left (tag 8), MPI_Isend of
+ *      N / P doubles to both neighbours, MPI_Waitall, work (with one tag for both, a rank one
+ *      iteration ahead can take both receives of its neighbour, and with rendezvous sends
+ *      the ring deadlocks: a real run can too)
  *  18  a pipelined chain (not periodic): per iteration a forward sweep (receive from rank - 1
  *      unless rank 0, work, send to rank + 1 unless the last) and a backward sweep the other
  *      way, 8 x N / P bytes */
@@ -363,8 +366,8 @@ int main(int argc, char** argv) {
     for (int it = 0; it < iters; ++it) {
       MPI_Request req[4];
       MPI_Irecv(r0, n, MPI_DOUBLE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &req[0]);
-      MPI_Irecv(r1, n, MPI_DOUBLE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &req[1]);
-      MPI_Isend(s0, n, MPI_DOUBLE, left, 7, MPI_COMM_WORLD, &req[2]);
+      MPI_Irecv(r1, n, MPI_DOUBLE, MPI_ANY_SOURCE, 8, MPI_COMM_WORLD, &req[1]);
+      MPI_Isend(s0, n, MPI_DOUBLE, left, 8, MPI_COMM_WORLD, &req[2]);
       MPI_Isend(s1, n, MPI_DOUBLE, right, 7, MPI_COMM_WORLD, &req[3]);
       MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
       work(n * 40);
