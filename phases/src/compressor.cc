@@ -301,6 +301,15 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
   h = Combine(h, l.comm);
   h = Combine(h, static_cast<std::uint32_t>(l.root));
   h = Combine(h, static_cast<std::uint32_t>(l.requests));
+  // A receive that names no source is told apart from the next one by its tag alone (a halo
+  // that takes the message travelling left with one tag and the one travelling right with
+  // another); without it two consecutive ones fold into one call and their bursts average
+  // (all the work before the first, none before the second). A receive of any tag is one
+  // symbol whatever tag arrives. Only irecvs: a blocking receive records the tag that
+  // arrived, not the one posted.
+  if (l.disp == kAnyDisp && e.kind == EventKind::kIrecv) {
+    h = Combine(h, static_cast<std::uint32_t>(e.tag));
+  }
   l.hash = h;
   l.bytes.Add(static_cast<double>(moved));
   if (e.kind == EventKind::kSendrecv || IsCollective(e.kind)) {

@@ -164,16 +164,14 @@ TraceData AnySourceRing(int nprocs, const AppParams& p) {
     for (int it = 0; it < p.iterations; ++it) {
       const RequestId a = next++, b = next++, c = next++, e = next++;
       ev.push_back(MakeIrecv(kAnySource, 7, bytes, a));
-      ev.push_back(MakeIrecv(kAnySource, 7, bytes, b));
-      ev.push_back(MakeIsend(left, 7, bytes, c));
+      ev.push_back(MakeIrecv(kAnySource, 8, bytes, b));
+      ev.push_back(MakeIsend(left, 8, bytes, c));
       ev.push_back(MakeIsend(right, 7, bytes, e));
       Event all = MakeWaitall({a, b, c, e});
-      const bool swap = it % 2 == 1;
-      all.completed[0].peer = swap ? left : right;
-      all.completed[1].peer = swap ? right : left;
-      for (int k = 0; k < 2; ++k) {
-        all.completed[static_cast<std::size_t>(k)].tag = 7;
-        all.completed[static_cast<std::size_t>(k)].bytes = bytes;
+      if (it % 2 == 1) std::swap(all.completed[0], all.completed[1]);  // b arrived first
+      for (Completion& done : all.completed) {
+        if (done.request == a) done.peer = left, done.tag = 7, done.bytes = bytes;
+        if (done.request == b) done.peer = right, done.tag = 8, done.bytes = bytes;
       }
       ev.push_back(all);
       ev.push_back(MakeCompute(cpu));

@@ -52,9 +52,10 @@ TraceData MeshWavefront(int nprocs, const AppParams& p = {});
 // rank + 1 unless the last rank, tag 1) and a backward sweep the other way (tag 2);
 // 8 x domain / P bytes. Any P.
 TraceData ChainSweeps(int nprocs, const AppParams& p = {});
-// A ring halo whose receives name no source: per iteration two MPI_Irecv(MPI_ANY_SOURCE,
-// tag 7), isends to rank - 1 and rank + 1 (8 x domain / P bytes), a waitall that completes
-// the receives from rank + 1 and rank - 1 (in an order that alternates with the iteration),
+// A ring halo whose receives name no source: per iteration MPI_Irecv(MPI_ANY_SOURCE) of
+// the message travelling right (tag 7) and of the one travelling left (tag 8), isends to
+// rank - 1 (tag 8) and rank + 1 (tag 7) of 8 x domain / P bytes, a waitall that completes
+// the receives from rank - 1 and rank + 1 (in an order that alternates with the iteration),
 // then compute_ns / P. P >= 3.
 TraceData AnySourceRing(int nprocs, const AppParams& p = {});
 // A red-black ring shift with synchronous sends (MPI_Ssend), as codes with blocking calls
