@@ -45,7 +45,16 @@
  *      the ring deadlocks: a real run can too)
  *  18  a pipelined chain (not periodic): per iteration a forward sweep (receive from rank - 1
  *      unless rank 0, work, send to rank + 1 unless the last) and a backward sweep the other
- *      way, 8 x N / P bytes */
+ *      way, 8 x N / P bytes
+ *  19  neighbourhood collective: MPI_Neighbor_alltoall on a periodic MPI_Dims_create(P, 2)
+ *      cartesian communicator (4 neighbours, N / P doubles each), work
+ *  20  receives handled as they complete with MPI_Waitsome: on a ring, irecv from both
+ *      neighbours, isend to both (N / P doubles), MPI_Waitsome until the receives are in
+ *      (work per completed receive), MPI_Waitall on the sends
+ *  21  exchange with the rank half the ring away (MPI_Sendrecv with (rank + P/2) mod P, N / P
+ *      doubles), work; P even
+ *  22  reduce then broadcast (what MPI_Allreduce does, written as two calls, as older codes
+ *      do): MPI_Reduce of N / P doubles to rank 0, rank 0 works, MPI_Bcast of them, work */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -382,6 +391,61 @@ int main(int argc, char** argv) {
       if (rank < P - 1) MPI_Recv(buf, n, MPI_DOUBLE, rank + 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       work(n * 20);
       if (rank > 0) MPI_Send(buf, n, MPI_DOUBLE, rank - 1, 2, MPI_COMM_WORLD);
+    }
+  } else if (mode == 19) {
+    int dims[2] = {0, 0}, periods[2] = {1, 1};
+    MPI_Dims_create(P, 2, dims);
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    long n = N / P;
+    double* sbuf = calloc(4 * n, sizeof(double));
+    double* rbuf = calloc(4 * n, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      MPI_Neighbor_alltoall(sbuf, n, MPI_DOUBLE, rbuf, n, MPI_DOUBLE, cart);
+      work(n * 40);
+    }
+  } else if (mode == 20) {
+    int left = (rank - 1 + P) % P, right = (rank + 1) % P;
+    long n = N / P;
+    double* s0 = calloc(n, sizeof(double));
+    double* s1 = calloc(n, sizeof(double));
+    double* r0 = calloc(n, sizeof(double));
+    double* r1 = calloc(n, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      MPI_Request rr[2], sr[2];
+      MPI_Irecv(r0, n, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &rr[0]);
+      MPI_Irecv(r1, n, MPI_DOUBLE, right, 2, MPI_COMM_WORLD, &rr[1]);
+      MPI_Isend(s0, n, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &sr[0]);
+      MPI_Isend(s1, n, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &sr[1]);
+      int left_to_do = 2;
+      while (left_to_do > 0) {
+        int outcount = 0, idx[2];
+        MPI_Waitsome(2, rr, &outcount, idx, MPI_STATUSES_IGNORE);
+        for (int k = 0; k < outcount; ++k) work(n * 10);
+        left_to_do -= outcount;
+      }
+      MPI_Waitall(2, sr, MPI_STATUSES_IGNORE);
+      work(n * 20);
+    }
+  } else if (mode == 21) {
+    long n = N / P;
+    double* a = calloc(n, sizeof(double));
+    double* b = calloc(n, sizeof(double));
+    int partner = (rank + P / 2) % P;
+    for (int it = 0; it < iters; ++it) {
+      MPI_Sendrecv(a, n, MPI_DOUBLE, partner, 1, b, n, MPI_DOUBLE, partner, 1, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+      work(n * 40);
+    }
+  } else if (mode == 22) {
+    long n = N / P;
+    double* a = calloc(n, sizeof(double));
+    double* b = calloc(n, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(n * 30);
+      MPI_Reduce(a, b, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+      if (rank == 0) work(n * 5);
+      MPI_Bcast(b, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     }
   }
   MPI_Finalize();

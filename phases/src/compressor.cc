@@ -197,7 +197,71 @@ RankCompressor::RankCompressor(int rank, const AnalyzeOptions& options)
   mpre_.push_back(0);
 }
 
+namespace {
+bool IsSome(EventKind kind) { return kind == EventKind::kWaitsome || kind == EventKind::kTestsome; }
+// The requests of `some` that it has not completed.
+std::vector<RequestId> Outstanding(const Event& some) {
+  std::vector<RequestId> left;
+  for (RequestId r : some.requests) {
+    bool done = false;
+    for (const Completion& c : some.completed) done = done || c.request == r;
+    if (!done) left.push_back(r);
+  }
+  return left;
+}
+}  // namespace
+
+// A loop of MPI_Waitsome (or Testsome) calls until every request is in makes one call or
+// several, as the messages happen to arrive; the calls that wait for the rest of the first
+// one's requests are one wait with it (the compute between them, the work on what arrived,
+// comes before it, as polls' does), so that every iteration has the same calls.
 void RankCompressor::Add(std::int64_t step, const Event& e) {
+  if (some_) {
+    if (e.kind == EventKind::kCompute) {
+      some_after_.emplace_back(step, e);
+      return;
+    }
+    const std::vector<RequestId> left = Outstanding(*some_);
+    bool rest = IsSome(e.kind) && !e.completed.empty() && !e.requests.empty();
+    for (RequestId r : e.requests) {
+      rest = rest && std::find(left.begin(), left.end(), r) != left.end();
+    }
+    if (!rest) {
+      FlushSome();
+    } else {
+      Event merged = std::move(*some_);
+      some_.reset();
+      merged.completed.insert(merged.completed.end(), e.completed.begin(), e.completed.end());
+      merged.wall_end_ns = e.wall_end_ns;
+      for (const auto& [s, c] : some_after_) AddEvent(s, c);
+      some_after_.clear();
+      if (merged.completed.size() < merged.requests.size()) {
+        some_ = std::move(merged);
+        some_step_ = step;
+      } else {
+        AddEvent(step, merged);
+      }
+      return;
+    }
+  }
+  if (IsSome(e.kind) && !e.completed.empty() && e.completed.size() < e.requests.size()) {
+    some_ = e;
+    some_step_ = step;
+    return;
+  }
+  AddEvent(step, e);
+}
+
+void RankCompressor::FlushSome() {
+  if (!some_) return;
+  const Event held = std::move(*some_);
+  some_.reset();
+  AddEvent(some_step_, held);
+  for (const auto& [s, c] : some_after_) AddEvent(s, c);
+  some_after_.clear();
+}
+
+void RankCompressor::AddEvent(std::int64_t step, const Event& e) {
   // Wall time attributed to this event: from the end of the previous one to its end (the
   // finalize call counts up to its start, init counts nothing: the run is the time between).
   double duration = 0;
@@ -645,6 +709,7 @@ void RankCompressor::Retire(std::size_t count) {
 }
 
 void RankCompressor::Finish() {
+  FlushSome();
   // Compute after the last call (only in a cut stream) stays in total_time_ns_ but belongs
   // to no call.
   Retire(seq_.size());

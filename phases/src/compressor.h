@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -181,6 +182,10 @@ class RankCompressor {
   Sequence& order() { return order_; }
 
  private:
+  // Add without the folding of partial waitsome calls (see Add).
+  void AddEvent(std::int64_t step, const Event& event);
+  // Adds the held partial waitsome and the compute after it as they were.
+  void FlushSome();
   void Push(Node node);
   void Reduce();
   bool ReduceAt(std::size_t n);
@@ -237,6 +242,11 @@ class RankCompressor {
   double pending_cpu_ = 0, pending_ins_ = 0, pending_cyc_ = 0, pending_time_ = 0;
   bool pending_has_ins_ = false, pending_has_cyc_ = false;
   std::int64_t pending_polls_ = 0;
+  // A waitsome (or testsome) that completed part of its requests, held until the next call
+  // shows whether it waits for the rest (then the calls are one), with the compute after it.
+  std::optional<Event> some_;
+  std::int64_t some_step_ = 0;
+  std::vector<std::pair<std::int64_t, Event>> some_after_;
   double prev_end_ns_ = 0;
   double span_end_ns_ = 0;
   bool seen_event_ = false;

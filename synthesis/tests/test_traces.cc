@@ -181,6 +181,49 @@ TraceData AnySourceRing(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData WaitsomeRing(int nprocs, const AppParams& p) {
+  TraceData d = Begin("waitsome_ring", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    const int right = (r + 1) % nprocs, left = (r + nprocs - 1) % nprocs;
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      const RequestId a = next++, b = next++, c = next++, e = next++;
+      ev.push_back(MakeIrecv(left, 1, bytes, a));
+      ev.push_back(MakeIrecv(right, 2, bytes, b));
+      ev.push_back(MakeIsend(right, 1, bytes, c));
+      ev.push_back(MakeIsend(left, 2, bytes, e));
+      auto some = [&](std::vector<RequestId> passed, std::vector<RequestId> done) {
+        Event w = MakeWaitall(passed);
+        w.kind = EventKind::kWaitsome;
+        w.completed.clear();
+        for (RequestId q : done) {
+          Completion k;
+          k.request = q;
+          k.peer = q == a ? left : right;
+          k.tag = q == a ? 1 : 2;
+          k.bytes = bytes;
+          w.completed.push_back(k);
+        }
+        return w;
+      };
+      if (r % 2 == 1 && it % 3 == 0) {
+        ev.push_back(some({a, b}, {a}));
+        ev.push_back(MakeCompute(20000));
+        ev.push_back(some({b}, {b}));
+      } else {
+        ev.push_back(some({a, b}, {a, b}));
+      }
+      ev.push_back(MakeWaitall({c, e}));
+      ev.push_back(MakeCompute(cpu));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData RedBlackRing(int nprocs, const AppParams& p) {
   TraceData d = Begin("red_black_ring", nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);

@@ -58,6 +58,12 @@ TraceData ChainSweeps(int nprocs, const AppParams& p = {});
 // the receives from rank - 1 and rank + 1 (in an order that alternates with the iteration),
 // then compute_ns / P. P >= 3.
 TraceData AnySourceRing(int nprocs, const AppParams& p = {});
+// A ring halo whose receives are handled as they complete with MPI_Waitsome: per iteration
+// irecv from rank - 1 and rank + 1, isend to both (8 x domain / P bytes), then one
+// waitsome that completes both receives, or (every third iteration on odd ranks) one that
+// completes the first, 20 us of work and one that completes the second; waitall on the
+// sends; compute_ns / P. P >= 3.
+TraceData WaitsomeRing(int nprocs, const AppParams& p = {});
 // A red-black ring shift with synchronous sends (MPI_Ssend), as codes with blocking calls
 // avoid a deadlock: per iteration compute_ns / P, then even ranks send to rank + 1 and
 // receive from rank - 1, odd ranks receive first and send after (a few us of compute
