@@ -224,12 +224,8 @@ TEST(RotatedRanksTest, RedBlackRingKeepsEachRanksOrderAndCompute) {
   const AppModel m = BuildModel(sigs);
   const std::string text = DescribeModel(m);
   EXPECT_NE(text.find("call order: the odd ranks start at call 1"), std::string::npos) << text;
-  PredictOptions quick;
-  quick.noise_draws = 0;
-  quick.intervals = false;
   for (int target : {16, 18}) {
-    testing::MemoryTrace real(testing::RedBlackRing(target, p));
-    const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+    const Validation v = testing::QuickValidate(sigs, testing::RedBlackRing(target, p));
     EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << target;
     EXPECT_LT(v.compute_error, 0.01) << target;
     EXPECT_LT(v.time_error, 0.02) << target << "\n" << text;
@@ -267,11 +263,7 @@ TEST(WildcardHaloTest, SendsAfterAWaitallOfSeveralWildcardReceivesAreNoReplies) 
   }
   // The two receives keep their own bursts (told apart by their tags): averaged, half the
   // work sat between them and the neighbours' sends waited for the second receive.
-  PredictOptions quick;
-  quick.noise_draws = 0;
-  quick.intervals = false;
-  testing::MemoryTrace real(testing::AnySourceRing(24, p));
-  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  const Validation v = testing::QuickValidate(sigs, testing::AnySourceRing(24, p));
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
   EXPECT_LT(v.compute_error, 0.01);
   EXPECT_LT(v.time_error, 0.02);
@@ -297,11 +289,7 @@ TEST(WaitsomeTest, AWaitsomeLoopUntilAllAreInIsOneWait) {
     }
     EXPECT_EQ(halos, 1) << sig.nprocs;
   }
-  PredictOptions quick;
-  quick.noise_draws = 0;
-  quick.intervals = false;
-  testing::MemoryTrace real(testing::WaitsomeRing(24, p));
-  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  const Validation v = testing::QuickValidate(sigs, testing::WaitsomeRing(24, p));
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
   EXPECT_LT(v.bytes_error, 0.01);
   EXPECT_LT(v.time_error, 0.03);
@@ -318,11 +306,7 @@ TEST(LineFrameTest, PipelineAlongAChainIsPredicted) {
   p.check_every = 0;
   std::vector<phases::Signature> sigs;
   for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::ChainSweeps(n, p)));
-  PredictOptions quick;
-  quick.noise_draws = 0;
-  quick.intervals = false;
-  testing::MemoryTrace real(testing::ChainSweeps(24, p));
-  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  const Validation v = testing::QuickValidate(sigs, testing::ChainSweeps(24, p));
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
   EXPECT_LT(v.bytes_error, 0.01);
   EXPECT_LT(v.time_error, 0.02);
@@ -347,11 +331,7 @@ TEST(CorrespondenceAdviceTest, CountsOfOneKindAreNamedWhenThePhasesDoNotCorrespo
   }
   std::vector<phases::Signature> powers;
   for (int n : {4, 8, 16}) powers.push_back(testing::Analyze(testing::FoldedDoubling(n, p)));
-  PredictOptions quick;
-  quick.noise_draws = 0;
-  quick.intervals = false;
-  testing::MemoryTrace real(testing::FoldedDoubling(32, p));
-  const Validation v = ValidateAgainst(powers, real, testing::TestMachine(), quick);
+  const Validation v = testing::QuickValidate(powers, testing::FoldedDoubling(32, p));
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
   EXPECT_LT(v.bytes_error, 0.01);
 }
@@ -367,11 +347,7 @@ TEST(AmbiguousDirectionTest, TwoTaggedReceivesAlongAnAmbiguousDimensionComeFromB
   few.check_every = 4;
   std::vector<phases::Signature> sigs;
   for (int n : {4, 8, 16, 32}) sigs.push_back(testing::Analyze(testing::MgHalo(n, few)));
-  PredictOptions quick;
-  quick.noise_draws = 0;
-  quick.intervals = false;
-  testing::MemoryTrace real(testing::MgHalo(64, few));
-  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  const Validation v = testing::QuickValidate(sigs, testing::MgHalo(64, few));
   EXPECT_EQ(v.count, 64);
   EXPECT_LT(v.bytes_error, 0.01);
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << DescribeModel(BuildModel(sigs));
@@ -406,11 +382,7 @@ TEST(PhaseComputeTest, BurstsThatTradeWorkAreFittedAsTheirSum) {
     EXPECT_EQ(loaded.phases[i].cpu_total.present, m.phases[i].cpu_total.present);
     EXPECT_DOUBLE_EQ(loaded.phases[i].CpuScaleAt(64), m.phases[i].CpuScaleAt(64));
   }
-  PredictOptions quick;
-  quick.noise_draws = 0;
-  quick.intervals = false;
-  testing::MemoryTrace real(testing::TorusStencil(64, wobble));
-  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  const Validation v = testing::QuickValidate(sigs, testing::TorusStencil(64, wobble));
   EXPECT_LT(v.compute_error, 0.01) << DescribeModel(m);
 }
 
@@ -449,11 +421,7 @@ TEST(SlotTagTest, TagsAreTakenWhereThePartnerTellsTheCallsApart) {
   }
   EXPECT_EQ(tags[EventKind::kIrecv], (std::set<std::int32_t>{0, 1, 2, 3})) << DescribeModel(m);
   EXPECT_EQ(tags[EventKind::kIsend], (std::set<std::int32_t>{0, 1, 2, 3})) << DescribeModel(m);
-  PredictOptions quick;
-  quick.noise_draws = 0;
-  quick.intervals = false;
-  testing::MemoryTrace real(testing::CartHalo2D(16, few));
-  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);  // no deadlock
+  const Validation v = testing::QuickValidate(sigs, testing::CartHalo2D(16, few));  // no deadlock
   EXPECT_EQ(v.pattern_match, 1.0);
   EXPECT_LT(v.bytes_error, 1e-9);
 }
@@ -474,11 +442,7 @@ TEST(FaceBytesTest, AFaceAndOneOverPThatAgreeAtEveryTracedCountGoToTheFace) {
   few.domain = 96;
   std::vector<phases::Signature> sigs;
   for (int n : {8, 12, 18}) sigs.push_back(testing::Analyze(testing::CartHalo3D(n, few)));
-  PredictOptions quick;
-  quick.noise_draws = 0;
-  quick.intervals = false;
-  testing::MemoryTrace real(testing::CartHalo3D(27, few));
-  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  const Validation v = testing::QuickValidate(sigs, testing::CartHalo3D(27, few));
   EXPECT_EQ(v.pattern_match, 1.0);
   EXPECT_LT(v.bytes_error, 1e-6) << DescribeModel(BuildModel(sigs));
 }
@@ -505,11 +469,7 @@ TEST(NoLawTest, ANoisyBurstKeepsItsMedian) {
     sigs.push_back(testing::Analyze(testing::TorusStencil(counts[k], p)));
   }
   p.compute_ns = 3400.0 * 36;
-  PredictOptions quick;
-  quick.noise_draws = 0;
-  quick.intervals = false;
-  testing::MemoryTrace real(testing::TorusStencil(36, p));
-  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);
+  const Validation v = testing::QuickValidate(sigs, testing::TorusStencil(36, p));
   // The median is as good as the noise lets it be (26% here); the law was 94% off.
   EXPECT_LT(v.compute_error, 0.35) << DescribeModel(BuildModel(sigs));
 }
@@ -532,11 +492,7 @@ TEST(AmbiguousDirectionTest, SwapsWithOneTagArePairedSwapBySwap) {
   few.domain = 96;
   std::vector<phases::Signature> sigs;
   for (int n : {8, 12, 16}) sigs.push_back(testing::Analyze(testing::SwapHalo3D(n, few)));
-  PredictOptions quick;
-  quick.noise_draws = 0;
-  quick.intervals = false;
-  testing::MemoryTrace real(testing::SwapHalo3D(36, few));
-  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine(), quick);  // no deadlock
+  const Validation v = testing::QuickValidate(sigs, testing::SwapHalo3D(36, few));  // no deadlock
   // Which families the traces leave open (a dimension of 2 everywhere is also an exchange
   // with rank XOR 1) and which way each swap goes along it are guesses; no deadlock is not.
   EXPECT_GT(v.pattern_match, 0.4) << DescribeModel(BuildModel(sigs));

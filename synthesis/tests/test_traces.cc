@@ -570,6 +570,14 @@ TraceData SwapHaloSteps(int nprocs, const AppParams& p) {
   return d;
 }
 
+Validation QuickValidate(const std::vector<phases::Signature>& training, const TraceData& real) {
+  PredictOptions quick;
+  quick.noise_draws = 0;
+  quick.intervals = false;
+  const MemoryTrace trace(real);
+  return ValidateAgainst(training, trace, TestMachine(), quick);
+}
+
 sim::Machine TestMachine() {
   sim::Machine m;
   m.name = "test";

@@ -10,6 +10,7 @@
 #include "pas2p/core/trace.h"
 #include "pas2p/phases/signature.h"
 #include "pas2p/simulator/machine.h"
+#include "pas2p/synthesis/predict.h"
 
 namespace pas2p::synthesis::testing {
 
@@ -180,5 +181,9 @@ phases::Signature AnalyzeSizesSplit(const TraceData& data);
 // The small machine the prediction tests run on: 4 CPUs per node, 2 us and 5 GB/s between
 // nodes.
 sim::Machine TestMachine();
+
+// ValidateAgainst(training, the program generated at its own count, TestMachine()) without
+// noise draws or prediction intervals: what the tests compare, in a fraction of the time.
+Validation QuickValidate(const std::vector<phases::Signature>& training, const TraceData& real);
 
 }  // namespace pas2p::synthesis::testing
