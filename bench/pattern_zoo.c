@@ -62,6 +62,14 @@ static void work(long n) {
   volatile double x = 1;
   for (long i = 0; i < n; ++i) x = x * 0.9999 + 1e-6;
 }
+/* N items split over P ranks in blocks, the first N % P ranks one more: counts and offsets. */
+static void block_split(long N, int P, int* counts, int* displs) {
+  for (int r = 0, d = 0; r < P; ++r) {
+    counts[r] = N / P + (r < N % P);
+    displs[r] = d;
+    d += counts[r];
+  }
+}
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, P;
@@ -74,11 +82,7 @@ int main(int argc, char** argv) {
     long local = N / P + (rank < N % P);
     int* counts = malloc(sizeof(int) * P);
     int* displs = malloc(sizeof(int) * P);
-    for (int r = 0, d = 0; r < P; ++r) {
-      counts[r] = N / P + (r < N % P);
-      displs[r] = d;
-      d += counts[r];
-    }
+    block_split(N, P, counts, displs);
     double* x = calloc(N, sizeof(double));
     double* y = calloc(N, sizeof(double));
     double* mine = calloc(local + 1, sizeof(double));
@@ -334,11 +338,7 @@ int main(int argc, char** argv) {
   } else if (mode == 15) {
     int* counts = malloc(sizeof(int) * P);
     int* displs = malloc(sizeof(int) * P);
-    for (int r = 0, d = 0; r < P; ++r) {
-      counts[r] = N / P + (r < N % P);
-      displs[r] = d;
-      d += counts[r];
-    }
+    block_split(N, P, counts, displs);
     double* all = calloc(N, sizeof(double));
     double* mine = calloc(N / P + 1, sizeof(double));
     for (int it = 0; it < iters; ++it) {

@@ -238,6 +238,24 @@ TEST(RotatedRanksTest, RedBlackRingKeepsEachRanksOrderAndCompute) {
   }
 }
 
+// The phase with the receives of each signature: expects exactly one per signature, of
+// weight `weight` (every iteration of the loop in one phase).
+std::vector<const phases::Phase*> HaloPhases(const std::vector<phases::Signature>& sigs,
+                                             double weight) {
+  std::vector<const phases::Phase*> halos;
+  for (const auto& sig : sigs) {
+    int found = 0;
+    for (const auto& ph : sig.phases) {
+      if (ph.description.find("irecv") == std::string::npos) continue;
+      ++found;
+      EXPECT_DOUBLE_EQ(ph.weight, weight) << sig.nprocs << ": " << ph.description;
+      halos.push_back(&ph);
+    }
+    EXPECT_EQ(found, 1) << sig.nprocs;
+  }
+  return halos;
+}
+
 // A halo whose receives name no source, closed by a waitall: a send to the rank whose
 // message the waitall happened to complete last was taken for a master's reply to whoever
 // answered, so the iterations' symbols changed with the arrival order and the loop fell
@@ -249,17 +267,10 @@ TEST(WildcardHaloTest, SendsAfterAWaitallOfSeveralWildcardReceivesAreNoReplies) 
   p.check_every = 0;
   std::vector<phases::Signature> sigs;
   for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::AnySourceRing(n, p)));
-  for (const auto& sig : sigs) {
-    int halos = 0;
-    for (const auto& ph : sig.phases) {
-      if (ph.description.find("irecv") == std::string::npos) continue;
-      ++halos;
-      EXPECT_DOUBLE_EQ(ph.weight, 12) << sig.nprocs << ": " << ph.description;
-      for (const auto& rp : ph.ranks) {
-        for (const auto& e : rp.events) EXPECT_FALSE(e.reply) << sig.nprocs;
-      }
+  for (const phases::Phase* halo : HaloPhases(sigs, 12)) {
+    for (const auto& rp : halo->ranks) {
+      for (const auto& e : rp.events) EXPECT_FALSE(e.reply) << halo->description;
     }
-    EXPECT_EQ(halos, 1) << sig.nprocs;
   }
   // The two receives keep their own bursts (told apart by their tags): averaged, half the
   // work sat between them and the neighbours' sends waited for the second receive.
@@ -280,15 +291,7 @@ TEST(WaitsomeTest, AWaitsomeLoopUntilAllAreInIsOneWait) {
   p.check_every = 0;
   std::vector<phases::Signature> sigs;
   for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::WaitsomeRing(n, p)));
-  for (const auto& sig : sigs) {
-    int halos = 0;
-    for (const auto& ph : sig.phases) {
-      if (ph.description.find("irecv") == std::string::npos) continue;
-      ++halos;
-      EXPECT_DOUBLE_EQ(ph.weight, 12) << sig.nprocs << ": " << ph.description;
-    }
-    EXPECT_EQ(halos, 1) << sig.nprocs;
-  }
+  HaloPhases(sigs, 12);
   const Validation v = testing::QuickValidate(sigs, testing::WaitsomeRing(24, p));
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
   EXPECT_LT(v.bytes_error, 0.01);
