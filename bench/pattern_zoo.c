@@ -70,6 +70,14 @@ static void block_split(long N, int P, int* counts, int* displs) {
     d += counts[r];
   }
 }
+/* A ring exchange's buffers: a send and a receive buffer of n doubles for each neighbour. */
+static void ring_buffers(long n, double** s0, double** s1, double** r0, double** r1) {
+  double* all = calloc(4 * n + 1, sizeof(double));
+  *s0 = all;
+  *s1 = all + n;
+  *r0 = all + 2 * n;
+  *r1 = all + 3 * n;
+}
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, P;
@@ -368,10 +376,8 @@ int main(int argc, char** argv) {
   } else if (mode == 17) {
     int left = (rank - 1 + P) % P, right = (rank + 1) % P;
     long n = N / P;
-    double* s0 = calloc(n, sizeof(double));
-    double* s1 = calloc(n, sizeof(double));
-    double* r0 = calloc(n, sizeof(double));
-    double* r1 = calloc(n, sizeof(double));
+    double *s0, *s1, *r0, *r1;
+    ring_buffers(n, &s0, &s1, &r0, &r1);
     for (int it = 0; it < iters; ++it) {
       MPI_Request req[4];
       MPI_Irecv(r0, n, MPI_DOUBLE, MPI_ANY_SOURCE, 7, MPI_COMM_WORLD, &req[0]);
@@ -407,10 +413,8 @@ int main(int argc, char** argv) {
   } else if (mode == 20) {
     int left = (rank - 1 + P) % P, right = (rank + 1) % P;
     long n = N / P;
-    double* s0 = calloc(n, sizeof(double));
-    double* s1 = calloc(n, sizeof(double));
-    double* r0 = calloc(n, sizeof(double));
-    double* r1 = calloc(n, sizeof(double));
+    double *s0, *s1, *r0, *r1;
+    ring_buffers(n, &s0, &s1, &r0, &r1);
     for (int it = 0; it < iters; ++it) {
       MPI_Request rr[2], sr[2];
       MPI_Irecv(r0, n, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &rr[0]);
