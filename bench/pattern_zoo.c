@@ -30,7 +30,8 @@
  *      exchange with rank ^ 2^k for each k (MPI_Sendrecv, N doubles); the result goes back
  *      to the ranks >= p2
  *  13  broadcast from a rotating root (an LU factorization's panel): iteration k's root is
- *      k mod P, MPI_Bcast of N / P doubles, work shrinking with k
+ *      k mod P; it factors the panel (work), MPI_Bcast's its N / P doubles and then its 8
+ *      pivot indices; every rank then updates (work shrinking with k)
  *  14  messages of unknown size: a ring shift where each rank MPI_Probe's its left
  *      neighbour, reads the size with MPI_Get_count and then MPI_Recv's it; sizes N / P x
  *      (1 + (rank + it) % 4) doubles, sent with MPI_Ssend by even ranks first
@@ -320,8 +321,11 @@ int main(int argc, char** argv) {
   } else if (mode == 13) {
     long panel = N / P;
     double* buf = calloc(panel + 1, sizeof(double));
+    int pivots[8] = {0};
     for (int it = 0; it < iters; ++it) {
+      if (rank == it % P) work(panel * 40);
       MPI_Bcast(buf, panel, MPI_DOUBLE, it % P, MPI_COMM_WORLD);
+      MPI_Bcast(pivots, 8, MPI_INT, it % P, MPI_COMM_WORLD);
       work(panel * 4 * (iters - it));
     }
   } else if (mode == 14) {

@@ -297,7 +297,7 @@ std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
 // The structure of a call regardless of its statistics: what two workers' task calls share.
 bool SameCall(const Leaf& a, const Leaf& b) {
   return a.kind == b.kind && a.peer == b.peer && a.recv_peer == b.recv_peer && a.comm == b.comm &&
-         a.root == b.root && a.requests == b.requests;
+         a.root == b.root && a.root_step == b.root_step && a.requests == b.requests;
 }
 
 bool MatchesAt(const std::vector<Leaf>& leaves, std::size_t at, const std::vector<Leaf>& body) {
@@ -1359,6 +1359,25 @@ Stats SumStats(const std::vector<Leaf>& leaves, Stats ComputeStats::*field) {
   return s;
 }
 
+// The statistics of `all` without the values of `part` (a subset of them): the inverse of
+// Stats::Merge. min and max stay those of `all` (they cannot be taken apart).
+Stats Without(const Stats& all, const Stats& part) {
+  if (part.n == 0) return all;
+  Stats out;
+  out.n = all.n - part.n;
+  if (out.n <= 0) return Stats{};
+  const double n = static_cast<double>(all.n), nb = static_cast<double>(part.n);
+  const double na = static_cast<double>(out.n);
+  out.mean = std::max(0.0, (all.mean * n - part.mean * nb) / na);
+  // What is left of equal sums is rounding (a broadcast's bytes sent off its root: 0).
+  if (out.mean * na <= 1e-9 * std::fabs(all.mean * n)) out.mean = 0;
+  const double delta = part.mean - out.mean;
+  out.m2 = std::max(0.0, all.m2 - part.m2 - delta * delta * na * nb / n);
+  out.min = all.min;
+  out.max = all.max;
+  return out;
+}
+
 PhaseEvent ToPhaseEvent(const Leaf& l) {
   PhaseEvent e;
   e.kind = l.kind;
@@ -1372,6 +1391,16 @@ PhaseEvent ToPhaseEvent(const Leaf& l) {
   e.recv_bytes = l.recv_bytes;
   e.polls = l.polls;
   e.compute = l.compute;
+  e.root_step = l.root_step;
+  if (l.root_step != RootStep::kFixed) {
+    // The occurrences in which the rank was the root apart from the others.
+    e.root_bytes = l.root_bytes;
+    e.root_recv_bytes = l.root_recv_bytes;
+    e.root_cpu_ns = l.root_cpu_ns;
+    e.bytes = Without(l.bytes, l.root_bytes);
+    e.recv_bytes = Without(l.recv_bytes, l.root_recv_bytes);
+    e.compute.cpu_ns = Without(l.compute.cpu_ns, l.root_cpu_ns);
+  }
   return e;
 }
 
@@ -1409,6 +1438,7 @@ void AddOccurrenceStats(const RankInstances& ranks, Phase* phase) {
         acc.count.resize(o.kept, 0);
       }
       for (std::size_t k = 0; k < o.kept; ++k) {
+        if (o.RootTurn(k)) continue;  // a moving root's turn: its own work, not shared
         acc.sum[k] += o.at(k);
         ++acc.count[k];
       }
@@ -1426,12 +1456,16 @@ void AddOccurrenceStats(const RankInstances& ranks, Phase* phase) {
       ComputeStats& c = rp.events[i].compute;
       double ranks_sum = 0;
       for (std::size_t k = 0; k < o.kept; ++k) {
+        if (o.RootTurn(k) || acc.count[k] == 0) continue;
         const double mean = acc.sum[k] / acc.count[k];
         c.occurrence_cpu_ns.Add(mean);
         c.residual_cpu_ns.Add(static_cast<double>(o.at(k)) - mean);
         ranks_sum += acc.count[k];
       }
-      c.occurrence_ranks = static_cast<std::int32_t>(std::lround(ranks_sum / o.kept));
+      if (c.occurrence_cpu_ns.n > 0) {
+        c.occurrence_ranks = static_cast<std::int32_t>(
+            std::lround(ranks_sum / static_cast<double>(c.occurrence_cpu_ns.n)));
+      }
     }
   }
 }
@@ -1580,7 +1614,7 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
 
   std::vector<RankCompressor> compressors;
   compressors.reserve(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) compressors.emplace_back(r, options);
+  for (int r = 0; r < n; ++r) compressors.emplace_back(r, n, options);
   std::map<CommId, std::vector<std::int32_t>> comms;
   std::map<CommId, std::int32_t> comm_origins;
   std::vector<SyncPoints> sync(static_cast<std::size_t>(n));
@@ -2040,6 +2074,7 @@ std::string DescribePhase(const Phase& phase, int nprocs) {
     double bytes = 0;
     std::vector<std::pair<int, int>> pairs;
     bool sub_comm = false;
+    bool moving_root = false;
   };
   std::map<int, KindInfo> kinds;
   const double nranks = static_cast<double>(phase.ranks.size());
@@ -2047,7 +2082,14 @@ std::string DescribePhase(const Phase& phase, int nprocs) {
     for (const PhaseEvent& e : rp.events) {
       KindInfo& k = kinds[static_cast<int>(e.kind)];
       k.calls += 1.0 / nranks;
-      k.bytes += e.bytes.mean;
+      if (e.root_step == RootStep::kFixed) {
+        k.bytes += e.bytes.mean;
+      } else {  // over every occurrence, the rank's turns as the root included
+        Stats all = e.bytes;
+        all.Merge(e.root_bytes);
+        k.bytes += all.mean;
+        k.moving_root = true;
+      }
       if (IsPointToPoint(e.kind) && e.peer >= 0) k.pairs.emplace_back(rp.rank, e.peer);
       if (IsCollective(e.kind) && e.comm != kCommWorld) k.sub_comm = true;
     }
@@ -2071,6 +2113,7 @@ std::string DescribePhase(const Phase& phase, int nprocs) {
       s += ", " + Bytes(per_call) + " each";
     } else if (IsCollective(kind)) {
       if (info.sub_comm) s += " on sub-communicators";
+      if (info.moving_root) s += " from a moving root";
       if (kind != EventKind::kBarrier) s += " (" + Bytes(per_call) + ")";
     }
     parts.push_back(s);

@@ -43,8 +43,9 @@ std::uint64_t Mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-void OccurrenceSample::Add(double cpu_ns) {
+void OccurrenceSample::Add(double cpu_ns, bool root_turn) {
   if (kept == static_cast<std::uint64_t>(seen) && kept < kOccurrenceSamples) {
+    if (root_turn) root_turns |= std::uint64_t{1} << kept;
     if (kept == 0) {
       first = static_cast<float>(cpu_ns);
     } else {
@@ -58,6 +59,7 @@ void OccurrenceSample::Add(double cpu_ns) {
 void OccurrenceSample::Append(const OccurrenceSample& later) {
   if (kept == static_cast<std::uint64_t>(seen)) {
     for (std::uint32_t k = 0; k < later.kept && kept < kOccurrenceSamples; ++k) {
+      if (later.RootTurn(k)) root_turns |= std::uint64_t{1} << kept;
       if (kept == 0) {
         first = later.at(k);
       } else {
@@ -77,7 +79,7 @@ OccurrenceSample OccurrenceSample::Every(std::int64_t modulus, std::int64_t resi
     return out;
   }
   for (std::int64_t k = residue; k < static_cast<std::int64_t>(kept); k += modulus) {
-    out.Add(at(static_cast<std::size_t>(k)));
+    out.Add(at(static_cast<std::size_t>(k)), RootTurn(static_cast<std::size_t>(k)));
   }
   out.seen = seen / modulus;
   return out;
@@ -102,6 +104,9 @@ void Leaf::Merge(const Leaf& later) {
   occurrences.Append(later.occurrences);
   bytes.Merge(later.bytes);
   recv_bytes.Merge(later.recv_bytes);
+  root_bytes.Merge(later.root_bytes);
+  root_recv_bytes.Merge(later.root_recv_bytes);
+  root_cpu_ns.Merge(later.root_cpu_ns);
   polls.Merge(later.polls);
   MergeCompute(&compute, later.compute);
   last_cpu_ns = later.last_cpu_ns;
@@ -188,8 +193,8 @@ bool SimilarRuns(const RunCompute& a, const RunCompute& b, const AnalyzeOptions&
          options.similarity * std::max(merged_ns, loop.total_ns());
 }
 
-RankCompressor::RankCompressor(int rank, const AnalyzeOptions& options)
-    : rank_(rank), options_(options) {
+RankCompressor::RankCompressor(int rank, int nprocs, const AnalyzeOptions& options)
+    : rank_(rank), options_(options), nprocs_(nprocs) {
   pow_.resize(options_.window + 2);
   pow_[0] = 1;
   for (std::size_t i = 1; i < pow_.size(); ++i) pow_[i] = pow_[i - 1] * kBase;
@@ -341,9 +346,20 @@ void RankCompressor::AddEvent(std::int64_t step, const Event& e) {
     // anew (a master's hand-out of its next round's first tasks, not replies).
     last_wildcard_source_ = kNoRank;
     l.root = IsRooted(e.kind) ? e.peer : kNoRank;
-    l.peer = l.root;
     moved = e.send_bytes;
     moved_in = e.recv_bytes;
+    if (IsRooted(e.kind) && e.peer >= 0) {
+      l.root_step = StepOfRoot(e);
+      if (l.root_step != RootStep::kFixed) {
+        l.root = kNoRank;
+        if (e.peer == rank_) {
+          l.root_bytes.Add(static_cast<double>(moved));
+          l.root_recv_bytes.Add(static_cast<double>(moved_in));
+          l.root_cpu_ns.Add(pending_cpu_);
+        }
+      }
+    }
+    l.peer = l.root;
   } else if (IsCompletion(e.kind)) {
     l.requests = static_cast<std::int32_t>(e.requests.size());
     // Whoever answered is the one rank a wait found among wildcard receives; a wait that
@@ -358,12 +374,18 @@ void RankCompressor::AddEvent(std::int64_t step, const Event& e) {
     }
   } else if (e.kind == EventKind::kCommCreate) {
     l.requests = static_cast<std::int32_t>(e.members.size());
+    comm_members_[e.new_comm] = e.members;
+    // A communicator id reused after a free starts its roots anew.
+    for (auto it = roots_.begin(); it != roots_.end();) {
+      it = it->first.second == e.new_comm ? roots_.erase(it) : std::next(it);
+    }
   }
   std::uint64_t h = Mix(static_cast<std::uint64_t>(l.kind) + 1);
   h = Combine(h, static_cast<std::uint32_t>(l.disp));
   h = Combine(h, static_cast<std::uint32_t>(l.recv_disp));
   h = Combine(h, l.comm);
   h = Combine(h, static_cast<std::uint32_t>(l.root));
+  if (l.root_step != RootStep::kFixed) h = Combine(h, static_cast<std::uint32_t>(l.root_step) + 7);
   h = Combine(h, static_cast<std::uint32_t>(l.requests));
   // A receive that names no source is told apart from the next one by its tag alone (a halo
   // that takes the message travelling left with one tag and the one travelling right with
@@ -383,7 +405,7 @@ void RankCompressor::AddEvent(std::int64_t step, const Event& e) {
   l.compute.cpu_ns.Add(pending_cpu_);
   if (pending_has_ins_) l.compute.instructions.Add(pending_ins_);
   if (pending_has_cyc_) l.compute.cycles.Add(pending_cyc_);
-  l.occurrences.Add(pending_cpu_);
+  l.occurrences.Add(pending_cpu_, l.root_cpu_ns.n > 0);
   l.last_cpu_ns = pending_cpu_;
   l.last_bytes = static_cast<double>(moved);
   l.time_ns = duration + pending_time_;
@@ -395,6 +417,33 @@ void RankCompressor::AddEvent(std::int64_t step, const Event& e) {
   pending_has_ins_ = pending_has_cyc_ = false;
   pending_polls_ = 0;
   Push(std::move(node));
+}
+
+RootStep RankCompressor::StepOfRoot(const Event& e) {
+  // The root's rank in the communicator: the world (or a communicator this rank never saw
+  // made, taken as the world) numbers ranks as the world does.
+  std::int64_t index = e.peer, size = nprocs_;
+  if (auto it = comm_members_.find(e.comm); e.comm != kCommWorld && it != comm_members_.end()) {
+    const auto& m = it->second;
+    const auto at = std::find(m.begin(), m.end(), e.peer);
+    if (at == m.end()) return RootStep::kFixed;
+    index = at - m.begin();
+    size = static_cast<std::int64_t>(m.size());
+  }
+  auto [it, fresh] = roots_.try_emplace({e.kind, e.comm}, RootTrack{index, false});
+  if (fresh || size < 2) return RootStep::kFixed;
+  RootTrack& t = it->second;
+  RootStep step = RootStep::kFixed;
+  if (index == (t.last + 1) % size) {
+    step = RootStep::kNext;
+  } else if (index == (t.last - 1 + size) % size) {
+    step = RootStep::kPrevious;
+  } else if (t.moves && index == t.last) {
+    step = RootStep::kSame;
+  }
+  if (step == RootStep::kNext || step == RootStep::kPrevious) t.moves = true;
+  t.last = index;
+  return step;
 }
 
 std::uint64_t RankCompressor::WindowHash(std::size_t i, std::size_t j) const {

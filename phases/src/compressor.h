@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <unordered_set>
 #include <utility>
@@ -34,9 +35,14 @@ struct OccurrenceSample {
   std::uint32_t kept = 0;
   float first = 0;
   std::vector<float> more;  // occurrences 1 .. kept - 1
+  // Bit k: in occurrence k this rank was the root of a collective whose root moves (its
+  // burst is the root's work, not one the other ranks share).
+  std::uint64_t root_turns = 0;
+  static_assert(kOccurrenceSamples <= 64, "root_turns holds one bit per kept occurrence");
 
-  void Add(double cpu_ns);
+  void Add(double cpu_ns, bool root_turn = false);
   float at(std::size_t k) const { return k == 0 ? first : more[k - 1]; }
+  bool RootTurn(std::size_t k) const { return ((root_turns >> k) & 1) != 0; }
   // The occurrences of `later` follow this one's: appended while every occurrence so far is
   // kept (after a gap the indices would no longer be occurrences).
   void Append(const OccurrenceSample& later);
@@ -53,7 +59,8 @@ struct Leaf {
   std::int32_t disp = kNoDisp;
   std::int32_t recv_disp = kNoDisp;
   CommId comm = kCommWorld;
-  std::int32_t root = kNoRank;
+  std::int32_t root = kNoRank;  // a fixed root (world rank); kNoRank when it moves
+  RootStep root_step = RootStep::kFixed;
   std::int32_t requests = 0;
   // Absolute values at the first occurrence.
   std::int32_t peer = kNoRank;
@@ -68,6 +75,9 @@ struct Leaf {
   std::vector<std::int32_t> tags;
   Stats bytes, recv_bytes, polls;
   ComputeStats compute;
+  // A root that moves: the occurrences in which this rank was the root (a subset of those in
+  // bytes, recv_bytes and compute, which hold every occurrence).
+  Stats root_bytes, root_recv_bytes, root_cpu_ns;
   OccurrenceSample occurrences;  // CPU burst per occurrence, for the shared spread
   double last_cpu_ns = 0;        // the latest occurrence, for drift-tolerant matching
   double last_bytes = 0;
@@ -165,7 +175,7 @@ bool SimilarRuns(const RunCompute& a, const RunCompute& b, const AnalyzeOptions&
 
 class RankCompressor {
  public:
-  RankCompressor(int rank, const AnalyzeOptions& options);
+  RankCompressor(int rank, int nprocs, const AnalyzeOptions& options);
   void Add(std::int64_t step, const Event& event);
   // Flushes everything; the instances are then complete.
   void Finish();
@@ -250,6 +260,19 @@ class RankCompressor {
   double prev_end_ns_ = 0;
   double span_end_ns_ = 0;
   bool seen_event_ = false;
+  // How the root of a rooted collective follows from the previous one of its kind on its
+  // communicator (see RootStep); updates that previous root.
+  RootStep StepOfRoot(const Event& e);
+
+  int nprocs_;
+  std::map<CommId, std::vector<std::int32_t>> comm_members_;  // this rank's communicators
+  // Per (kind, communicator): the communicator rank of the latest root, and whether the root
+  // has moved by one since the first call (only then is a repeated root "the same").
+  struct RootTrack {
+    std::int64_t last = 0;
+    bool moves = false;
+  };
+  std::map<std::pair<EventKind, CommId>, RootTrack> roots_;
   std::unordered_set<RequestId> wildcard_requests_;  // pending irecvs from MPI_ANY_SOURCE
   std::int32_t last_wildcard_source_ = kNoRank;
   double total_time_ns_ = 0;

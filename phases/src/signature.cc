@@ -47,6 +47,30 @@ void Stats::Merge(const Stats& o) {
   max = std::max(max, o.max);
 }
 
+std::string_view RootStepName(RootStep step) {
+  switch (step) {
+    case RootStep::kFixed:
+      return "fixed";
+    case RootStep::kNext:
+      return "next";
+    case RootStep::kPrevious:
+      return "previous";
+    case RootStep::kSame:
+      return "same";
+  }
+  return "fixed";
+}
+
+bool ParseRootStep(std::string_view name, RootStep* step) {
+  for (RootStep s : {RootStep::kFixed, RootStep::kNext, RootStep::kPrevious, RootStep::kSame}) {
+    if (name == RootStepName(s)) {
+      *step = s;
+      return true;
+    }
+  }
+  return false;
+}
+
 double Stats::stddev() const {
   return n > 1 ? std::sqrt(std::max(0.0, m2 / static_cast<double>(n - 1))) : 0;
 }
@@ -418,6 +442,12 @@ std::string SignatureToJson(const Signature& sig) {
         je["polls"] = StatsJson(e.polls);
         je["compute"] = ComputeJson(e.compute);
         if (e.reply) je["reply"] = true;
+        if (e.root_step != RootStep::kFixed) {
+          je["root_step"] = std::string(RootStepName(e.root_step));
+          je["root_bytes"] = StatsJson(e.root_bytes);
+          je["root_recv_bytes"] = StatsJson(e.root_recv_bytes);
+          je["root_cpu_ns"] = StatsJson(e.root_cpu_ns);
+        }
         events.push_back(std::move(je));
       }
       jr["events"] = std::move(events);
@@ -501,6 +531,17 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
           e.polls = StatsFrom(je.at("polls"));
           e.compute = ComputeFrom(je.at("compute"));
           e.reply = je.contains("reply") && je.at("reply").get<bool>();
+          if (je.contains("root_step")) {
+            const auto name = je.at("root_step").get<std::string>();
+            if (!ParseRootStep(name, &e.root_step)) {
+              throw TraceError(origin + ": phase " + std::to_string(p.id) + ", rank " +
+                               std::to_string(rp.rank) + ": unknown root_step \"" + name +
+                               "\" (expected fixed, next, previous or same)");
+            }
+            e.root_bytes = StatsFrom(je.at("root_bytes"));
+            e.root_recv_bytes = StatsFrom(je.at("root_recv_bytes"));
+            e.root_cpu_ns = StatsFrom(je.at("root_cpu_ns"));
+          }
           rp.events.push_back(std::move(e));
         }
         p.ranks.push_back(std::move(rp));

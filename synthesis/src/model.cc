@@ -163,6 +163,7 @@ struct Token {
   bool sub_comm = false;
   bool reply = false;     // a reply to the latest wildcard source is not a send to a fixed peer
   bool wildcard = false;  // a receive from MPI_ANY_SOURCE is not one from a named rank
+  phases::RootStep root_step = phases::RootStep::kFixed;  // a moving root is no fixed one
   auto operator<=>(const Token&) const = default;
 };
 
@@ -228,6 +229,10 @@ Token TokenOf(const phases::PhaseEvent& e, const CommLookup& comms) {
   // rank has the same partner twice (a 2 x 2 torus); slots keep their most common tag.
   if (IsCollective(e.kind)) t.sub_comm = comms.SubMembers(e.comm) != nullptr;
   t.reply = e.reply;
+  // A root that moves one rank either way is one kind of call: on a communicator of 2 ranks
+  // the next rank is the previous one, and the compressor called it the next (BuildSlot takes
+  // the direction from the larger communicators).
+  t.root_step = e.root_step == phases::RootStep::kPrevious ? phases::RootStep::kNext : e.root_step;
   t.wildcard = (e.kind == EventKind::kRecv || e.kind == EventKind::kIrecv) && e.peer == kAnySource;
   return t;
 }
@@ -810,18 +815,21 @@ double SharedShare(const std::vector<const phases::ComputeStats*>& events) {
 SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& acc,
                     const std::vector<SlotCountData>& data, const std::vector<int>& counts,
                     const std::vector<const phases::Signature*>& sigs,
-                    const std::vector<std::vector<std::string>>& masks) {
+                    const std::vector<std::vector<std::string>>& masks, bool* direction_unknown) {
   SlotModel slot;
   slot.kind = acc.token.kind;
   slot.tag = acc.token.tag;
   slot.sub_comm = acc.token.sub_comm;
   slot.reply = acc.token.reply;
+  slot.root_step = acc.token.root_step;
+  const bool moving_root = slot.root_step != phases::RootStep::kFixed;
   const std::string label = SlotLabel(phase, index, slot);
   const bool p2p = IsPointToPoint(slot.kind);
   const bool coll = IsCollective(slot.kind);
   const bool rooted = coll && IsRooted(slot.kind);
 
-  std::vector<regression::Point> bytes, recv_bytes, root_bytes, root_recv, cpu, instr;
+  std::vector<regression::Point> bytes, recv_bytes, root_bytes, root_recv, cpu, instr, root_cpu;
+  int forwards = 0, backwards = 0;  // a moving root: ranks that saw it step +1, -1
   // Repeated blocks: the compute before this slot summed over a rank's iterations.
   std::vector<regression::Point> cpu_occ, instr_occ;
   bool wildcard_any = false, specific_any = false;
@@ -838,8 +846,10 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     map.dests.resize(n);
     rmap.dests.resize(n);
     std::set<std::vector<int>> groups;
-    double sb = 0, rb = 0, c = 0, ins = 0, rsb = 0, rrb = 0;
+    double sb = 0, rb = 0, c = 0, ins = 0, rsb = 0, rrb = 0, rc = 0;
     int nb = 0, nroot = 0, nins = 0, nall = 0, nranks = 0;
+    double nrc = 0;  // a moving root's turns (their bursts are pooled: one per turn)
+    double others = 0, nothers = 0;  // and the other occurrences', pooled alike
     // For the spread of the bursts: each rank's burst statistics and its class (mask, and in
     // a repeated block the iteration: the first stage's burst is not the last one's).
     struct CpuStat {
@@ -916,11 +926,28 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
         }
         if (IsCompletion(slot.kind)) requests_seen[e->requests]++;
         if (IsPointToPoint(slot.kind)) tags_seen[e->tag]++;
+        if (moving_root) {  // the rank's turns as the root apart from the others
+          if (e->root_bytes.n > 0) {
+            rsb += e->root_bytes.mean;
+            rrb += e->root_recv_bytes.mean;
+            ++nroot;
+          }
+          if (e->root_cpu_ns.n > 0) {
+            rc += e->root_cpu_ns.sum();
+            nrc += static_cast<double>(e->root_cpu_ns.n);
+          }
+          others += e->compute.cpu_ns.sum();
+          nothers += static_cast<double>(e->compute.cpu_ns.n);
+          const auto* members = comms.SubMembers(e->comm);
+          if ((members ? static_cast<int>(members->size()) : n) > 2) {
+            ++(e->root_step == phases::RootStep::kPrevious ? backwards : forwards);
+          }
+        }
         if (is_root) {
           rsb += e->bytes.mean;
           rrb += e->recv_bytes.mean;
           ++nroot;
-        } else {
+        } else if (!moving_root || e->bytes.n > 0 || e->recv_bytes.n > 0) {
           sb += e->bytes.mean;
           rb += e->recv_bytes.mean;
           ++nb;
@@ -955,6 +982,9 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       root_recv.push_back({p, rrb / nroot});
     }
     cpu.push_back({p, c / nall});
+    // What the root adds: the panel it factors alone, over the work every rank does before
+    // the call (the update, shrinking with the iteration, is in both and cancels).
+    if (nrc > 0 && nothers > 0) root_cpu.push_back({p, rc / nrc - others / nothers});
     if (phase.block) {
       cpu_occ.push_back({p, c / nranks});
       if (nins == nall) instr_occ.push_back({p, ins / nranks});
@@ -1066,6 +1096,14 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     slot.root_recv_bytes = FitQuantity(root_recv, what + "bytes received by the root");
   }
   slot.cpu_ns = FitQuantity(cpu, what + "CPU time before the call (ns)", Precision::kMeasured);
+  if (moving_root && slot.root_step != phases::RootStep::kSame) {
+    slot.root_step = backwards > forwards ? phases::RootStep::kPrevious : phases::RootStep::kNext;
+    *direction_unknown = backwards + forwards == 0;
+  }
+  if (moving_root) {
+    slot.root_cpu_ns = FitQuantity(root_cpu, what + "CPU time the root adds before the call (ns)",
+                                   Precision::kMeasured);
+  }
   slot.instructions =
       FitQuantity(instr, what + "instructions before the call", Precision::kMeasured);
   if (phase.block && cpu_occ.size() == cpu.size() && cpu.size() >= 3) {
@@ -2183,7 +2221,17 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     }
   }
   for (std::size_t s = 0; s < order.size(); ++s) {
-    pm.slots.push_back(BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks));
+    bool direction_unknown = false;
+    pm.slots.push_back(
+        BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks, &direction_unknown));
+    if (direction_unknown) {
+      build.warnings.push_back(
+          "phase " + std::to_string(pm.index) + " call " + std::to_string(s) + " (" +
+          std::string(EventKindName(pm.slots.back().kind)) +
+          "): its root moves on communicators of 2 ranks at every traced count, where the next "
+          "rank is the previous one: taken as moving forwards; trace a count whose "
+          "communicator has 3 ranks or more to tell");
+    }
   }
   FitPhaseCpuTotal(&pm, counts);
   HarmonizeGrids(&pm);
@@ -2569,7 +2617,9 @@ std::string Quantity::Describe(const std::string& what) const {
   return model.Describe("P x " + what);
 }
 
-double Quantity::At(double p, int side) const {
+double Quantity::At(double p, int side) const { return std::max(0.0, SignedAt(p, side)); }
+
+double Quantity::SignedAt(double p, int side) const {
   if (!present) return 0;
   double v = model.Evaluate(p);
   if (side != 0) {
@@ -2577,8 +2627,7 @@ double Quantity::At(double p, int side) const {
     v = side < 0 ? iv.low : iv.high;
   }
   if (divided_by_p) v /= p;
-  if (!std::isfinite(v) || v < 0) return 0;
-  return v;
+  return std::isfinite(v) ? v : 0;
 }
 
 double Quantity::UnroundedAt(double p) const {
@@ -2954,6 +3003,21 @@ std::string SlotModel::Describe() const {
   if (IsCollective(kind)) {
     out << (communicator ? " on " + communicator->Describe() : std::string(" on the world"));
     if (root) out << ", root " << root->Describe("size");
+    switch (root_step) {
+      case phases::RootStep::kNext:
+        out << ", root the next rank after the previous " << EventKindName(kind)
+            << "'s (it moves round the communicator)";
+        break;
+      case phases::RootStep::kPrevious:
+        out << ", root the rank before the previous " << EventKindName(kind)
+            << "'s (it moves round the communicator)";
+        break;
+      case phases::RootStep::kSame:
+        out << ", root the same as the previous " << EventKindName(kind) << "'s";
+        break;
+      case phases::RootStep::kFixed:
+        break;
+    }
   }
   if (IsCompletion(kind)) {
     out << (all_pending ? " of every pending request"
@@ -3016,6 +3080,7 @@ std::string SlotModel::Describe() const {
   q(root_recv_bytes, "root bytes received");
   q(cpu_ns,
     cpu_per_occurrence ? "CPU ns before, summed over an occurrence's iterations" : "CPU ns before");
+  q(root_cpu_ns, "CPU ns the root adds before it");
   q(instructions, cpu_per_occurrence ? "instructions before, summed over an occurrence's iterations"
                                      : "instructions before");
   return out.str();
@@ -3174,6 +3239,10 @@ std::string ModelToJson(const AppModel& model) {
       sj["like_slots"] = s.like_slots;
       sj["wildcard"] = s.wildcard;
       if (s.reply) sj["reply"] = true;
+      if (s.root_step != phases::RootStep::kFixed) {
+        sj["root_step"] = std::string(phases::RootStepName(s.root_step));
+        sj["root_cpu_ns"] = QuantityJson(s.root_cpu_ns);
+      }
       sj["dest_order"] = std::string(DestOrderName(s.dest_order));
       sj["cpu_spread_between"] = s.cpu_spread_between;
       sj["face_dim"] = s.face_dim;
@@ -3290,6 +3359,14 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.like_slots = sj.at("like_slots").get<std::vector<int>>();
         s.wildcard = sj.at("wildcard").get<bool>();
         s.reply = sj.contains("reply") && sj.at("reply").get<bool>();
+        if (sj.contains("root_step")) {
+          const auto name = sj.at("root_step").get<std::string>();
+          if (!phases::ParseRootStep(name, &s.root_step)) {
+            throw UserError(origin + ": unknown root_step \"" + name +
+                            "\" (expected fixed, next, previous or same)");
+          }
+          s.root_cpu_ns = QuantityFromJson(sj.at("root_cpu_ns"));
+        }
         s.dest_order = DestOrderFromName(sj.value("dest_order", "ascending"), origin);
         s.cpu_spread_between = sj.value("cpu_spread_between", 0.0);
         s.face_dim = sj.value("face_dim", -1);

@@ -23,6 +23,7 @@ struct SynthesizedTrace::SlotAt {
   CommId comm_base = 0;  // sub-communicator ids: comm_base + group index
   std::uint64_t bytes = 0, recv_bytes = 0, root_bytes = 0, root_recv_bytes = 0;
   std::int64_t cpu_ns = 0;
+  std::int64_t root_cpu_ns = 0;  // a root that moves: the burst at the root on its turn
   std::int64_t instructions = kNotMeasured;
   std::uint64_t id = 0;  // (phase, slot) as one number, for the spread's random stream
   double spread_between = 0, spread_within = 0, spread_shared = 0;
@@ -286,6 +287,9 @@ class SynthRank : public RankEventSource {
         }
       }
       PrepareCalls();
+      if (cur_->model->root_step != phases::RootStep::kFixed && MovingRoot().second) {
+        cpu = cur_->root_cpu_ns;  // the root's turn: its own work before the call
+      }
       if (cur_->model->cpu_per_occurrence && iters_ > 1) {  // the occurrence's total, split
         const auto k = static_cast<std::int64_t>(iters_);
         cpu = (cpu + k / 2) / k;
@@ -606,7 +610,7 @@ class SynthRank : public RankEventSource {
   bool IsRootIn(const std::vector<SlotAt>& slots) const {
     for (std::size_t k = 0; k < slots.size(); ++k) {
       const SlotModel& m = *slots[k].model;
-      if (!Made(k) || !IsRooted(m.kind)) continue;
+      if (!Made(k) || !IsRooted(m.kind) || m.root_step != phases::RootStep::kFixed) continue;
       const SlotAt& s = slots[k];
       const bool world = s.comm_is_world || !s.comm;
       const std::int64_t size = world ? trace_->nprocs() : s.comm->GroupSize();
@@ -783,6 +787,8 @@ class SynthRank : public RankEventSource {
     if (IsRooted(m.kind)) {
       std::int64_t index = m.root ? m.root->At(size) : 0;
       index = std::clamp<std::int64_t>(index, 0, size - 1);
+      if (m.root_step != phases::RootStep::kFixed) index = MovingRoot().first;
+      LastRoot(m.kind, comm) = index;
       if (s.comm_is_world) {
         root = static_cast<std::int32_t>(index);
       } else {
@@ -801,7 +807,50 @@ class SynthRank : public RankEventSource {
     event->comm = comm;
   }
 
+  // The previous root (communicator rank) of `kind` on `comm` on this rank; -1 before any.
+  std::int64_t& LastRoot(EventKind kind, CommId comm) {
+    for (auto& r : roots_) {
+      if (r.kind == kind && r.comm == comm) return r.last;
+    }
+    roots_.push_back(RootTrack{kind, comm, -1});
+    return roots_.back().last;
+  }
+  // The current slot's moving root (communicator rank) and whether it is this rank: every
+  // member of the communicator makes the same collectives on it in the same order, so each
+  // follows the same roots from its own history.
+  std::pair<std::int64_t, bool> MovingRoot() {
+    const SlotAt& s = *cur_;
+    CommId comm = kCommWorld;
+    std::int64_t size = trace_->nprocs(), me = rank_;
+    if (!s.comm_is_world) {
+      comm = s.comm_base + static_cast<CommId>(s.comm->GroupIndex(rank_));
+      size = s.comm->GroupSize();
+      me = s.comm->RankInGroup(rank_);
+    }
+    const std::int64_t last = LastRoot(s.model->kind, comm);
+    std::int64_t index = last;
+    switch (s.model->root_step) {
+      case phases::RootStep::kNext:
+        index = (last + 1) % size;
+        break;
+      case phases::RootStep::kPrevious:
+        index = last < 0 ? size - 1 : (last - 1 + size) % size;
+        break;
+      case phases::RootStep::kSame:
+      case phases::RootStep::kFixed:
+        index = std::max<std::int64_t>(last, 0);
+        break;
+    }
+    return {index, index == me};
+  }
+
   enum class Stage : std::uint8_t { kInit, kComms, kBody, kEnd, kDone };
+  struct RootTrack {
+    EventKind kind;
+    CommId comm;
+    std::int64_t last;
+  };
+  SmallVector<RootTrack, 2> roots_;
   const SynthesizedTrace* trace_;
   const SynthesizedTrace::Impl* impl_;
   int rank_;
@@ -918,6 +967,10 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       const int cpu_side = totalled ? 0 : side;
       const double cpu_factor = totalled ? cpu_scale : 1.0;
       at.cpu_ns = static_cast<std::int64_t>(Round(sm.cpu_ns.At(p, cpu_side) * cpu_factor));
+      // The root's turn: the others' burst and what the root adds (it may add less than 0).
+      at.root_cpu_ns = std::max<std::int64_t>(
+          0, at.cpu_ns + static_cast<std::int64_t>(
+                             std::llround(sm.root_cpu_ns.SignedAt(p, cpu_side) * cpu_factor)));
       at.instructions = sm.instructions.present
                             ? static_cast<std::int64_t>(Round(sm.instructions.At(p, side)))
                             : kNotMeasured;

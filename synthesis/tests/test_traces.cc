@@ -271,6 +271,58 @@ TraceData RowAllreduce(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData PanelBroadcast(int nprocs, const AppParams& p) {
+  TraceData d = Begin("panel_broadcast", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto panel =
+      static_cast<std::int64_t>(p.root_compute_ns >= 0 ? p.root_compute_ns : p.compute_ns / 4);
+  for (int r = 0; r < nprocs; ++r) {
+    for (int k = 0; k < p.iterations; ++k) {
+      const int root = k % nprocs;
+      if (r == root) d.ranks[r].push_back(MakeCompute(panel));
+      d.ranks[r].push_back(
+          MakeCollective(EventKind::kBcast, r == root ? bytes : 0, r == root ? 0 : bytes, root));
+      d.ranks[r].push_back(
+          MakeCollective(EventKind::kBcast, r == root ? 32 : 0, r == root ? 0 : 32, root));
+      const double left = static_cast<double>(p.iterations - k) / p.iterations;
+      d.ranks[r].push_back(MakeCompute(static_cast<std::int64_t>(p.compute_ns / nprocs * left)));
+    }
+  }
+  End(&d);
+  return d;
+}
+
+TraceData SummaBroadcasts(int nprocs, const AppParams& p) {
+  TraceData d = Begin("summa", nprocs);
+  const int q = Side(nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const int row = r / q, col = r % q;
+    Event split;
+    split.kind = EventKind::kCommCreate;
+    split.comm = kCommWorld;
+    split.value = static_cast<std::int64_t>(CommOrigin::kSplit);
+    split.new_comm = 100 + static_cast<CommId>(row);
+    for (int c = 0; c < q; ++c) split.members.push_back(row * q + c);
+    d.ranks[r].push_back(split);
+    split.new_comm = 200 + static_cast<CommId>(col);
+    split.members.clear();
+    for (int w = 0; w < q; ++w) split.members.push_back(w * q + col);
+    d.ranks[r].push_back(split);
+    for (int k = 0; k < p.iterations; ++k) {
+      const int a_root = k % q, b_root = ((-k - 1) % q + q) % q;
+      d.ranks[r].push_back(MakeCollective(EventKind::kBcast, col == a_root ? bytes : 0,
+                                          col == a_root ? 0 : bytes, row * q + a_root, 100 + row));
+      d.ranks[r].push_back(MakeCollective(EventKind::kBcast, row == b_root ? bytes : 0,
+                                          row == b_root ? 0 : bytes, b_root * q + col, 200 + col));
+      d.ranks[r].push_back(MakeCompute(cpu));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData PaddedTranspose(int nprocs, const AppParams& p) {
   TraceData d = Begin("padded_transpose", nprocs);
   const auto n = static_cast<std::uint64_t>(p.domain);

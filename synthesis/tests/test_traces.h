@@ -168,6 +168,19 @@ TraceData MeshHalo(int nprocs, const AppParams& p = {});
 // then west (tag 2). Blocking calls; edge ranks skip the missing neighbours.
 TraceData MeshSweeps(int nprocs, const AppParams& p = {});
 
+// A right-looking LU factorization's panels: iteration k's panel belongs to rank k mod P,
+// which factors it (root_compute_ns, -1: compute_ns / 4, a fixed amount of the matrix),
+// broadcasts it (8 x domain / P bytes) and then its pivot indices (32 bytes) over the world;
+// every rank then updates its part of the trailing matrix (compute_ns / P, shrinking with k).
+// Any P.
+TraceData PanelBroadcast(int nprocs, const AppParams& p = {});
+
+// SUMMA on a sqrt(P) x sqrt(P) grid: step k broadcasts a block of A along each row from the
+// row's rank k mod sqrt(P) and a block of B along each column from the column's rank
+// (-k - 1) mod sqrt(P) (the order of a sweep that runs backwards), on row and column
+// communicators; then every rank multiplies (compute_ns / P). P square.
+TraceData SummaBroadcasts(int nprocs, const AppParams& p = {});
+
 // The padded transposes of a distributed 2-D FFT: an N x N matrix (N = domain) split by rows,
 // every iteration compute and one MPI_Alltoall of P blocks padded to b x b doubles,
 // b = ceil(N / P), so each rank sends and receives 8 P b^2 bytes. Any P.

@@ -35,8 +35,11 @@
 //                "ranks": [{"rank", "weight", "time_s", "compute": {Stats x3},
 //                           "events": [{"kind", "peer", "recv_peer", "comm", "tag", "root",
 //                                       "bytes", "recv_bytes", "requests", "polls",
-//                                       "cpu_ns", "instructions", "cycles", "reply"}]}]}]}
-// ("reply" is written only when true: a send to the source of the latest wildcard receive.)
+//                                       "cpu_ns", "instructions", "cycles", "reply",
+//                                       "root_step", "root_bytes", "root_recv_bytes",
+//                                       "root_cpu_ns"}]}]}]}
+// ("reply" is written only when true: a send to the source of the latest wildcard receive.
+// "root_step" and the root's statistics only for a root that moves: see RootStep.)
 // A sequence item is a run of one phase, [phase id, repetitions], or a loop,
 // {"loop": iterations, "body": [item, ...]}; counts are per execution of the enclosing loop's
 // body (at the top level: once). When a count differs between executions (an inner loop of 8
@@ -105,6 +108,16 @@ struct ComputeStats {
   bool operator==(const ComputeStats&) const = default;
 };
 
+// How a rooted collective's root follows from the previous root of the same kind of
+// collective on the same communicator (by communicator rank, modulo its size): fixed (the
+// root is `peer`), the next or the previous rank (a root that rotates: an LU factorization's
+// panel owner, k mod P), or the same rank as that previous call (a second broadcast from the
+// panel's owner). Found per rank in the order it made the calls, so a loop whose root moves
+// on each iteration is still one loop.
+enum class RootStep : std::int8_t { kFixed = 0, kNext = 1, kPrevious = -1, kSame = 2 };
+std::string_view RootStepName(RootStep step);  // "fixed", "next", "previous", "same"
+bool ParseRootStep(std::string_view name, RootStep* step);
+
 // One MPI call of one occurrence of a phase on one rank.
 struct PhaseEvent {
   EventKind kind = EventKind::kCompute;
@@ -120,6 +133,14 @@ struct PhaseEvent {
   Stats recv_bytes;      // sendrecv receive half; collectives: bytes received
   Stats polls;           // failed tests folded into this call (polling loops)
   ComputeStats compute;  // the compute burst before the call
+  // Rooted collectives whose root moves (root_step != kFixed; `peer` is then kNoRank): the
+  // occurrences in which this rank was the root apart. bytes, recv_bytes and compute above
+  // are then the occurrences in which it was not (a panel owner's factorization before its
+  // broadcast is no burst of the ranks that wait for it).
+  RootStep root_step = RootStep::kFixed;
+  Stats root_bytes;
+  Stats root_recv_bytes;
+  Stats root_cpu_ns;
   bool operator==(const PhaseEvent&) const = default;
 };
 

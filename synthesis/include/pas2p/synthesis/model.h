@@ -43,6 +43,7 @@
 //                           "recv_maps": [...], "communicator": "<words>",
 //                           "layouts": [{"nprocs", "groups": [[...]]}],
 //                           "root_points": [[comm size, root index], ...],
+//                           "root_step" and "root_cpu_ns" (only for a root that moves),
 //                           "bytes", "recv_bytes", "root_bytes", "root_recv_bytes",
 //                           "cpu_ns", "instructions": Quantity or null, "cpu_spread_between",
 //                           "cpu_spread_within", "cpu_spread_shared" (optional, absent = 0),
@@ -116,6 +117,8 @@ struct Quantity {
   bool divided_by_p = false;
   // Value at P (clamped at 0); `side` -1 low end of the interval, 0 the model, +1 high end.
   double At(double p, int side = 0) const;
+  // The same without the clamp at 0 (a difference between two quantities).
+  double SignedAt(double p, int side = 0) const;
   // At(p) with a block law's rounding left out (regression::Curve::EvaluateUnrounded): the
   // share of a split below one item that a padded block shows as one.
   double UnroundedAt(double p) const;
@@ -145,6 +148,11 @@ struct SlotModel {
   // Collectives on sub-communicators: the rule and the root's rank in the communicator.
   std::optional<patterns::CommunicatorRule> communicator;
   std::optional<patterns::IndexRule> root;
+  // A root that moves (phases::RootStep): the root is the communicator rank after, before or
+  // the same as the previous root of this kind of collective on the communicator, and `root`
+  // is unset; root_bytes, root_recv_bytes and root_cpu_ns are what a rank does in the
+  // occurrences it is the root of, the other quantities what it does in the others.
+  phases::RootStep root_step = phases::RootStep::kFixed;
   std::vector<patterns::CommunicatorLayout> layouts;
   std::vector<std::pair<std::int64_t, std::int64_t>> root_points;  // (comm size, root index)
 
@@ -170,7 +178,8 @@ struct SlotModel {
   Quantity recv_bytes;  // sendrecv receive half; collectives: bytes received
   Quantity root_bytes;  // rooted collectives: the root's send and receive bytes
   Quantity root_recv_bytes;
-  Quantity cpu_ns;  // compute burst before the call (mean over the ranks making it)
+  Quantity cpu_ns;       // compute burst before the call (mean over the ranks making it)
+  Quantity root_cpu_ns;  // a root that moves: the burst before the call at the root
   // How the traced bursts spread around that mean (standard deviation / mean): between the
   // ranks' own means (median over the counts); within a rank from one occurrence to the next,
   // split into the part every rank shares in the same occurrence (`cpu_spread_shared`, median
