@@ -167,6 +167,7 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
     int calls = 0;
     std::string grid;
     double bytes = 0;
+    bool moving_root = false;
   };
   std::vector<Run> runs;
   for (const SlotModel& s : phase.slots) {
@@ -195,13 +196,16 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
         // not a valid count of this rule: the rule alone
       }
     }
-    const double bytes = s.BytesAt(nprocs);
+    // A rooted collective's message is what its root sends (the others send nothing).
+    const double bytes =
+        IsRooted(s.kind) ? std::max(s.BytesAt(nprocs), s.RecvBytesAt(nprocs)) : s.BytesAt(nprocs);
+    const bool moving = s.root_step != phases::RootStep::kFixed;
     if (!runs.empty() && runs.back().kind == s.kind && runs.back().grid == grid &&
-        std::fabs(runs.back().bytes - bytes) <= 0.5) {
+        runs.back().moving_root == moving && std::fabs(runs.back().bytes - bytes) <= 0.5) {
       ++runs.back().calls;
       continue;
     }
-    runs.push_back(Run{s.kind, 1, grid, bytes});
+    runs.push_back(Run{s.kind, 1, grid, bytes, moving});
   }
   std::ostringstream out;
   if (phase.block) {
@@ -226,6 +230,7 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
                            r.grid.find_first_not_of("0123456789 x") == std::string::npos;
       out << (extents ? " on a " + r.grid + " grid" : " on " + r.grid);
     }
+    if (r.moving_root) out << " from a moving root";
     if ((IsPointToPoint(r.kind) || IsCollective(r.kind)) && r.bytes > 0) {
       char buf[64];
       if (r.bytes >= 1024) {
