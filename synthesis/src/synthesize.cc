@@ -7,6 +7,7 @@
 #include <map>
 #include <queue>
 #include <span>
+#include <vector>
 
 #include "pas2p/core/error.h"
 #include "pas2p/core/simgrid_ti.h"
@@ -850,7 +851,7 @@ class SynthRank : public RankEventSource {
     CommId comm;
     std::int64_t last;
   };
-  SmallVector<RootTrack, 2> roots_;
+  std::vector<RootTrack> roots_;  // empty (no allocation) until a rooted collective
   const SynthesizedTrace* trace_;
   const SynthesizedTrace::Impl* impl_;
   int rank_;
