@@ -209,8 +209,11 @@ TEST(AmbiguousDirectionTest, SendAndReceiveArePairedOppositeWhereTheTracesCannot
   EXPECT_DOUBLE_EQ(ValidateAgainst(sigs, real36, testing::TestMachine(), quick).pattern_match, 1.0);
 }
 
-// The phase that holds the broadcasts of a moving root, at each count: exactly one.
-const phases::Phase& MovingRootPhase(const phases::Signature& sig) {
+// The phase that holds the broadcasts of a moving root at one count (exactly one): a loop of
+// `weight` occurrences in which every rank makes one call per entry of `steps`, its root
+// moving as that entry says.
+const phases::Phase& MovingRootLoop(const phases::Signature& sig, double weight,
+                                    const std::vector<phases::RootStep>& steps) {
   const phases::Phase* found = nullptr;
   for (const auto& ph : sig.phases) {
     if (ph.description.find("moving root") == std::string::npos) continue;
@@ -218,6 +221,12 @@ const phases::Phase& MovingRootPhase(const phases::Signature& sig) {
     found = &ph;
   }
   if (found == nullptr) throw std::runtime_error("no phase with a moving root");
+  EXPECT_DOUBLE_EQ(found->weight, weight) << sig.nprocs;
+  for (const auto& rp : found->ranks) {
+    std::vector<phases::RootStep> got;
+    for (const auto& e : rp.events) got.push_back(e.root_step);
+    EXPECT_EQ(got, steps) << sig.nprocs << ", rank " << rp.rank << ": " << found->description;
+  }
   return *found;
 }
 
@@ -235,12 +244,10 @@ TEST(MovingRootTest, PanelOwnerKModPIsOneLoopWithTheRootsWorkApart) {
   std::vector<phases::Signature> sigs;
   for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::PanelBroadcast(n, p)));
   for (const auto& sig : sigs) {
-    const phases::Phase& loop = MovingRootPhase(sig);
-    EXPECT_DOUBLE_EQ(loop.weight, p.iterations - 1) << sig.nprocs;
+    const phases::Phase& loop =
+        MovingRootLoop(sig, p.iterations - 1, {phases::RootStep::kNext, phases::RootStep::kSame});
     for (const auto& rp : loop.ranks) {
       ASSERT_EQ(rp.events.size(), 2u) << loop.description;
-      EXPECT_EQ(rp.events[0].root_step, phases::RootStep::kNext);
-      EXPECT_EQ(rp.events[1].root_step, phases::RootStep::kSame);
       EXPECT_EQ(rp.events[0].peer, kNoRank);
       // The panel's bytes and work at the root, none of it elsewhere.
       EXPECT_GT(rp.events[0].root_cpu_ns.mean, 0.9 * p.compute_ns / 4);
@@ -278,15 +285,10 @@ TEST(MovingRootTest, SummaRootsMoveAlongRowsAndBackAlongColumns) {
   std::vector<phases::Signature> sigs;
   for (int n : {4, 9, 16, 25}) sigs.push_back(testing::Analyze(testing::SummaBroadcasts(n, p)));
   for (const auto& sig : sigs) {
-    const phases::Phase& loop = MovingRootPhase(sig);
-    EXPECT_DOUBLE_EQ(loop.weight, p.iterations - 1) << sig.nprocs;
-    for (const auto& rp : loop.ranks) {
-      ASSERT_EQ(rp.events.size(), 2u) << loop.description;
-      EXPECT_EQ(rp.events[0].root_step, phases::RootStep::kNext);
-      // On a column of 2 ranks the previous rank is the next one.
-      EXPECT_EQ(rp.events[1].root_step,
-                sig.nprocs == 4 ? phases::RootStep::kNext : phases::RootStep::kPrevious);
-    }
+    // On a column of 2 ranks the previous rank is the next one.
+    MovingRootLoop(sig, p.iterations - 1,
+                   {phases::RootStep::kNext,
+                    sig.nprocs == 4 ? phases::RootStep::kNext : phases::RootStep::kPrevious});
   }
   const Validation v = testing::QuickValidate(sigs, testing::SummaBroadcasts(36, p));
   EXPECT_DOUBLE_EQ(v.collective_match, 1.0);
