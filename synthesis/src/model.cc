@@ -1631,24 +1631,30 @@ std::vector<bool> OrphanSlots(const std::vector<std::vector<SlotCountData>>& dat
   return out;
 }
 
-// A stencil dimension with at most 2 ranks at every traced count cannot tell +1 from -1
-// (both are the one other rank), so a send's and the matching receive's equations may each
-// pick either sign, and at a count with 3 or more ranks along it the messages would not meet
-// (every rank waiting for a neighbour that sends elsewhere). A send and a receive of the same
-// tag with one offset each on the same grid are made opposite along such dimensions (the
-// receive's source is where the send's destination sends from), and a warning says that the
-// direction there is a guess.
+// A stencil offset +o along a dimension whose extent divides 2o at every traced count
+// cannot be told from -o (with at most 2 ranks along it, +1 and -1 are the one other rank;
+// with 4, +2 and -2 are the rank opposite), so a send's and the matching receive's equations
+// may each pick either sign, and at a count where they differ the messages would not meet
+// (every rank waiting for a neighbour that sends elsewhere: a deadlock). A send and a receive
+// of the same tag with one offset each on the same grid are made opposite along such
+// dimensions (the receive's source is where the send's destination sends from), and a
+// warning says that the direction there is a guess.
 void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings) {
   auto single_stencil = [](const std::optional<patterns::GeneralEquation>& eq) {
     return eq && eq->family == patterns::Family::kStencil && eq->offsets.size() == 1;
   };
   auto ambiguous_dims = [](const patterns::GeneralEquation& eq) {
-    std::vector<bool> dims(eq.offsets.front().size(), !eq.traced_counts.empty());
+    const std::vector<std::int64_t>& o = eq.offsets.front();
+    std::vector<bool> dims(o.size(), !eq.traced_counts.empty());
+    for (std::size_t d = 0; d < dims.size(); ++d) dims[d] = dims[d] && o[d] != 0;
     for (const std::int64_t n : eq.traced_counts) {
       try {
         const auto at = eq.At(n);
-        for (std::size_t d = 0; d < dims.size() && d < at.extents().size(); ++d)
-          dims[d] = dims[d] && at.extents()[d] <= 2;
+        for (std::size_t d = 0; d < dims.size(); ++d) {
+          const bool periodic = d < eq.periodic.size() && eq.periodic[d];
+          dims[d] = dims[d] && d < at.extents().size() && at.extents()[d] > 0 &&
+                    (at.extents()[d] <= 2 || (periodic && (2 * o[d]) % at.extents()[d] == 0));
+        }
       } catch (const UserError&) {
         return std::vector<bool>(dims.size(), false);
       }
@@ -1668,13 +1674,13 @@ void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings)
     const std::vector<bool> dims = ambiguous_dims(*first.peer);
     const std::vector<std::int64_t>& at = first.peer->offsets.front();
     for (std::size_t d = 0; d < dims.size() && d < at.size(); ++d) {
-      if (!dims[d] || std::abs(at[d]) != 1) continue;
+      if (!dims[d]) continue;
       // The receives along d only (every other component zero), on the same grid.
       auto along_d = [&](const SlotModel& s) {
         if (!is_recv(s) || !single_stencil(s.peer) || s.peer->grid != first.peer->grid)
           return false;
         const auto& o = s.peer->offsets.front();
-        if (o.size() != at.size() || std::abs(o[d]) != 1) return false;
+        if (o.size() != at.size() || std::abs(o[d]) != std::abs(at[d])) return false;
         for (std::size_t i = 0; i < o.size(); ++i) {
           if (i != d && (o[i] != 0 || at[i] != 0)) return false;
         }
@@ -1736,15 +1742,17 @@ void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings)
     std::vector<std::int64_t>& to = send.peer->offsets.front();
     const std::vector<std::int64_t>& from = recv->peer->offsets.front();
     for (std::size_t d = 0; d < dims.size(); ++d) {
-      if (!dims[d] || to[d] == -from[d] || std::abs(from[d]) != 1 || std::abs(to[d]) != 1) continue;
+      if (!dims[d] || to[d] == -from[d] || std::abs(from[d]) != std::abs(to[d])) continue;
       to[d] = -from[d];
       if (warned.insert(d).second) {
+        const std::int64_t o = std::abs(from[d]);
         warnings->push_back(
             "phase " + std::to_string(pm->index) + ": along grid dimension " + std::to_string(d) +
-            " (fastest first) every traced count has at most 2 ranks, so the traces cannot tell "
-            "a neighbour at +1 from one at -1 there; the model sends the opposite way from "
-            "where it receives, but which way is a guess at counts with 3 or more ranks along "
-            "it. Trace such a count to settle it");
+            " (fastest first) every traced count has at most " + std::to_string(2 * o) +
+            " ranks, so the traces cannot tell a neighbour at +" + std::to_string(o) +
+            " from one at -" + std::to_string(o) +
+            " there; the model sends the opposite way from where it receives, but which way is "
+            "a guess at counts with more ranks along it. Trace such a count to settle it");
       }
     }
   }

@@ -588,6 +588,27 @@ TEST(AmbiguousDirectionTest, SwapsWithOneTagArePairedSwapBySwap) {
   EXPECT_GT(v.pattern_match, 0.4) << DescribeModel(BuildModel(sigs));
 }
 
+// The same with swaps two ranks away along a dimension of 4 at every traced count (8, 12,
+// 16 on MPI_Dims_create(P, 2) grids): +2 and -2 are one rank there. A send and its receive
+// that picked the same sign deadlocked at 24 (4 x 6: every rank waiting for the rank it had
+// sent to). They are paired opposite, with the warning, and the swaps are right at 24.
+TEST(AmbiguousDirectionTest, SwapsTwoRanksAwayAlongADimensionOfFourArePairedOpposite) {
+  testing::AppParams few;
+  few.iterations = 6;
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 12, 16}) sigs.push_back(testing::Analyze(testing::SwapFar2D(n, few)));
+  const AppModel m = BuildModel(sigs);
+  bool warned = false;
+  for (const auto& w : m.warnings) {
+    warned = warned || w.find("cannot tell a neighbour at +2 from one at -2") != std::string::npos;
+  }
+  EXPECT_TRUE(warned) << DescribeModel(m);
+  const Validation v = testing::QuickValidate(sigs, testing::SwapFar2D(24, few));  // no deadlock
+  EXPECT_EQ(v.count, 24);
+  EXPECT_LT(v.bytes_error, 0.01);
+  EXPECT_GE(v.pattern_match, 0.5) << DescribeModel(m);
+}
+
 // A time step of forward and reverse halo swaps (SwapHaloSteps). Where an extent is 2 the
 // step's last swaps and the next step's first are one swap repeated, and where none is (9 =
 // 3 x 3 x 1, 27 = 3 x 3 x 3) the reverse communication's last swap pair repeats the forward

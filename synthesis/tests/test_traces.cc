@@ -579,6 +579,31 @@ TraceData SwapHalo3D(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData SwapFar2D(int nprocs, const AppParams& p) {
+  TraceData d = Begin("swap_far2d", nprocs);
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 2);  // {y, x}, x fastest
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  const auto face = static_cast<std::uint64_t>(8 * p.domain / static_cast<double>(dims[1]));
+  for (int r = 0; r < nprocs; ++r) {
+    const std::int64_t x = r % dims[1], y = r / dims[1];
+    auto at = [&](std::int64_t by) {
+      return static_cast<std::int32_t>(x + dims[1] * ((y + by + dims[0]) % dims[0]));
+    };
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      for (const int way : {+2, -2}) {
+        const RequestId req = next++;
+        d.ranks[r].push_back(MakeIrecv(at(-way), 0, face, req));
+        d.ranks[r].push_back(MakeSend(at(way), 0, face));
+        d.ranks[r].push_back(MakeWaitall({req}));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData SwapHaloSteps(int nprocs, const AppParams& p) {
   TraceData d = Begin("swap_halo_steps", nprocs);
   const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);

@@ -101,6 +101,11 @@ TraceData CartHalo3D(int nprocs, const AppParams& p = {});
 // to +1, wait; then irecv from +1, send to -1, wait; every message with tag 0, a face of the local
 // block. Any P.
 TraceData SwapHalo3D(int nprocs, const AppParams& p = {});
+// Swaps two ranks away along the slow dimension of an MPI_Cart_create(MPI_Dims_create(P, 2))
+// grid (a halo two blocks deep, one swap each way): irecv from y-2, send to y+2, wait, then
+// the other way; tag 0. Every 4 x 2, 4 x 3, 4 x 4 grid (P = 8, 12, 16) has 4 ranks along y,
+// where y+2 and y-2 are one rank.
+TraceData SwapFar2D(int nprocs, const AppParams& p = {});
 // A molecular-dynamics time step on SwapHalo3D's grid (LAMMPS's forward and reverse
 // communication): a barrier, then per step compute, the forward swaps (per dimension of
 // extent > 1, d0 first: irecv from -1, send to +1, wait; then irecv from +1, send to -1,
