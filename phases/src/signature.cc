@@ -362,6 +362,22 @@ std::vector<int> SequencePhases(const Sequence& items) {
   return order;
 }
 
+std::vector<int> SequenceShape(const Sequence& items) {
+  std::vector<int> shape;
+  std::map<int, int> name;
+  const auto walk = [&](const auto& self, const Sequence& seq) -> void {
+    for (const SequenceItem& item : seq) {
+      if (item.is_loop()) {
+        self(self, item.body);
+      } else {
+        shape.push_back(name.emplace(item.phase, static_cast<int>(name.size())).first->second);
+      }
+    }
+  };
+  walk(walk, items);
+  return shape;
+}
+
 std::vector<int> ExpandSequence(const Sequence& items, std::size_t limit) {
   std::vector<int> out;
   Expand(items, 1, 0, limit, &out);

@@ -170,6 +170,21 @@ TEST(Order, JsonRoundTripWithNestedAndUnevenCounts) {
   }
 }
 
+// The shape names phases by first occurrence and leaves loops and counts out: two runs of
+// one code at different counts (other ids, other loop counts) have one shape, and a run
+// that merged two of the other's phases has another.
+TEST(Order, TheShapeOfARunLeavesIdsAndCountsOut) {
+  const Sequence a = {Item::Run(0, 1), Item::Run(7, 4),
+                      Item::Loop(6, {Item::Run(3, 60), Item::Run(5, 18)}), Item::Run(9, 1)};
+  const Sequence b = {Item::Run(0, 1), Item::Run(2, 4),
+                      Item::Loop(9, {Item::Run(1, 90), Item::Run(4, 27)}), Item::Run(3, 1)};
+  const Sequence merged = {Item::Run(0, 1), Item::Run(2, 4),
+                           Item::Loop(9, {Item::Run(1, 90), Item::Run(2, 27)}), Item::Run(3, 1)};
+  EXPECT_EQ(SequenceShape(a), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(SequenceShape(a), SequenceShape(b));
+  EXPECT_EQ(SequenceShape(merged), (std::vector<int>{0, 1, 2, 1, 3}));
+}
+
 TEST(Order, SignatureVersionOneWithAFlatSequenceStillReads) {
   testing::MemoryTrace trace(testing::MakeNested(4, 5, 10));
   const Signature sig = AnalyzeTrace(trace);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "pas2p/core/error.h"
@@ -46,6 +47,31 @@ std::string Headline(const std::string& what) {
     if (const auto stop = line.rfind(". "); stop != std::string::npos) line.resize(stop + 1);
   }
   return line;
+}
+
+// Empty when every signature's run has one shape (phases::SequenceShape); else what differs,
+// in words: "at 27, 36: 18 phases in 31 runs; at 48: 17 phases in 31 runs".
+std::string ShapesDiffer(const std::vector<phases::Signature>& sigs) {
+  std::map<std::vector<int>, std::vector<int>> counts_of;  // shape -> counts
+  std::vector<const std::vector<int>*> order;
+  for (const phases::Signature& s : sigs) {
+    auto [it, added] = counts_of.try_emplace(phases::SequenceShape(s.sequence));
+    it->second.push_back(s.nprocs);
+    if (added) order.push_back(&it->first);
+  }
+  if (counts_of.size() < 2) return "";
+  std::string out;
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const std::vector<int>& shape = *order[i];
+    const std::vector<int>& counts = counts_of[shape];
+    const int phases = shape.empty() ? 0 : *std::max_element(shape.begin(), shape.end()) + 1;
+    out += i ? "; at " : "at ";
+    for (std::size_t k = 0; k < counts.size(); ++k) {
+      out += (k ? ", " : "") + std::to_string(counts[k]);
+    }
+    out += ": " + std::to_string(phases) + " phases in " + std::to_string(shape.size()) + " runs";
+  }
+  return out;
 }
 
 }  // namespace
@@ -103,34 +129,60 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
   ModelInputs out;
   out.options = options;
   out.signatures = LoadSignatures(inputs, options, progress);
+  bool all_traces = true;
+  for (const TraceInput& in : inputs) all_traces = all_traces && in.signature_file.empty();
+  // Runs of one structure at different places of the run (a reduction in the set-up and the
+  // same reduction every step) are one phase when their compute is similar; a code does not
+  // change its phases with P, but that comparison can come out differently at each count
+  // (the set-up's share shrinks with P), and the phases then do not correspond. When the runs
+  // differ in shape across counts, and keeping such runs apart (similarity 0: only the burst
+  // floor merges them) gives every count one shape, the model is built from that.
+  if (all_traces && options.similarity > 0 && out.signatures.size() > 1) {
+    if (const std::string differs = ShapesDiffer(out.signatures); !differs.empty()) {
+      phases::AnalyzeOptions apart = options;
+      apart.similarity = 0;
+      std::vector<phases::Signature> sigs = LoadSignatures(inputs, apart, progress);
+      if (ShapesDiffer(sigs).empty()) {
+        out.note = std::string("the phases were found with separate runs of one structure ") +
+                   "kept apart (--similarity 0): merging those whose compute is within " +
+                   std::to_string(static_cast<int>(options.similarity * 100 + 0.5)) +
+                   "% of each other gave the runs different shapes at different counts (" +
+                   differs + "), and their phases would not have corresponded";
+        out.options = apart;
+        out.signatures = std::move(sigs);
+      }
+    }
+  }
   // Every count first (with loops found on the calls, then with sizes ending them); only when
   // neither builds, the largest counts whose phases correspond (BuildModel's fallback).
   ModelOptions every_count;
   every_count.drop_smallest_counts = false;
+  const auto noted = [&](ModelInputs done) {
+    if (!done.note.empty()) done.model.warnings.insert(done.model.warnings.begin(), done.note);
+    return done;
+  };
   try {
     out.model = BuildModel(out.signatures, every_count);
-    return out;
+    return noted(std::move(out));
   } catch (const UserError& first) {
-    bool all_traces = true;
-    for (const TraceInput& in : inputs) all_traces = all_traces && in.signature_file.empty();
     std::string sized_failure;
-    if (choose_loop_sizes && all_traces && options.bytes_tolerance <= 0) {
-      phases::AnalyzeOptions sized = options;
+    if (choose_loop_sizes && all_traces && out.options.bytes_tolerance <= 0) {
+      phases::AnalyzeOptions sized = out.options;
       sized.bytes_tolerance = kSizesEndLoopsTolerance;
       char tolerance[32];
       std::snprintf(tolerance, sizeof tolerance, "%g", kSizesEndLoopsTolerance);
       try {
         std::vector<phases::Signature> sigs = LoadSignatures(inputs, sized, progress);
         AppModel model = BuildModel(sigs, every_count);
-        out.note = std::string("the phases were found with message sizes ending loops (") +
+        out.note = (out.note.empty() ? "" : out.note + "; ") +
+                   "the phases were found with message sizes ending loops (" +
                    "--bytes-tolerance " + tolerance +
                    "): with loops found on the calls alone no model builds (" +
                    Headline(first.what()) + ")";
         out.options = sized;
         out.signatures = std::move(sigs);
         out.model = std::move(model);
-        out.model.warnings.insert(out.model.warnings.begin(), out.note);
-        return out;
+        return noted(std::move(out));
       } catch (const UserError& second) {
         sized_failure = std::string("\n(analyzed again with message sizes ending loops, ") +
                         "--bytes-tolerance " + tolerance +
@@ -141,7 +193,7 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
     std::string last;
     try {
       out.model = BuildModel(out.signatures);
-      return out;
+      return noted(std::move(out));
     } catch (const UserError& e) {
       last = e.what();
     }

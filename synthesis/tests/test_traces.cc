@@ -579,6 +579,40 @@ TraceData SwapHalo3D(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData SetupAndStepReductions(int nprocs, const AppParams& p) {
+  TraceData d = Begin("setup_step_reductions", nprocs);
+  const auto setup = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  // MPI_Reduce to rank 0 (End's allreduce is then not the same call as the steps' last).
+  const auto reduce = [](int r) {
+    return MakeCollective(EventKind::kReduce, 8, r == 0 ? 8 : 0, 0);
+  };
+  for (int r = 0; r < nprocs; ++r) {
+    for (int k = 0; k < 4; ++k) {
+      d.ranks[r].push_back(MakeCompute(setup));
+      d.ranks[r].push_back(reduce(r));
+    }
+    d.ranks[r].push_back(MakeCompute(1000000));
+    d.ranks[r].push_back(MakeCollective(EventKind::kBcast, r == 0 ? 64 : 0, r == 0 ? 0 : 64, 0));
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      for (int k = 0; k < 10; ++k) {
+        d.ranks[r].push_back(MakeCompute(1000000));
+        const RequestId req = next++;
+        d.ranks[r].push_back(MakeIrecv((r + nprocs - 1) % nprocs, 0, bytes, req));
+        d.ranks[r].push_back(MakeSend((r + 1) % nprocs, 0, bytes));
+        d.ranks[r].push_back(MakeWaitall({req}));
+      }
+      for (int k = 0; k < 3; ++k) {
+        d.ranks[r].push_back(MakeCompute(30000000));
+        d.ranks[r].push_back(reduce(r));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData SwapFar2D(int nprocs, const AppParams& p) {
   TraceData d = Begin("swap_far2d", nprocs);
   const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 2);  // {y, x}, x fastest

@@ -191,6 +191,13 @@ TraceData SummaBroadcasts(int nprocs, const AppParams& p = {});
 // b = ceil(N / P), so each rank sends and receives 8 P b^2 bytes. Any P.
 TraceData PaddedTranspose(int nprocs, const AppParams& p = {});
 
+// A set-up of 4 reductions (an MPI_Reduce to rank 0 after compute_ns / P of work each:
+// reading the input, shrinking with P) and a broadcast from rank 0, then `iterations` steps of 10 ring exchanges (irecv from r-1,
+// send to r+1, wait) and 3 reductions after 30 ms of work each (the same at every P). The
+// set-up's and the steps' reductions are runs of one structure whose compute is far apart at
+// 4 and 8 (100 and 50 ms against 30 with the default 4e8 ns), within 30% at 16 (25 ms).
+TraceData SetupAndStepReductions(int nprocs, const AppParams& p = {});
+
 phases::Signature Analyze(const TraceData& data);
 // With message sizes that differ by more than 10% (and 1 KiB) ending loops (AnalyzeOptions::
 // bytes_tolerance = 0.10, the default before sizes stopped splitting loops).

@@ -215,6 +215,10 @@ Sequence SimplifySequence(Sequence items, std::int64_t executions = 1);
 std::vector<std::pair<int, std::int64_t>> SequencePhaseTotals(const Sequence& items);
 // The phases in the order of their first occurrence in the run.
 std::vector<int> SequencePhases(const Sequence& items);
+// The run's shape: its runs of phases item by item (loops entered, counts left out), each
+// phase named by its place in the order of first occurrence (0, 1, 2, 1, 3, ...). Two counts
+// of one code whose phases were found alike have the same shape whatever their loop counts.
+std::vector<int> SequenceShape(const Sequence& items);
 // The run phase by phase (one entry per occurrence), at most `limit` entries.
 std::vector<int> ExpandSequence(const Sequence& items, std::size_t limit);
 // In words: "0, (1 x10, 2) x5, 3"; a count that differs between executions is shown as its
