@@ -609,6 +609,40 @@ TEST(AmbiguousDirectionTest, SwapsTwoRanksAwayAlongADimensionOfFourArePairedOppo
   EXPECT_GE(v.pattern_match, 0.5) << DescribeModel(m);
 }
 
+// Padded faces (ghost corners included: 8 (N/e1 + 2h)(N/e2 + 2h) bytes, a halo 8 wide on a
+// domain of 96) traced at 27, 36, 45 and 48 (3 x 3 x 3 ... 4 x 4 x 3): the bare face law
+// c / (e1 e2) fits 3 x 3 faces and misses the 4 x 3 ones, and the bytes it gave were 14% low at
+// 64 (4 x 4 x 4) and 20% at 100. The face with its halo, c (1/e1 + g)(1/e2 + g), is right at
+// both.
+TEST(FaceBytesTest, PaddedFacesKeepTheirHaloAtLargerCounts) {
+  testing::AppParams padded;
+  padded.iterations = 4;
+  padded.domain = 96;
+  padded.halo = 8;
+  std::vector<phases::Signature> sigs;
+  for (int n : {27, 36, 45, 48}) sigs.push_back(testing::Analyze(testing::SwapHalo3D(n, padded)));
+  const AppModel m = BuildModel(sigs);
+  int with_halo = 0;
+  for (const auto& p : m.phases) {
+    for (const auto& s : p.slots) with_halo += s.face_margin > 0;
+  }
+  EXPECT_GT(with_halo, 0) << DescribeModel(m);
+  EXPECT_NE(DescribeModel(m).find("with a halo"), std::string::npos);
+  for (const int n : {64, 100}) {
+    const Validation v = testing::QuickValidate(sigs, testing::SwapHalo3D(n, padded));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
+    EXPECT_LT(v.bytes_error, 0.01) << n;
+  }
+  // Bare faces keep the bare law.
+  testing::AppParams bare = padded;
+  bare.halo = 0;
+  std::vector<phases::Signature> plain;
+  for (int n : {27, 36, 45, 48}) plain.push_back(testing::Analyze(testing::SwapHalo3D(n, bare)));
+  for (const auto& p : BuildModel(plain).phases) {
+    for (const auto& s : p.slots) EXPECT_EQ(s.face_margin, 0.0);
+  }
+}
+
 // A time step of forward and reverse halo swaps (SwapHaloSteps). Where an extent is 2 the
 // step's last swaps and the next step's first are one swap repeated, and where none is (9 =
 // 3 x 3 x 1, 27 = 3 x 3 x 3) the reverse communication's last swap pair repeats the forward

@@ -563,9 +563,10 @@ TraceData SwapHalo3D(int nprocs, const AppParams& p) {
     for (int it = 0; it < p.iterations; ++it) {
       d.ranks[r].push_back(MakeCompute(cpu));
       for (int dim = 0; dim < 3; ++dim) {
-        const auto face = static_cast<std::uint64_t>(
-            8 * p.domain * p.domain /
-            static_cast<double>(dims[(dim + 1) % 3] * dims[(dim + 2) % 3]));
+        const auto side = [&](int k) {
+          return p.domain / static_cast<double>(dims[static_cast<std::size_t>(k % 3)]) + 2 * p.halo;
+        };
+        const auto face = static_cast<std::uint64_t>(8 * side(dim + 1) * side(dim + 2));
         for (const int way : {+1, -1}) {
           const RequestId req = next++;
           d.ranks[r].push_back(MakeIrecv(shifted(dim, -way), 0, face, req));

@@ -36,6 +36,9 @@ struct AppParams {
   // compute before the face exchange holds this much set-up compute per rank besides the
   // iteration's (the same at every count).
   double setup_compute_ns = 0;
+  // SwapHalo3D: the ghost layer's width in grid points; the faces sent are the padded ones
+  // (ghost corners included): 8 x (domain / extent + 2 halo) over the other two dimensions.
+  double halo = 0;
 };
 
 // 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags
@@ -192,10 +195,11 @@ TraceData SummaBroadcasts(int nprocs, const AppParams& p = {});
 TraceData PaddedTranspose(int nprocs, const AppParams& p = {});
 
 // A set-up of 4 reductions (an MPI_Reduce to rank 0 after compute_ns / P of work each:
-// reading the input, shrinking with P) and a broadcast from rank 0, then `iterations` steps of 10 ring exchanges (irecv from r-1,
-// send to r+1, wait) and 3 reductions after 30 ms of work each (the same at every P). The
-// set-up's and the steps' reductions are runs of one structure whose compute is far apart at
-// 4 and 8 (100 and 50 ms against 30 with the default 4e8 ns), within 30% at 16 (25 ms).
+// reading the input, shrinking with P) and a broadcast from rank 0, then `iterations` steps of 10
+// ring exchanges (irecv from r-1, send to r+1, wait) and 3 reductions after 30 ms of work each (the
+// same at every P). The set-up's and the steps' reductions are runs of one structure whose compute
+// is far apart at 4 and 8 (100 and 50 ms against 30 with the default 4e8 ns), within 30% at 16 (25
+// ms).
 TraceData SetupAndStepReductions(int nprocs, const AppParams& p = {});
 
 phases::Signature Analyze(const TraceData& data);

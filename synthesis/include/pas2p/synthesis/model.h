@@ -171,6 +171,11 @@ struct SlotModel {
   // ranks of the exchange's row, as a reduction along the rows of a 2^ceil(n/2) x
   // 2^floor(n/2) grid sends: NAS CG), chosen when it predicts the left-out counts better.
   bool face_line = false;
+  // A face with its halo (not a line): each other extent's 1/extent gets face_margin added,
+  // bytes = face_bytes x the product of (1/extent + face_margin): the slab a molecular-dynamics
+  // code sends spans the neighbours' ghost layers too (LAMMPS), whose width does not shrink
+  // with the block. 0: the bare face. Chosen when it predicts the left-out counts clearly better.
+  double face_margin = 0;
   double BytesAt(std::int64_t nprocs, int side = 0) const;
   double RecvBytesAt(std::int64_t nprocs, int side = 0) const;
 
