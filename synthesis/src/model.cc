@@ -2054,9 +2054,147 @@ std::string CountsThatCorrespond(const phases::Correspondence& corr,
          "traces at those counts alone and predict counts of the same kind.";
 }
 
+// Which phases can come right after each phase of a run (a loop's last phase before its
+// first, when it repeats), and right before; kRunEnd stands for the run's start and end.
+constexpr int kRunEnd = -1;
+struct Adjacency {
+  std::map<int, std::set<int>> next, prev;
+};
+Adjacency RunAdjacency(const phases::Sequence& run) {
+  Adjacency adj;
+  auto link = [&](const std::set<int>& from, const std::set<int>& to) {
+    for (int a : from) {
+      for (int b : to) {
+        adj.next[a].insert(b);
+        adj.prev[b].insert(a);
+      }
+    }
+  };
+  // The first and last phases of a sequence; links inside it.
+  // Totals count over every execution of the enclosing body (`executions` of them): an item
+  // repeats within one when its total exceeds them.
+  const auto walk = [&](const auto& self, const phases::Sequence& seq,
+                        std::int64_t executions) -> std::pair<std::set<int>, std::set<int>> {
+    std::set<int> first, last;
+    bool empty = true;
+    for (const phases::SequenceItem& item : seq) {
+      std::set<int> f, l;
+      if (item.is_loop()) {
+        std::tie(f, l) = self(self, item.body, std::max<std::int64_t>(1, item.total));
+      } else {
+        f = l = {item.phase};
+      }
+      if (item.total > executions) link(l, f);
+      if (f.empty()) continue;
+      if (empty) {
+        first = f;
+      } else {
+        link(last, f);
+      }
+      last = l;
+      empty = false;
+    }
+    return {first, last};
+  };
+  const auto [first, last] = walk(walk, run, 1);
+  link({kRunEnd}, first);
+  link(last, {kRunEnd});
+  return adj;
+}
+
+// Per rank, for one occurrence of a phase: requests it leaves pending at its end, and
+// completions it makes with none of its own pending (of requests made before it).
+struct RequestCarry {
+  std::vector<int> left, owed;
+};
+RequestCarry CarryOf(const phases::Phase& ph, int nprocs) {
+  RequestCarry c{std::vector<int>(static_cast<std::size_t>(nprocs), 0),
+                 std::vector<int>(static_cast<std::size_t>(nprocs), 0)};
+  for (const phases::RankPhase& rp : ph.ranks) {
+    if (rp.rank < 0 || rp.rank >= nprocs) continue;
+    int pending = 0, owed = 0;
+    for (const phases::PhaseEvent& e : rp.events) {
+      if (CreatesRequest(e.kind)) ++pending;
+      if (IsCompletion(e.kind)) {
+        const int own = std::min(pending, e.requests);
+        pending -= own;
+        owed += e.requests - own;
+      }
+    }
+    c.left[static_cast<std::size_t>(rp.rank)] = pending;
+    c.owed[static_cast<std::size_t>(rp.rank)] = owed;
+  }
+  return c;
+}
+
+// Whether the requests a phase leaves pending (`out`) or completes from before it (`in`) are
+// those of the phases next to it in the run, at every count: a halo swap cut by a phase
+// boundary (its receive posted at the end of one phase, its send and wait at the start of the
+// next, as LAMMPS's swaps are where a loop of steps meets a re-neighbouring step). Then the
+// calls stay, and the synthesized run carries the request from one phase to the next, as the
+// program does; dropped, every such boundary lost a message. Every phase next to it must be
+// modelled (`modelled`: per count, the phase ids the model builds) and carry the same
+// requests per rank, and so must the phases next to those.
+std::pair<bool, bool> CarriedAcrossPhases(const phases::PhaseGroup& group,
+                                          const std::vector<const phases::Signature*>& sigs,
+                                          const std::vector<int>& counts,
+                                          const std::vector<std::set<int>>& modelled) {
+  bool out = true, in = true;
+  for (std::size_t ci = 0; ci < counts.size() && (out || in); ++ci) {
+    const phases::Signature& sig = *sigs[ci];
+    const int n = counts[ci];
+    const int id = group.phase_ids[ci];
+    const phases::Phase* self = sig.FindPhase(id);
+    if (!self || ci >= modelled.size()) return {false, false};
+    const Adjacency adj = RunAdjacency(sig.sequence);
+    std::map<int, RequestCarry> carry;
+    auto carry_of = [&](int phase) -> const RequestCarry* {
+      if (phase == kRunEnd || !modelled[ci].count(phase)) return nullptr;
+      if (auto it = carry.find(phase); it != carry.end()) return &it->second;
+      const phases::Phase* ph = sig.FindPhase(phase);
+      if (!ph) return nullptr;
+      RequestCarry c = CarryOf(*ph, n);
+      // A phase that owes what it leaves (a loop body cut after its receive) is closed by
+      // rotating it (ClosedRotation): it carries nothing.
+      if (c.left == c.owed) {
+        std::fill(c.left.begin(), c.left.end(), 0);
+        c.owed = c.left;
+      }
+      return &carry.emplace(phase, std::move(c)).first->second;
+    };
+    const RequestCarry& mine = *carry_of(id);
+    auto none = [](const std::vector<int>& v) {
+      return std::all_of(v.begin(), v.end(), [](int x) { return x == 0; });
+    };
+    // Every phase after `a` owes what `a` leaves, and every phase before each of those
+    // leaves it.
+    auto hands_on = [&](int a) {
+      const RequestCarry* ca = carry_of(a);
+      if (!ca || none(ca->left) || !adj.next.count(a)) return false;
+      for (int b : adj.next.at(a)) {
+        const RequestCarry* cb = carry_of(b);
+        if (!cb || cb->owed != ca->left || !adj.prev.count(b)) return false;
+        for (int a2 : adj.prev.at(b)) {
+          const RequestCarry* c2 = carry_of(a2);
+          if (!c2 || c2->left != cb->owed) return false;
+        }
+      }
+      return true;
+    };
+    out = out && hands_on(id);
+    if (in) {
+      bool all = !none(mine.owed) && adj.prev.count(id);
+      for (int a : all ? adj.prev.at(id) : std::set<int>{}) all = all && hands_on(a);
+      in = all;
+    }
+  }
+  return {out, in};
+}
+
 PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
                         const std::vector<const phases::Signature*>& sigs,
-                        const std::vector<int>& counts, std::size_t block_length) {
+                        const std::vector<int>& counts, const std::vector<std::set<int>>& modelled,
+                        std::size_t block_length) {
   PhaseBuild build;
   PhaseModel& pm = build.model;
   pm.index = index;
@@ -2249,6 +2387,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // is posted at the end of one iteration and completed in the next). Synthesizing it as is
   // leaves the last occurrence's request unmatched, so the slots are rotated to the first
   // start at which no rank has a request pending across the occurrence boundary.
+  std::set<int> carried;  // calls (by index in accs) kept across the phase's boundary
   if (wildcard_pool) {
     // kept as traced
   } else if (const std::size_t k = ClosedRotation(build.data, counts); k > 0) {
@@ -2262,11 +2401,14 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     // Likewise the calls that belong to requests created before the phase: a last phase
     // that completes the receive the loop before it pre-posted, and sends the message that
     // receive takes (the loop is rotated to be closed, so nothing is pre-posted any more).
+    // Unless the phases around it carry the same requests (CarriedAcrossPhases).
     const std::vector<bool> dangling = DanglingSlots(build.data, counts);
     const std::vector<bool> orphan = OrphanSlots(build.data, counts);
+    const auto [carry_out, carry_in] = CarriedAcrossPhases(group, sigs, counts, modelled);
     std::vector<int> kept;
     for (std::size_t s = 0; s < order.size(); ++s) {
-      if (!dangling[s] && !orphan[s]) kept.push_back(order[s]);
+      if ((!dangling[s] || carry_out) && (!orphan[s] || carry_in)) kept.push_back(order[s]);
+      if ((dangling[s] && carry_out) || (orphan[s] && carry_in)) carried.insert(order[s]);
     }
     if (kept.size() != order.size() && !kept.empty()) {
       order = std::move(kept);
@@ -2315,6 +2457,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     bool direction_unknown = false;
     pm.slots.push_back(
         BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks, &direction_unknown));
+    pm.slots.back().carried = carried.count(order[s]) > 0;
     if (direction_unknown) {
       build.warnings.push_back(
           "phase " + std::to_string(pm.index) + " call " + std::to_string(s) + " (" +
@@ -2336,7 +2479,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
 
 PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
                       const std::vector<const phases::Signature*>& sigs,
-                      const std::vector<int>& counts) {
+                      const std::vector<int>& counts, const std::vector<std::set<int>>& modelled) {
   // A phase that repeats one block of calls a number of times that changes with the count is
   // modelled as a block when its calls are the stages of one exchange (butterfly stages, one
   // exchange per other rank): each block slot's partners over the iterations are one
@@ -2346,12 +2489,12 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   // reproduces; it is modelled call by call, each step aligned with its own across counts.
   if (const std::size_t block_length = BlockLength(group, sigs, counts); block_length > 0) {
     try {
-      return BuildPhaseAs(index, group, sigs, counts, block_length);
+      return BuildPhaseAs(index, group, sigs, counts, modelled, block_length);
     } catch (const patterns::PatternFitError&) {
       // modelled call by call below
     }
   }
-  return BuildPhaseAs(index, group, sigs, counts, 0);
+  return BuildPhaseAs(index, group, sigs, counts, modelled, 0);
 }
 
 }  // namespace
@@ -2894,6 +3037,14 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   const phases::Signature& largest = signatures.back();
   std::map<int, int> group_of_largest_id;  // phase id at the largest count -> model phase
   std::vector<std::string> unmatched;
+  // Per count, the phases the model builds (CarriedAcrossPhases). A phase that then fails to
+  // fit is left out below, and a request carried to or from it would be unmatched in the
+  // synthesized run, which the simulation reports; such phases are a small share of the run.
+  std::vector<std::set<int>> modelled(counts.size());
+  for (const phases::PhaseGroup& group : corr.groups) {
+    if (!group.complete || (!group.relevant && !options.keep_irrelevant)) continue;
+    for (std::size_t ci = 0; ci < counts.size(); ++ci) modelled[ci].insert(group.phase_ids[ci]);
+  }
   for (const phases::PhaseGroup& group : corr.groups) {
     if (!group.complete) {
       if (group.relevant) {
@@ -2910,7 +3061,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     if (!group.relevant && !options.keep_irrelevant) continue;
     const int index = static_cast<int>(model.phases.size());
     try {
-      PhaseBuild build = BuildPhase(index, group, sigs, counts);
+      PhaseBuild build = BuildPhase(index, group, sigs, counts, modelled);
       ShareBitStepBytes(&build.model, counts);
       WarnUnextendedBitSteps(build.model, counts, &build.warnings);
       std::vector<regression::Point> w;
@@ -3352,6 +3503,7 @@ std::string ModelToJson(const AppModel& model) {
       sj["face_recv_bytes"] = s.face_recv_bytes;
       if (s.face_line) sj["face_line"] = true;
       if (s.face_margin > 0) sj["face_margin"] = s.face_margin;
+      if (s.carried) sj["carried"] = true;
       sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["cpu_spread_shared"] = s.cpu_spread_shared;
       if (s.cpu_per_occurrence) sj["cpu_per_occurrence"] = true;
@@ -3477,6 +3629,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.face_recv_bytes = sj.value("face_recv_bytes", 0.0);
         s.face_line = sj.value("face_line", false);
         s.face_margin = sj.value("face_margin", 0.0);
+        s.carried = sj.value("carried", false);
         s.cpu_spread_within = sj.value("cpu_spread_within", 0.0);
         s.cpu_spread_shared = sj.value("cpu_spread_shared", 0.0);
         s.cpu_per_occurrence = sj.value("cpu_per_occurrence", false);

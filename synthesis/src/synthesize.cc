@@ -531,6 +531,7 @@ class SynthRank : public RankEventSource {
   }
 
   bool Present(const SlotAt& s) const {
+    if (s.model->carried && trace_->options().only_phase >= 0) return false;
     switch (s.model->presence) {
       case Presence::kAll:
         return true;

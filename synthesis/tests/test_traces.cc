@@ -669,7 +669,27 @@ TraceData SwapHaloSteps(int nprocs, const AppParams& p) {
     ev.push_back(MakeCollective(EventKind::kBarrier, 0, 0));
     for (int it = 0; it < p.iterations; ++it) {
       ev.push_back(MakeCompute(cpu / 10));
-      for (const auto& [dim, way] : swaps) swap(dim, -way, way);
+      if (p.reneighbor_every > 0 && it % p.reneighbor_every == 0) {
+        for (std::size_t k = 0; k < swaps.size(); k += 2) {
+          const int dim = swaps[k].first;
+          for (const int way : {+1, -1}) {
+            Event counts = MakeSend(shifted(dim, way), 0, 4);
+            counts.kind = EventKind::kSendrecv;
+            counts.recv_peer = shifted(dim, -way);
+            counts.recv_tag = 0;
+            counts.recv_bytes = 4;
+            ev.push_back(counts);
+          }
+          for (const int way : {+1, -1}) {
+            const RequestId req = next++;
+            ev.push_back(MakeIrecv(shifted(dim, -way), 0, face(dim) / 2, req));
+            ev.push_back(MakeSend(shifted(dim, way), 0, face(dim) / 2));
+            ev.push_back(MakeWaitall({req}));
+          }
+        }
+      } else {
+        for (const auto& [dim, way] : swaps) swap(dim, -way, way);
+      }
       ev.push_back(MakeCompute(cpu));
       for (auto s = swaps.rbegin(); s != swaps.rend(); ++s) swap(s->first, s->second, -s->second);
       if (p.check_every > 0 && (it + 1) % p.check_every == 0) {

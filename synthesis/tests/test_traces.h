@@ -39,6 +39,10 @@ struct AppParams {
   // SwapHalo3D: the ghost layer's width in grid points; the faces sent are the padded ones
   // (ghost corners included): 8 x (domain / extent + 2 halo) over the other two dimensions.
   double halo = 0;
+  // SwapHaloSteps: > 0: every this many steps (from the first) the forward swaps are a
+  // re-neighbouring (LAMMPS's exchange and borders): per dimension, two sendrecvs of counts
+  // (4 bytes, +1 then -1), then that dimension's two swaps of half a face.
+  int reneighbor_every = 0;
 };
 
 // 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags

@@ -176,6 +176,10 @@ struct SlotModel {
   // code sends spans the neighbours' ghost layers too (LAMMPS), whose width does not shrink
   // with the block. 0: the bare face. Chosen when it predicts the left-out counts clearly better.
   double face_margin = 0;
+  // A call whose request crosses the phase's boundary (a receive posted at the end of one
+  // phase whose send and wait begin the next, every time): made in the run, left out when the
+  // phase is synthesized alone (SynthOptions::only_phase), where nothing is there to meet it.
+  bool carried = false;
   double BytesAt(std::int64_t nprocs, int side = 0) const;
   double RecvBytesAt(std::int64_t nprocs, int side = 0) const;
 

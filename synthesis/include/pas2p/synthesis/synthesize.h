@@ -80,6 +80,7 @@ class SynthesizedTrace : public TraceSource {
   std::string description() const override;
 
   const AppModel& model() const { return model_; }
+  const SynthOptions& options() const { return options_; }
   // The run's order at N (phase indices; see the header for how it is scaled).
   const phases::Sequence& sequence() const { return sequence_; }
   // Occurrences of a phase at N (its weight model, clamped at 0).
