@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
@@ -614,19 +615,31 @@ TEST(AmbiguousDirectionTest, SwapsTwoRanksAwayAlongADimensionOfFourArePairedOppo
 // c / (e1 e2) fits 3 x 3 faces and misses the 4 x 3 ones, and the bytes it gave were 14% low at
 // 64 (4 x 4 x 4) and 20% at 100. The face with its halo, c (1/e1 + g)(1/e2 + g), is right at
 // both.
+// The signatures of `gen` at 27, 36, 45 and 48 ranks (3 or more along every dimension of
+// MPI_Dims_create(P, 3)), and the slots of a model that `has` something.
+template <typename Generator>
+std::vector<phases::Signature> AnalyzeAtCubicCounts(Generator gen, const testing::AppParams& p) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {27, 36, 45, 48}) sigs.push_back(testing::Analyze(gen(n, p)));
+  return sigs;
+}
+int SlotsWith(const AppModel& m, const std::function<bool(const SlotModel&)>& has) {
+  int count = 0;
+  for (const auto& p : m.phases) {
+    for (const auto& s : p.slots) count += has(s);
+  }
+  return count;
+}
+
 TEST(FaceBytesTest, PaddedFacesKeepTheirHaloAtLargerCounts) {
   testing::AppParams padded;
   padded.iterations = 4;
   padded.domain = 96;
   padded.halo = 8;
-  std::vector<phases::Signature> sigs;
-  for (int n : {27, 36, 45, 48}) sigs.push_back(testing::Analyze(testing::SwapHalo3D(n, padded)));
+  const auto sigs = AnalyzeAtCubicCounts(testing::SwapHalo3D, padded);
   const AppModel m = BuildModel(sigs);
-  int with_halo = 0;
-  for (const auto& p : m.phases) {
-    for (const auto& s : p.slots) with_halo += s.face_margin > 0;
-  }
-  EXPECT_GT(with_halo, 0) << DescribeModel(m);
+  const auto with_halo = [](const SlotModel& s) { return s.face_margin > 0; };
+  EXPECT_GT(SlotsWith(m, with_halo), 0) << DescribeModel(m);
   EXPECT_NE(DescribeModel(m).find("with a halo"), std::string::npos);
   for (const int n : {64, 100}) {
     const Validation v = testing::QuickValidate(sigs, testing::SwapHalo3D(n, padded));
@@ -636,11 +649,7 @@ TEST(FaceBytesTest, PaddedFacesKeepTheirHaloAtLargerCounts) {
   // Bare faces keep the bare law.
   testing::AppParams bare = padded;
   bare.halo = 0;
-  std::vector<phases::Signature> plain;
-  for (int n : {27, 36, 45, 48}) plain.push_back(testing::Analyze(testing::SwapHalo3D(n, bare)));
-  for (const auto& p : BuildModel(plain).phases) {
-    for (const auto& s : p.slots) EXPECT_EQ(s.face_margin, 0.0);
-  }
+  EXPECT_EQ(SlotsWith(BuildModel(AnalyzeAtCubicCounts(testing::SwapHalo3D, bare)), with_halo), 0);
 }
 
 // Steps of halo swaps (irecv, send, wait, tag 0) with a re-neighbouring step every 10 (its
@@ -656,14 +665,9 @@ TEST(CarriedRequestTest, SwapsCutByAPhaseBoundaryAreKept) {
   steps.check_every = 0;
   steps.domain = 96;
   steps.reneighbor_every = 10;
-  std::vector<phases::Signature> sigs;
-  for (int n : {27, 36, 45, 48}) sigs.push_back(testing::Analyze(testing::SwapHaloSteps(n, steps)));
+  const auto sigs = AnalyzeAtCubicCounts(testing::SwapHaloSteps, steps);
   const AppModel m = BuildModel(sigs);
-  int carried = 0;
-  for (const auto& p : m.phases) {
-    for (const auto& s : p.slots) carried += s.carried;
-  }
-  EXPECT_GT(carried, 0) << DescribeModel(m);
+  EXPECT_GT(SlotsWith(m, [](const SlotModel& s) { return s.carried; }), 0) << DescribeModel(m);
   // At 64: every rank makes the real run's 504 sends (it made 3 fewer) and 82.5% of the
   // messages have the right partner by position (45% before). The rest: the loop of steps
   // between two re-neighbourings runs 5.5 times on average, and the synthesized run makes 5
