@@ -17,6 +17,7 @@
 #include "pas2p/core/error.h"
 #include "pas2p/core/trace.h"
 #include "pas2p/patterns/grid_frame.h"
+#include "pas2p/patterns/serialize.h"
 #include "pas2p/phases/analyze.h"
 #include "pas2p/phases/correspondence.h"
 #include "pas2p/regression/fit.h"
@@ -3510,6 +3511,11 @@ std::string ModelToJson(const AppModel& model) {
       sj["all_pending"] = s.all_pending;
       sj["requests"] = s.requests;
       sj["equation"] = s.peer ? s.peer->Describe() : "";
+      // The equations as the model holds them: the maps below are refitted on load, but the
+      // phase's grids and directions are decided over all its slots after the fit
+      // (HarmonizeGrids, PairAmbiguousDirections), which one slot's refit cannot redo.
+      if (s.peer) sj["peer_fit"] = patterns::ToJson(*s.peer);
+      if (s.recv_peer) sj["recv_peer_fit"] = patterns::ToJson(*s.recv_peer);
       sj["recv_equation"] = s.recv_peer ? s.recv_peer->Describe() : "";
       sj["communicator"] = s.communicator ? s.communicator->Describe() : "";
       json maps = json::array(), rmaps = json::array(), layouts = json::array();
@@ -3660,6 +3666,12 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
           s.class_compute.push_back(std::move(cc));
         }
         FitSlotEquations(&s, SlotLabel(p, p.slots.size(), s));
+        if (sj.contains("peer_fit")) {
+          s.peer = patterns::GeneralEquationFromJson(sj.at("peer_fit"), origin);
+        }
+        if (sj.contains("recv_peer_fit")) {
+          s.recv_peer = patterns::GeneralEquationFromJson(sj.at("recv_peer_fit"), origin);
+        }
         p.slots.push_back(std::move(s));
       }
       model.phases.push_back(std::move(p));
