@@ -2163,7 +2163,9 @@ std::pair<bool, bool> CarriedAcrossPhases(const phases::PhaseGroup& group,
       }
       return &carry.emplace(phase, std::move(c)).first->second;
     };
-    const RequestCarry& mine = *carry_of(id);
+    const RequestCarry* own = carry_of(id);
+    if (!own) return {false, false};  // not among the phases the model builds
+    const RequestCarry& mine = *own;
     auto none = [](const std::vector<int>& v) {
       return std::all_of(v.begin(), v.end(), [](int x) { return x == 0; });
     };
