@@ -822,7 +822,13 @@ void FitFaceBytes(SlotModel* slot, const std::vector<regression::Point>& bytes,
       margin = m;
     }
   }
-  if (!(coef > 0) || loo > slot->bytes.model.loo_error + 1e-9) return;
+  // Traced sizes are whole bytes and a face is not: a face within that rounding of the best
+  // law's error is as good. It is then preferred, being the law of an exchange on a grid: where
+  // the extent along the exchange stayed the same at every traced count (a y of 3 at 27, 36,
+  // 45 and 48), bytes ~ N/P fits the faces exactly too, and is wrong once that extent changes.
+  double rounding = 0;
+  for (const auto& p : bytes) rounding = std::max(rounding, p.y > 0 ? 1.0 / p.y : 0.0);
+  if (!(coef > 0) || loo > slot->bytes.model.loo_error + rounding + 1e-9) return;
   double rcoef = 0, rloo = 0;
   if (!recv_bytes.empty()) {
     if (margin > 0) {
