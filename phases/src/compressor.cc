@@ -865,9 +865,81 @@ bool RankCompressor::Unrollable(const Node& loop, double executions) const {
   return ExchangeWithOnePartner(loop, &disp, &sends, &recvs) && sends && recvs;
 }
 
+namespace {
+
+double SampleMean(const OccurrenceSample& s) {
+  double sum = 0;
+  for (std::size_t k = 0; k < s.kept; ++k) sum += s.at(k);
+  return s.kept > 0 ? sum / static_cast<double>(s.kept) : 0;
+}
+
+// The copies of one call of an unrolled loop, when their iterations' bursts differ by design
+// rather than by noise: a loop of two iterations folded out of two identical exchanges with
+// the step's work between them (the first copy's burst is always small, the second's always
+// large), a warm-up iteration. Each copy then takes the call's CPU statistics scaled by how
+// its own sampled bursts compare with all of them, and the spread of its own samples.
+// Otherwise every copy would hold the loop's mean and the alternation would look like a
+// spread each rank draws on its own (an imbalance the run never had). The differences must
+// hold at least half the sampled variance and exceed `floor_ns`; copies that differ only by
+// noise keep the loop's statistics, as before. A loop executed once has one sample a copy:
+// each copy then is what it was.
+std::vector<ComputeStats> CopiesCompute(const Leaf& leaf,
+                                        const std::vector<OccurrenceSample>& copies,
+                                        double floor_ns) {
+  std::vector<ComputeStats> none;
+  const double all_mean = SampleMean(leaf.occurrences);
+  // A moving root's turns are kept apart from all the occurrences (root_cpu_ns), which a
+  // copy's scaling would no longer match.
+  if (copies.size() < 2 || !(all_mean > 0) || leaf.compute.cpu_ns.n < 2 ||
+      leaf.root_step != RootStep::kFixed) {
+    return none;
+  }
+  double grand = 0, total = 0;
+  for (const OccurrenceSample& c : copies) {
+    if (c.kept < 1) return none;
+    for (std::size_t k = 0; k < c.kept; ++k) grand += c.at(k);
+    total += static_cast<double>(c.kept);
+  }
+  grand /= total;
+  double between = 0, within = 0, largest = 0;
+  for (const OccurrenceSample& c : copies) {
+    const double m = SampleMean(c);
+    between += static_cast<double>(c.kept) * (m - grand) * (m - grand);
+    largest = std::max(largest, std::abs(m - grand));
+    for (std::size_t k = 0; k < c.kept; ++k) within += (c.at(k) - m) * (c.at(k) - m);
+  }
+  if (!(between >= within) || !(largest > floor_ns)) return none;
+  const double level = leaf.compute.cpu_ns.mean / all_mean;  // samples -> all occurrences
+  std::vector<ComputeStats> out;
+  for (const OccurrenceSample& c : copies) {
+    const double ratio = SampleMean(c) / all_mean;
+    ComputeStats stats = leaf.compute;
+    Stats own;
+    for (std::size_t k = 0; k < c.kept; ++k) own.Add(c.at(k) * level);
+    stats.cpu_ns.mean = leaf.compute.cpu_ns.mean * ratio;
+    // One execution sampled (a phase that runs once): its copies are what they were.
+    stats.cpu_ns.m2 = own.n < 2 ? 0.0
+                                : own.m2 / static_cast<double>(own.n - 1) *
+                                      static_cast<double>(leaf.compute.cpu_ns.n - 1);
+    stats.cpu_ns.min = std::max(leaf.compute.cpu_ns.min, std::min(own.min, stats.cpu_ns.mean));
+    stats.cpu_ns.max = std::min(leaf.compute.cpu_ns.max, std::max(own.max, stats.cpu_ns.mean));
+    for (Stats* counter : {&stats.instructions, &stats.cycles}) {
+      counter->mean *= ratio;
+      counter->m2 *= ratio * ratio;
+      counter->min *= ratio;
+      counter->max *= ratio;
+    }
+    out.push_back(stats);
+  }
+  return out;
+}
+
+}  // namespace
+
 // The calls of `loop`, one iteration after the other. Each copy of a call carries the
 // statistics of all its occurrences (per-occurrence means stay right) and `share` of its
-// time, so that the copies add up to the time of the loop.
+// time, so that the copies add up to the time of the loop; where the iterations' bursts
+// differ by design, each copy's CPU statistics are its own (CopiesCompute).
 // Each copy's occurrence sample keeps only its own iteration's bursts (iteration i of every
 // execution of the loop: occurrence index % count == i, nested loops multiplying).
 void RankCompressor::Unroll(const Node& loop, double executions, double share,
@@ -875,15 +947,28 @@ void RankCompressor::Unroll(const Node& loop, double executions, double share,
                             std::int64_t residue) const {
   const std::int64_t count = Iterations(loop, executions);
   const double part = share / static_cast<double>(count);
+  // Per call of the body: each copy's occurrences, and its own compute when it has one.
+  std::vector<std::vector<OccurrenceSample>> samples(loop.body.size());
+  std::vector<std::vector<ComputeStats>> computes(loop.body.size());
+  for (std::size_t b = 0; b < loop.body.size(); ++b) {
+    const Node& item = loop.body[b];
+    if (item.loop) continue;
+    for (std::int64_t i = 0; i < count; ++i) {
+      samples[b].push_back(item.leaf.occurrences.Every(modulus * count, residue * count + i));
+    }
+    computes[b] = CopiesCompute(item.leaf, samples[b], options_.compute_floor_ns);
+  }
   for (std::int64_t i = 0; i < count; ++i) {
-    for (const Node& item : loop.body) {
+    for (std::size_t b = 0; b < loop.body.size(); ++b) {
+      const Node& item = loop.body[b];
       if (item.loop) {
         Unroll(item, static_cast<double>(loop.total), part, out, modulus * count,
                residue * count + i);
       } else {
         out->push_back(item.leaf);
         out->back().time_ns *= part;
-        out->back().occurrences = item.leaf.occurrences.Every(modulus * count, residue * count + i);
+        out->back().occurrences = samples[b][static_cast<std::size_t>(i)];
+        if (!computes[b].empty()) out->back().compute = computes[b][static_cast<std::size_t>(i)];
         out->back().KeepEvery(modulus * count, residue * count + i);
       }
     }

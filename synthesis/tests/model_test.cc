@@ -687,6 +687,35 @@ TEST(CarriedRequestTest, SwapsCutByAPhaseBoundaryAreKept) {
   EXPECT_LT(v.bytes_error, 0.09);
 }
 
+// A time step of forward and reverse halo swaps traced at 27, 36, 45 and 48 ranks
+// (SwapHaloSteps), predicted at 64:
+// - The reverse swaps' last swap along x and the next step's first are one swap repeated, as
+//   are the forward swaps' last and the reverse's first: each pair folds into a loop of two
+//   iterations, unrolled into the step, whose copies have the step's small and large bursts
+//   before them. Each copy held their mean (and the alternation as spread), so every rank drew
+//   its bursts on its own: 151% too slow. Each copy now keeps its own compute.
+// - The y extent is 3 at every traced count, so the y faces are 73728 / (ex ez) = 221184 / P
+//   exactly; 8 x 96^2 / 15 is 4915.2 at 45, traced as 4915, and bytes ~ N/P won by that
+//   rounding. At 64 (4 x 4 x 4) it was 25% low on those faces. The face is now taken when it
+//   is within the traced sizes' rounding of the best law.
+TEST(StepPhaseTest, SwapStepsPredictTheirTimeAndFaces) {
+  testing::AppParams steps;
+  steps.iterations = 40;
+  steps.check_every = 0;
+  steps.domain = 96;
+  const auto sigs = AnalyzeAtCubicCounts(testing::SwapHaloSteps, steps);
+  const AppModel m = BuildModel(sigs);
+  const Validation v = testing::QuickValidate(sigs, testing::SwapHaloSteps(64, steps));
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 1e-3) << DescribeModel(m);
+  EXPECT_LT(v.compute_error, 1e-3) << DescribeModel(m);
+  EXPECT_LT(v.time_error, 0.01) << DescribeModel(m);
+  const int p2p = SlotsWith(m, [](const SlotModel& s) { return IsPointToPoint(s.kind); });
+  EXPECT_GT(p2p, 0);
+  EXPECT_EQ(SlotsWith(m, [](const SlotModel& s) { return s.face_dim >= 0; }), p2p)
+      << DescribeModel(m);
+}
+
 // A time step of forward and reverse halo swaps (SwapHaloSteps). Where an extent is 2 the
 // step's last swaps and the next step's first are one swap repeated, and where none is (9 =
 // 3 x 3 x 1, 27 = 3 x 3 x 3) the reverse communication's last swap pair repeats the forward
