@@ -51,6 +51,9 @@ void SetupTrace(CLI::App& root) {
       "\"{n}\" in the program or its arguments becomes the count of each run, for programs\n"
       "built for one count (the NAS Parallel Benchmarks) or inputs per count; the traces\n"
       "go to traces/<name without {n}>/ (bin/cg.S.{n} -> traces/cg.S/cg.S.16).\n"
+      "The program may be a script that runs the MPI program (e.g. one that writes the input\n"
+      "file of each count from $OMPI_COMM_WORLD_SIZE, then execs the solver); a run that\n"
+      "writes no trace is an error.\n"
       "Example: pas2p trace -n 4,9,16 -- ./stencil2d 512\n"
       "         pas2p trace -n 4,8,16 -- bin/cg.S.{n}");
   cmd->add_option("-n,--counts", o->counts, "Process counts, comma-separated (e.g. 4,9,16)")

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "test_util.h"
 
@@ -102,6 +103,32 @@ TEST(TraceCommand, BadInputGivesAClearErrorAndNonZeroExit) {
     EXPECT_TRUE(run.out.empty() || run.out.find("Usage") == std::string::npos ||
                 run.err.size() > 0);
   }
+}
+
+// A wrapper script (one that writes the count's input file before it runs the solver, as
+// ScaLAPACK's and HPCC's tests need) is traced like the program it runs; a script that runs
+// no MPI program fails with what went wrong, not as "not an MPI program" before it ran.
+TEST(TraceCommand, ScriptsAreTracedAsTheProgramTheyRun) {
+  const std::string out = FreshDir("cmd-script");
+  const std::string wrapper = out + "/wrapper.sh";
+  {
+    std::ofstream f(wrapper);
+    f << "#!/bin/sh\necho \"ranks $OMPI_COMM_WORLD_SIZE\" > /dev/null\nexec "
+      << Quote(Program("p2p_program")) << " \"$@\"\n";
+  }
+  const std::string no_mpi = out + "/no_mpi.sh";
+  { std::ofstream(no_mpi) << "#!/bin/sh\nexec /bin/true\n"; }
+  for (const std::string& script : {wrapper, no_mpi}) {
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  }
+  const auto run = Pas2pTrace("-n 4 --out " + Quote(out) + " -- " + Quote(wrapper));
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  TraceDirectory trace(out + "/wrapper.sh.4");
+  EXPECT_EQ(trace.metadata().status, "complete");
+  EXPECT_EQ(ReadTrace(trace).ranks.size(), 4u);
+  const auto none = Pas2pTrace("-n 2 --out " + Quote(out) + " -- " + Quote(no_mpi));
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.err.find("wrote no trace"), std::string::npos) << none.err;
 }
 
 TEST(TraceCommand, HelpExplainsOptionsAndOutput) {
