@@ -22,6 +22,7 @@ struct PredictCliOptions {
   std::size_t sweep_points = 12;
   bool json = false;
   bool allow_idle = false;
+  bool allow_remainder = false;
   double bytes_tolerance = -1;  // < 0: pas2p chooses (synthesis::AnalyzeForModel)
   bool self_check = true;
   int threads = 0;
@@ -57,6 +58,7 @@ void RunPredict(const PredictCliOptions& o) {
   for (const auto& w : model.warnings) std::fprintf(stderr, "pas2p: warning: %s\n", w.c_str());
   synthesis::PredictOptions po;
   po.allow_idle = o.allow_idle;
+  po.allow_remainder = o.allow_remainder;
   if (o.threads < 0) throw UserError("--threads must be >= 0 (0: the hardware threads, up to 4)");
   po.threads = o.threads;
   if (!o.sweep.empty()) {
@@ -118,7 +120,10 @@ void SetupPredict(CLI::App& root) {
       "predicted at the largest valid count <= N with the other ranks idle. A call that\n"
       "carried data at the largest traced count but is predicted under one byte per partner\n"
       "at N (strong scaling has run out of problem to split) prints a warning; --json lists\n"
-      "them in `limits`, and --sweep never recommends such a count.\n"
+      "them in `limits`, and --sweep never recommends such a count. When more than half of\n"
+      "the largest traced run is in phases the model leaves out (phases missing at some\n"
+      "counts, communication no pattern family reproduces), predicting is an error unless\n"
+      "--allow-remainder (the rest is then kept at its traced share, row 'rest').\n"
       "--json prints {target, run_count, predicted_time_s, interval_s: [low, high], phases:\n"
       "[{phase, description, weight, time_per_occurrence_s, total_s, share}], self_check:\n"
       "{done, count, training_counts, predicted_s, real_simulated_s, error} or {done: false,\n"
@@ -150,6 +155,9 @@ void SetupPredict(CLI::App& root) {
                 "Do not check the model on the largest traced count (nor widen the interval)");
   cmd->add_flag("--allow-idle", o->allow_idle,
                 "Predict an invalid target at the largest valid count below it, rest idle");
+  cmd->add_flag("--allow-remainder", o->allow_remainder,
+                "Predict even when most of the traced run is in phases the model leaves out "
+                "(kept at their traced share; an error otherwise)");
   cmd->callback([o]() { RunPredict(*o); });
 }
 

@@ -21,6 +21,7 @@ struct ValidateOptions {
   bool json = false;
   int noise_draws = 8;
   bool self_check = true;
+  bool allow_remainder = false;
   double bytes_tolerance = -1;  // < 0: pas2p chooses (synthesis::AnalyzeForModel)
 };
 
@@ -54,6 +55,7 @@ void RunValidate(const ValidateOptions& o) {
   const std::string app = sigs.empty() ? "" : sigs.front().application;
   synthesis::PredictOptions options;
   options.noise_draws = o.noise_draws;
+  options.allow_remainder = o.allow_remainder;
   // What limits the check, as `predict` prints its model's warnings: calls that are not
   // modelled, and traces (the held-out one too) taken with more ranks than cores, whose
   // compute was measured under contention. On stderr so that --json output stays clean.
@@ -195,6 +197,9 @@ void SetupValidate(CLI::App& root) {
   AddBytesToleranceOption(cmd, &o->bytes_tolerance);
   cmd->add_flag("!--no-self-check", o->self_check,
                 "Do not widen the interval by the training runs' self-check");
+  cmd->add_flag("--allow-remainder", o->allow_remainder,
+                "Validate even when most of the training runs are in phases the model leaves "
+                "out (an error otherwise)");
   cmd->add_option("--noise-draws", o->noise_draws,
                   "Simulations of the real trace with its noise shuffled, for noise_floor "
                   "(0 = skip)")

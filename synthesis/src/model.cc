@@ -3119,36 +3119,53 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   // differ from rank to rank) are folded into the modelled phase whose calls they repeat:
   // k occurrences of it, k = their communication calls per rank over its calls per rank
   // (rounded; 0 = nothing to fold). What they hold beyond that is the unmodelled remainder.
-  auto calls_per_rank = [](const phases::Phase& ph) {
-    double calls = 0;
+  // Communication calls per rank, by operation (as phases::FunctionalKey names them).
+  auto calls_by_op = [](const phases::Phase& ph) {
+    std::map<std::string, double> calls;
     for (const auto& rp : ph.ranks) {
-      for (const auto& e : rp.events) calls += IsPointToPoint(e.kind) || IsCollective(e.kind);
+      for (const auto& e : rp.events) {
+        if (!IsPointToPoint(e.kind) && !IsCollective(e.kind)) continue;
+        std::string op(EventKindName(e.kind));
+        if (IsCollective(e.kind)) op += e.comm == kCommWorld ? "@world" : "@sub";
+        calls[op] += 1.0;
+      }
     }
-    return ph.ranks.empty() ? 0.0 : calls / static_cast<double>(ph.ranks.size());
+    for (auto& [op, n] : calls) n /= std::max<double>(1.0, static_cast<double>(ph.ranks.size()));
+    return calls;
   };
+  // A left-out phase is folded only when most of its calls (at least half, per rank) are
+  // operations of the modelled phase, and each of those operations occurs in it: k is then
+  // those calls over the modelled phase's. A phase that merely contains one of the modelled
+  // phase's operations among many others (an allreduce amid a factorization's sends) is
+  // no repetition of it, and stays a remainder.
   std::map<int, std::pair<int, std::int64_t>> folded;  // unmodelled id -> (model phase, k)
   for (const auto& p : largest.phases) {
     if (group_of_largest_id.count(p.id)) continue;
-    const double calls = calls_per_rank(p);
+    const std::map<std::string, double> left = calls_by_op(p);
+    double left_calls = 0;
+    for (const auto& [op, n] : left) left_calls += n;
     int best = -1;
-    double best_weight = 0;
+    double best_weight = 0, best_matching = 0, best_calls = 0;
     for (const auto& [id, index] : group_of_largest_id) {
       const phases::Phase* m = largest.FindPhase(id);
-      if (!m || calls_per_rank(*m) <= 0 || m->weight <= best_weight) continue;
-      const std::string mk = phases::FunctionalKey(*m, largest.nprocs);
-      const std::string pk = phases::FunctionalKey(p, largest.nprocs);
-      // Every operation of the modelled phase occurs in the left-out one.
-      bool subset = true;
-      std::stringstream ss(mk);
-      for (std::string op; std::getline(ss, op, ',');)
-        subset = subset && pk.find(op) != std::string::npos;
-      if (!subset) continue;
+      if (!m || m->weight <= best_weight) continue;
+      const std::map<std::string, double> ops = calls_by_op(*m);
+      double calls = 0, matching = 0;
+      bool subset = !ops.empty();
+      for (const auto& [op, n] : ops) {
+        calls += n;
+        const auto it = left.find(op);
+        subset = subset && it != left.end();
+        if (it != left.end()) matching += it->second;
+      }
+      if (!subset || calls <= 0 || matching < 0.5 * left_calls) continue;
       best = index;
       best_weight = m->weight;
+      best_matching = matching;
+      best_calls = calls;
     }
     if (best < 0) continue;
-    const phases::Phase* m = largest.FindPhase(model.phases[best].ids.back());
-    const auto k = static_cast<std::int64_t>(std::llround(calls / calls_per_rank(*m)));
+    const auto k = static_cast<std::int64_t>(std::llround(best_matching / best_calls));
     if (k >= 1) folded[p.id] = {best, k};
   }
   double total = 0, unmodelled = 0;

@@ -333,6 +333,18 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
                     std::to_string(target) +
                     " processes, trace it and use `pas2p simulate` on its trace");
   }
+  if (model.unmodelled_share > kMostlyUnmodelled && !options.allow_remainder) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", 100 * (1 - model.unmodelled_share));
+    throw UserError(
+        std::string("only ") + share + " of the traced time at " +
+        std::to_string(model.counts.back()) +
+        " processes is in phases that occur at every traced count and can be extrapolated; "
+        "the rest (phases missing at some counts, or whose communication no pattern family "
+        "reproduces: see the warnings) would be kept at its traced share, so the prediction "
+        "would extrapolate a small part of the run. Trace counts whose runs have the same "
+        "phases (compare `pas2p analyze` of each), or add --allow-remainder to predict anyway");
+  }
   std::vector<std::int64_t> traced(model.counts.begin(), model.counts.end());
   const patterns::TargetCheck check =
       patterns::RequireTarget(model.valid, target, options.allow_idle, traced);

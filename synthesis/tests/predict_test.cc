@@ -914,3 +914,69 @@ TEST(SweepPointsTest, PointsAreWholeNodesOrSmoothCounts) {
 
 }  // namespace
 }  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// A phase of the largest traced run that no other count has, holding two thirds of its time:
+// 100 sends and one allreduce per rank (as a factorization's steps hold a pivot reduction
+// among their sends), each occurrence as long as 50 of the allreduce phase's. It contains
+// the operation of the modelled allreduce phase, which folded it as 101 allreduces (k = its
+// calls over the allreduce phase's) and hid it whole: the model claimed 0% unmodelled and
+// predicted the run from a third of it. It is now a remainder (folded only when most of its
+// calls are the modelled phase's), and predicting from a model that leaves out most of the
+// run is an error unless asked for.
+TEST(RemainderTest, APhaseThatOnlyContainsAModelledOperationIsNoRepetitionOfIt) {
+  testing::AppParams p;
+  p.iterations = 20;
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
+  phases::Signature& largest = sigs.back();
+  const phases::Phase* reduce = nullptr;
+  double total = 0;
+  int next_id = 0;
+  for (const phases::Phase& ph : largest.phases) {
+    total += ph.total_time_s;
+    next_id = std::max(next_id, ph.id + 1);
+    const auto& events = ph.ranks.front().events;
+    if (events.size() == 1 && events.front().kind == EventKind::kAllreduce) reduce = &ph;
+  }
+  ASSERT_NE(reduce, nullptr) << phases::FormatSignatureTable(largest);
+  ASSERT_GT(reduce->time_s, 0);
+  phases::Phase odd = *reduce;
+  odd.id = next_id;
+  odd.time_s = 50 * reduce->time_s;
+  odd.weight = std::round(2 * total / odd.time_s);
+  odd.total_time_s = odd.weight * odd.time_s;
+  odd.relevant = true;
+  for (phases::RankPhase& rp : odd.ranks) {
+    phases::PhaseEvent send;
+    send.kind = EventKind::kSend;
+    send.peer = (rp.rank + 1) % largest.nprocs;
+    send.bytes.Add(800);
+    std::vector<phases::PhaseEvent> events(100, send);
+    events.push_back(rp.events.front());
+    rp.events = events;
+    rp.weight = odd.weight;
+  }
+  largest.phases.push_back(odd);
+  const AppModel m = BuildModel(sigs);
+  EXPECT_NEAR(m.unmodelled_share, 2.0 / 3.0, 0.03) << DescribeModel(m);
+  PredictOptions o;
+  o.intervals = false;
+  try {
+    Predict(m, 64, TestMachine(), o);
+    ADD_FAILURE() << "predicted from a third of the run";
+  } catch (const UserError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("only 3", 0), 0u) << msg;  // about a third
+    EXPECT_NE(msg.find("% of the traced time at 36 processes"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("--allow-remainder"), std::string::npos) << msg;
+  }
+  o.allow_remainder = true;
+  const Prediction allowed = Predict(m, 64, TestMachine(), o);
+  EXPECT_NEAR(allowed.remainder_s / allowed.pet_s, m.unmodelled_share, 1e-9);
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

@@ -28,8 +28,17 @@
 
 namespace pas2p::synthesis {
 
+// Beyond this share of the largest traced run in phases the model leaves out (phases that
+// do not occur at every count, or whose communication no family reproduces), a prediction
+// would extrapolate a small part of the run and keep the rest at its traced share: Predict
+// refuses unless PredictOptions::allow_remainder.
+inline constexpr double kMostlyUnmodelled = 0.5;
+
 struct PredictOptions {
   bool allow_idle = false;  // predict at the largest valid count <= target, the rest idle
+  // Predict even when most of the largest traced run is in phases the model leaves out
+  // (AppModel::unmodelled_share > kMostlyUnmodelled); otherwise that is an error.
+  bool allow_remainder = false;
   // Simulate the whole synthesized run when ranks x events per rank stay below this.
   std::uint64_t full_replay_events = 20'000'000;
   bool intervals = true;  // simulate the low/high ends (costs two more simulations per phase)
