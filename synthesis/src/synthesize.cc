@@ -34,9 +34,15 @@ struct SynthesizedTrace::SlotAt {
   // raises its mean: 1.9 for a spread of 3.4), so the spread keeps the model's mean compute
   // (the three factors are independent: the mean of their product is the product of means).
   double between_norm = 1, within_norm = 1, shared_norm = 1;
-  // The shared factor's norm for a run of R repetitions (its R strata, see SharedFactor), for
-  // each run length of the phase up to kStrataNorms; longer runs use shared_norm.
-  std::vector<std::pair<std::int64_t, double>> run_norms;
+  // Per run length R of the phase (up to kStrataNorms): the shared factor's norm over its R
+  // strata and the stride of their permutation (see SharedFactor); other runs compute the
+  // stride and use shared_norm.
+  struct RunStrata {
+    std::int64_t reps = 0;
+    std::uint64_t stride = 1;
+    double norm = 1;
+  };
+  std::vector<RunStrata> run_strata;
   struct ClassValues {
     std::vector<std::uint64_t> bits;  // the mask as SynthRank's bit words
     std::int64_t cpu_ns = 0;
@@ -152,8 +158,18 @@ double NormalishQuantile(double u) {
   return table[static_cast<std::size_t>(i)] * (1 - f) + table[static_cast<std::size_t>(i) + 1] * f;
 }
 
-// Runs up to this many repetitions have their shared factors normed over their own strata.
+// Runs up to this many repetitions have their shared factors normed over their own strata
+// (and their strides computed once).
 constexpr std::int64_t kStrataNorms = 4096;
+
+// The stride of the permutation of a run's R strata: the integer nearest above R x 0.618
+// that is coprime to R (consecutive repetitions land far apart in the distribution).
+std::uint64_t StrataStride(std::uint64_t reps) {
+  std::uint64_t stride = std::max<std::uint64_t>(
+      1, static_cast<std::uint64_t>(0.6180339887498949 * static_cast<double>(reps)));
+  while (std::gcd(stride, reps) != 1) ++stride;
+  return stride;
+}
 
 // 1 / the mean of max(0, 1 + spread z) over the R strata midpoints of z (1 with no clipping).
 double StrataNorm(double spread, std::int64_t reps) {
@@ -488,19 +504,17 @@ class SynthRank : public RankEventSource {
     if (k >= reps) {  // not in a counted run: an independent draw
       return std::max(0.0, 1 + spread * Normalish(key ^ SplitMix(k))) * cur_->shared_norm;
     }
-    std::uint64_t stride = std::max<std::uint64_t>(
-        1, static_cast<std::uint64_t>(0.6180339887498949 * static_cast<double>(reps)));
-    while (std::gcd(stride, reps) != 1) ++stride;
+    const SlotAt::RunStrata* strata = nullptr;
+    for (const SlotAt::RunStrata& r : cur_->run_strata) {
+      if (r.reps == reps_) strata = &r;
+    }
+    const std::uint64_t stride = strata ? strata->stride : StrataStride(reps);
     __extension__ using Wide = unsigned __int128;
     const auto index = static_cast<std::uint64_t>(
         (static_cast<Wide>(stride) * k + static_cast<Wide>(key % reps)) % reps);
     const double z =
         NormalishQuantile((static_cast<double>(index) + 0.5) / static_cast<double>(reps));
-    double norm = cur_->shared_norm;
-    for (const auto& [length, n] : cur_->run_norms) {
-      if (length == reps_) norm = n;
-    }
-    return std::max(0.0, 1 + spread * z) * norm;
+    return std::max(0.0, 1 + spread * z) * (strata ? strata->norm : cur_->shared_norm);
   }
 
   bool Made(std::size_t k) const { return (made_[k / 64] >> (k % 64)) & 1U; }
@@ -1138,8 +1152,10 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
     for (SlotAt& at : impl_->phases[static_cast<std::size_t>(ph)]) {
       if (!(at.spread_shared > 0)) continue;
       for (const std::int64_t r : runs) {
-        if (r >= 1 && r <= kStrataNorms)
-          at.run_norms.emplace_back(r, StrataNorm(at.spread_shared, r));
+        if (r >= 1 && r <= kStrataNorms) {
+          at.run_strata.push_back(
+              {r, StrataStride(static_cast<std::uint64_t>(r)), StrataNorm(at.spread_shared, r)});
+        }
       }
     }
   }
