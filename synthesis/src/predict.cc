@@ -1233,6 +1233,7 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   Validation v;
   v.count = held_out;
   v.training_counts = model.counts;
+  v.unmodelled_share = model.unmodelled_share;
   for (const auto& w : model.warnings) {
     if (w.find(phases::kUntracedCallsWarning) == std::string::npos &&
         w.find(phases::kOversubscribedWarning) == std::string::npos) {
@@ -1548,6 +1549,13 @@ std::string FormatValidation(const Validation& v, const std::string& application
   if (const std::string check = SelfCheckLine(v.self_check); !check.empty()) {
     out << "  self-check     " << check << "\n";
   }
+  if (v.unmodelled_share > 0) {
+    std::snprintf(line, sizeof line,
+                  "  remainder      %7.2f%%  of the largest training run is in phases the model "
+                  "leaves out (kept at its traced share in the time, not in the other figures)\n",
+                  100 * v.unmodelled_share);
+    out << line;
+  }
   if (v.noise_draws > 0) {
     std::snprintf(line, sizeof line,
                   "  noise_floor    %7.2f%%  (the real trace with each rank's compute noise "
@@ -1607,6 +1615,7 @@ std::string ValidationToJson(const Validation& v, const std::string& application
          {"interval_s", json::array({v.interval_low_s, v.interval_high_s})},
          {"in_interval", v.in_interval},
          {"self_check", SelfCheckJson(v.self_check)},
+         {"unmodelled_share", v.unmodelled_share},
          {"noise_draws", v.noise_draws},
          {"noise_floor", v.noise_draws > 0 ? json(v.noise_floor) : json(nullptr)},
          {"noise_time_s",

@@ -976,6 +976,13 @@ TEST(RemainderTest, APhaseThatOnlyContainsAModelledOperationIsNoRepetitionOfIt) 
   o.allow_remainder = true;
   const Prediction allowed = Predict(m, 64, TestMachine(), o);
   EXPECT_NEAR(allowed.remainder_s / allowed.pet_s, m.unmodelled_share, 1e-9);
+  // validate says how much of the run its figures leave out.
+  o.noise_draws = 0;
+  const MemoryTrace real(testing::TorusStencil(64, p));
+  const Validation v = ValidateAgainst(sigs, real, TestMachine(), o);
+  EXPECT_DOUBLE_EQ(v.unmodelled_share, m.unmodelled_share);
+  EXPECT_NE(FormatValidation(v, "t").find("remainder"), std::string::npos);
+  EXPECT_NE(ValidationToJson(v, "t").find("\"unmodelled_share\""), std::string::npos);
 }
 
 }  // namespace

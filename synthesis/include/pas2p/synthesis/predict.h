@@ -209,6 +209,9 @@ struct Validation {
   double real_simulated_traced_assignment_s = 0;
   double time_error_traced_assignment = 0;
   std::string reschedule_note;
+  // The share of the largest training run in phases the model leaves out (predicted at its
+  // traced share, not synthesized: bytes, compute and peers compare the modelled part only).
+  double unmodelled_share = 0;
   double bytes_error = 0;    // |predicted - real| / real, bytes sent
   double compute_error = 0;  // same for the CPU time of compute bursts
   double time_error = 0;     // predicted time vs simulated real trace (rescheduled: above)
