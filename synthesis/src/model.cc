@@ -3117,7 +3117,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   }
   // Phases left out (start-up and shutdown phases that hold partial loop iterations, which
   // differ from rank to rank) are folded into the modelled phase whose calls they repeat:
-  // k occurrences of it, k = their communication calls per rank over its calls per rank
+  // k occurrences of it, k = their calls of its operations per rank over its calls per rank
   // (rounded; 0 = nothing to fold). What they hold beyond that is the unmodelled remainder.
   // Communication calls per rank, by operation (as phases::FunctionalKey names them).
   auto calls_by_op = [](const phases::Phase& ph) {
