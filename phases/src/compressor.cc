@@ -1278,6 +1278,10 @@ void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight, S
                        std::llround(weight), &total);
       Emit(run, weight, order);
       order->push_back(SequenceItem::Loop(total, {}));
+      // Its first execution's count (less the iteration a rotation moved out of each).
+      const std::int64_t executions = std::max<std::int64_t>(1, std::llround(weight));
+      order->back().first =
+          SequenceFirstFor(total, executions, item.count - (item.total - total) / executions);
       Emit(inner, static_cast<double>(total), &order->back().body);
       run = std::move(carry);
       continue;
@@ -1285,6 +1289,8 @@ void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight, S
     Emit(run, weight, order);
     run.clear();
     order->push_back(SequenceItem::Loop(item.total, {}));
+    // Its first execution's count, where the others' differ from it.
+    order->back().first = SequenceFirstFor(item.total, std::llround(weight), item.count);
     FlattenBody(item.body, static_cast<double>(item.total), &order->back().body);
   }
   Emit(run, weight, order);

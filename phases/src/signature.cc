@@ -1,5 +1,6 @@
 #include "pas2p/phases/signature.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -175,6 +176,7 @@ void AppendItem(Sequence* out, SequenceItem item, std::int64_t executions) {
     const bool even = Even(back.total, executions) && Even(item.total, executions);
     if (even && !back.is_loop() && back.phase == item.phase) {
       back.total += item.total;
+      back.first = -1;
       return;
     }
     if (even && back.is_loop() && item.is_loop() &&
@@ -182,6 +184,7 @@ void AppendItem(Sequence* out, SequenceItem item, std::int64_t executions) {
       const std::int64_t joined = back.total + item.total;
       Rescale(&back.body, back.total, joined);
       back.total = joined;
+      back.first = -1;
       return;
     }
   }
@@ -211,12 +214,12 @@ void AddPhases(const Sequence& items, std::vector<int>* order, std::set<int>* se
 void Expand(const Sequence& items, std::int64_t executions, std::int64_t k, std::size_t limit,
             std::vector<int>* out) {
   for (const SequenceItem& item : items) {
-    const std::int64_t count = SequenceCountAt(item.total, executions, k);
+    const std::int64_t count = SequenceCountAt(item.total, executions, k, item.first);
     if (!item.is_loop()) {
       for (std::int64_t i = 0; i < count && out->size() < limit; ++i) out->push_back(item.phase);
       continue;
     }
-    const std::int64_t base = SequenceFirstAt(item.total, executions, k);
+    const std::int64_t base = SequenceFirstAt(item.total, executions, k, item.first);
     for (std::int64_t i = 0; i < count && out->size() < limit; ++i) {
       Expand(item.body, item.total, base + i, limit, out);
     }
@@ -257,12 +260,14 @@ Json SequenceJson(const Sequence& items, std::int64_t executions) {
     if (!item.is_loop()) {
       Json run = Json::array({item.phase, count});
       if (!even) run.push_back(item.total);
+      if (!even && item.first >= 0) run.push_back(item.first);
       out.push_back(std::move(run));
       continue;
     }
     Json loop;
     loop["loop"] = count;
     if (!even) loop["total"] = item.total;
+    if (!even && item.first >= 0) loop["first"] = item.first;
     loop["body"] = SequenceJson(item.body, item.total);
     out.push_back(std::move(loop));
   }
@@ -277,19 +282,23 @@ Sequence SequenceFrom(const Json& j, std::int64_t executions, const std::string&
     SequenceItem item;
     std::int64_t count = 0;
     if (e.is_array()) {
-      if (e.size() < 2 || e.size() > 3) {
-        throw TraceError(
-            origin + ": a sequence run must be [phase id, repetitions(, total)], got " + e.dump());
+      if (e.size() < 2 || e.size() > 4) {
+        throw TraceError(origin +
+                         ": a sequence run must be [phase id, repetitions(, total(, first))], "
+                         "got " +
+                         e.dump());
       }
       item.phase = e.at(0).get<int>();
       count = e.at(1).get<std::int64_t>();
-      item.total = e.size() == 3 ? e.at(2).get<std::int64_t>() : count * executions;
+      item.total = e.size() >= 3 ? e.at(2).get<std::int64_t>() : count * executions;
+      if (e.size() == 4) item.first = e.at(3).get<std::int64_t>();
       if (item.phase < 0) {
         throw TraceError(origin + ": a sequence run names phase " + std::to_string(item.phase));
       }
     } else if (e.is_object()) {
       count = e.at("loop").get<std::int64_t>();
       item.total = e.contains("total") ? e.at("total").get<std::int64_t>() : count * executions;
+      item.first = e.value("first", std::int64_t{-1});
       item.body = SequenceFrom(e.at("body"), item.total, origin);
       if (item.body.empty()) {
         throw TraceError(origin + ": sequence loop " + e.dump() + " has an empty body");
@@ -299,6 +308,10 @@ Sequence SequenceFrom(const Json& j, std::int64_t executions, const std::string&
                        ": a sequence item must be a run [id, repetitions] or a loop "
                        "{\"loop\", \"body\"}, got " +
                        e.dump());
+    }
+    if (item.first < -1 || item.first > item.total) {
+      throw TraceError(origin + ": sequence item " + e.dump() +
+                       " has a first execution's count outside [0, its total]");
     }
     if (count < 0 || item.total < 0 ||
         item.total / std::max<std::int64_t>(1, executions) != count) {
@@ -314,13 +327,27 @@ Sequence SequenceFrom(const Json& j, std::int64_t executions, const std::string&
 
 }  // namespace
 
-std::int64_t SequenceFirstAt(std::int64_t total, std::int64_t executions, std::int64_t k) {
+std::int64_t SequenceFirstAt(std::int64_t total, std::int64_t executions, std::int64_t k,
+                             std::int64_t first) {
   if (executions <= 1) return k <= 0 ? 0 : total;
-  return static_cast<std::int64_t>(static_cast<Int128>(k) * total / executions);
+  if (k <= 0) return 0;
+  if (k >= executions) return total;
+  if (first < 0 || first > total) {
+    return static_cast<std::int64_t>(static_cast<Int128>(k) * total / executions);
+  }
+  return first +
+         static_cast<std::int64_t>(static_cast<Int128>(k - 1) * (total - first) / (executions - 1));
 }
 
-std::int64_t SequenceCountAt(std::int64_t total, std::int64_t executions, std::int64_t k) {
-  return SequenceFirstAt(total, executions, k + 1) - SequenceFirstAt(total, executions, k);
+std::int64_t SequenceCountAt(std::int64_t total, std::int64_t executions, std::int64_t k,
+                             std::int64_t first) {
+  return SequenceFirstAt(total, executions, k + 1, first) -
+         SequenceFirstAt(total, executions, k, first);
+}
+
+std::int64_t SequenceFirstFor(std::int64_t total, std::int64_t executions, std::int64_t count) {
+  if (executions <= 1 || count < 0 || count > total) return -1;
+  return SequenceCountAt(total, executions, 0) == count ? -1 : count;
 }
 
 Sequence SimplifySequence(Sequence items, std::int64_t executions) {

@@ -127,6 +127,41 @@ TEST(Order, CountAtSpreadsTheTotalEvenlyInOrder) {
   EXPECT_EQ(SequenceCountAt(std::int64_t{1000000} * 3000000, 3000000, 2999999), 1000000);
 }
 
+// An inner loop whose first execution ran another count than the later ones (a first
+// stretch of steps before the first re-neighbouring, a loop cut short where the enclosing
+// one starts): 3 stages, then 9, 9 and 9. Spread evenly, its 30 were 7, 8, 7, 8, and every
+// later call was out of place; the first execution's count is now kept (SequenceItem::first).
+TEST(Order, AFirstExecutionThatRanAnotherCountIsKept) {
+  testing::MemoryTrace trace(testing::MakeSweeps(4, {3, 9, 9, 9}));
+  const Signature sig = AnalyzeTrace(trace);
+  const int forward = PhaseOfWeight(sig, 30);
+  const int backward = PhaseOfWeight(sig, 30, forward);
+  ASSERT_GE(forward, 0) << FormatSignatureTable(sig);
+  ASSERT_GE(backward, 0) << FormatSignatureTable(sig);
+  std::vector<int> run = {sig.phases.front().id};
+  for (int n : {3, 9, 9, 9}) {
+    for (int s = 0; s < n; ++s) run.push_back(forward);
+    for (int s = 0; s < n; ++s) run.push_back(backward);
+  }
+  run.push_back(sig.phases.back().id);
+  EXPECT_EQ(ExpandSequence(sig.sequence, 1000), run) << FormatSequence(sig.sequence);
+  // It survives the signature file.
+  EXPECT_EQ(SignatureFromJson(SignatureToJson(sig), "t").sequence, sig.sequence);
+}
+
+TEST(Order, CountAtKeepsAFirstCountAndSpreadsTheRest) {
+  std::vector<std::int64_t> counts;
+  for (int k = 0; k < 4; ++k) counts.push_back(SequenceCountAt(30, 4, k, 3));
+  EXPECT_EQ(counts, (std::vector<std::int64_t>{3, 9, 9, 9}));
+  EXPECT_EQ(SequenceFirstAt(30, 4, 4, 3), 30);
+  EXPECT_EQ(SequenceCountAt(19, 2, 0, 10), 10);  // 10 then 9, where spreading gives 9 then 10
+  EXPECT_EQ(SequenceCountAt(19, 2, 1, 10), 9);
+  EXPECT_EQ(SequenceFirstFor(30, 4, 3), 3);
+  EXPECT_EQ(SequenceFirstFor(34, 4, 8), -1);   // what the even spread gives anyway
+  EXPECT_EQ(SequenceFirstFor(30, 4, 31), -1);  // more than the total: not a count
+  EXPECT_EQ(SequenceFirstFor(30, 1, 3), -1);
+}
+
 TEST(Order, SimplifySplicesFoldsAndJoins) {
   // A loop of one iteration per execution is its body; a loop around one evenly repeated
   // run is that run; adjacent runs of one phase and loops with the same body join.
@@ -160,6 +195,19 @@ TEST(Order, JsonRoundTripWithNestedAndUnevenCounts) {
   EXPECT_EQ(SequenceFromJsonText(text, "x.json"), seq);
   EXPECT_THROW(SequenceFromJsonText(R"([{"loop": 2}])", "x.json"), TraceError);
   EXPECT_THROW(SequenceFromJsonText(R"([[1, 2, 7]])", "x.json"), TraceError);
+  // A first execution's count: kept, and one larger than the total refused.
+  const Sequence first = {Item::Loop(4, {Item::Loop(30, {Item::Run(1, 30)})})};
+  Sequence with_first = first;
+  with_first.front().body.front().first = 3;
+  const std::string first_text = SequenceToJsonText(with_first);
+  EXPECT_NE(first_text.find(R"("first":3)"), std::string::npos) << first_text;
+  EXPECT_EQ(SequenceFromJsonText(first_text, "x.json"), with_first);
+  EXPECT_EQ(SequenceFromJsonText(SequenceToJsonText(first), "x.json"), first);
+  EXPECT_THROW(
+      SequenceFromJsonText(R"([{"loop": 4, "body": [{"loop": 7, "total": 30, "first": 31, )"
+                           R"("body": [[1, 1]]}]}])",
+                           "x.json"),
+      TraceError);
   EXPECT_THROW(SequenceFromJsonText(R"([{"loop": 1000000000000, "body": []}])", "x.json"),
                TraceError);
   try {

@@ -192,8 +192,14 @@ void RunLengths(const phases::Sequence& items, std::int64_t executions,
       continue;
     }
     const std::int64_t e = std::max<std::int64_t>(executions, 1);
-    (*out)[item.phase].insert(item.total / e);
-    if (item.total % e != 0) (*out)[item.phase].insert(item.total / e + 1);
+    std::int64_t rest = item.total, others = e;
+    if (item.first >= 0 && e > 1) {  // the first execution's count, the rest spread over the others
+      (*out)[item.phase].insert(item.first);
+      rest -= item.first;
+      others -= 1;
+    }
+    (*out)[item.phase].insert(rest / others);
+    if (rest % others != 0) (*out)[item.phase].insert(rest / others + 1);
   }
 }
 
@@ -416,7 +422,7 @@ class SynthRank : public RankEventSource {
       }
       const phases::SequenceItem& item = (*f.items)[f.index];
       if (f.count < 0) {
-        f.count = phases::SequenceCountAt(item.total, f.executions, f.execution);
+        f.count = phases::SequenceCountAt(item.total, f.executions, f.execution, item.first);
         f.done = 0;
       }
       if (!item.is_loop()) {
@@ -431,7 +437,7 @@ class SynthRank : public RankEventSource {
       }
       // Iteration `done` of this execution is the body's execution number first + done.
       const std::int64_t execution =
-          phases::SequenceFirstAt(item.total, f.executions, f.execution) + f.done;
+          phases::SequenceFirstAt(item.total, f.executions, f.execution, item.first) + f.done;
       stack_.push_back(Frame{&item.body, item.total, execution, 0, -1, 0});
     }
     return false;
@@ -1283,6 +1289,8 @@ phases::Sequence SynthesizedTrace::ScaleSequence(const phases::Sequence& items, 
     if (total <= 0) continue;
     out.push_back(phases::SequenceItem::Loop(
         total, ScaleSequence(item.body, item.total, total, applied * g, factor, carry)));
+    // The first execution's own count, where the loop and the one around it run as traced.
+    if (to == from && total == item.total) out.back().first = item.first;
   }
   return out;
 }

@@ -185,26 +185,37 @@ struct Communicator {
 // (body empty), or a loop (`phase` == kLoop) whose body runs `total` times. `total` counts
 // the repetitions (run) or iterations (loop) over every execution of the enclosing loop's
 // body (at the top level: in the whole run); the k-th of E executions makes
-// floor((k+1)T/E) - floor(kT/E).
+// floor((k+1)T/E) - floor(kT/E), or, when `first` >= 0 (the first execution ran another
+// number than that: a loop cut short where the enclosing one starts, a first stretch of
+// steps before the first re-neighbouring), `first` in the first and the rest of T spread so
+// over the other E - 1.
 struct SequenceItem {
   static constexpr int kLoop = -1;
   int phase = kLoop;
   std::int64_t total = 0;
   std::vector<SequenceItem> body;
+  std::int64_t first = -1;
   bool is_loop() const { return phase == kLoop; }
   bool operator==(const SequenceItem&) const = default;
 
-  static SequenceItem Run(int phase, std::int64_t total) { return {phase, total, {}}; }
+  static SequenceItem Run(int phase, std::int64_t total) { return {phase, total, {}, -1}; }
   static SequenceItem Loop(std::int64_t total, std::vector<SequenceItem> body) {
-    return {kLoop, total, std::move(body)};
+    return {kLoop, total, std::move(body), -1};
   }
 };
 using Sequence = std::vector<SequenceItem>;
 
-// What the k-th (from 0) of `executions` executions of an item of total `total` makes.
-std::int64_t SequenceCountAt(std::int64_t total, std::int64_t executions, std::int64_t k);
-// What the first k of `executions` executions make together: floor(kT/E).
-std::int64_t SequenceFirstAt(std::int64_t total, std::int64_t executions, std::int64_t k);
+// What the k-th (from 0) of `executions` executions of an item of total `total` makes
+// (`first`: SequenceItem::first).
+std::int64_t SequenceCountAt(std::int64_t total, std::int64_t executions, std::int64_t k,
+                             std::int64_t first = -1);
+// What the first k of `executions` executions make together: floor(kT/E), or with `first`
+// >= 0, first + floor((k - 1)(T - first)/(E - 1)) for k >= 1.
+std::int64_t SequenceFirstAt(std::int64_t total, std::int64_t executions, std::int64_t k,
+                             std::int64_t first = -1);
+// SequenceItem::first for a loop whose first of `executions` executions made `count` of its
+// `total`: -1 when the even spread already gives that count (or count is out of range).
+std::int64_t SequenceFirstFor(std::int64_t total, std::int64_t executions, std::int64_t count);
 
 // A canonical form of `items` (whose enclosing body runs `executions` times): items of total
 // 0 and empty loops dropped, loops of one iteration per execution spliced in, a loop whose
