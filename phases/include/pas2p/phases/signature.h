@@ -46,7 +46,9 @@
 // iterations in one outer iteration and 9 in the next), the item also gives its total over all
 // executions: [phase id, repetitions, total] or {"loop": iterations, "total": T, "body"}, with
 // repetitions / iterations = floor(total / executions), and the k-th of E executions (from 0)
-// makes floor((k+1)T/E) - floor(kT/E) (the total spread evenly, in order). So stencil2d's 50
+// makes floor((k+1)T/E) - floor(kT/E) (the total spread evenly, in order); when the first
+// execution made another count than that, it is given too, [phase id, repetitions, total,
+// first] or "first": F, and the other E - 1 executions share T - F evenly. So stencil2d's 50
 // halo exchanges with an allreduce every 10 read [[0,1], {"loop":5, "body":[[1,10],[2,1]]},
 // [3,1]]. Version 1 wrote a flat run-length list [[id, repetitions], ...]: it reads as a
 // version 2 sequence without loops.
