@@ -144,6 +144,11 @@ bool Even(std::int64_t total, std::int64_t executions) {
   return executions <= 1 || total % executions == 0;
 }
 
+// The same count in every execution: an even total, and no first execution of its own.
+bool Uniform(const SequenceItem& item, std::int64_t executions) {
+  return Even(item.total, executions) && (item.first < 0 || executions <= 1);
+}
+
 // Whether a and b (the items of bodies that run `ea` and `eb` times) make the same calls in
 // every execution, each with an even count.
 bool SamePerExecution(const Sequence& a, std::int64_t ea, const Sequence& b, std::int64_t eb) {
@@ -151,7 +156,7 @@ bool SamePerExecution(const Sequence& a, std::int64_t ea, const Sequence& b, std
   for (std::size_t i = 0; i < a.size(); ++i) {
     const SequenceItem& x = a[i];
     const SequenceItem& y = b[i];
-    if (x.phase != y.phase || !Even(x.total, ea) || !Even(y.total, eb)) return false;
+    if (x.phase != y.phase || !Uniform(x, ea) || !Uniform(y, eb)) return false;
     if (x.total / std::max<std::int64_t>(1, ea) != y.total / std::max<std::int64_t>(1, eb)) {
       return false;
     }
@@ -173,7 +178,7 @@ void Rescale(Sequence* items, std::int64_t from, std::int64_t to) {
 void AppendItem(Sequence* out, SequenceItem item, std::int64_t executions) {
   if (!out->empty()) {
     SequenceItem& back = out->back();
-    const bool even = Even(back.total, executions) && Even(item.total, executions);
+    const bool even = Uniform(back, executions) && Uniform(item, executions);
     if (even && !back.is_loop() && back.phase == item.phase) {
       back.total += item.total;
       back.first = -1;
@@ -255,19 +260,19 @@ std::string Format(const Sequence& items, std::int64_t executions) {
 Json SequenceJson(const Sequence& items, std::int64_t executions) {
   Json out = Json::array();
   for (const SequenceItem& item : items) {
-    const bool even = Even(item.total, executions);
+    const bool even = Uniform(item, executions);
     const std::int64_t count = item.total / std::max<std::int64_t>(1, executions);
     if (!item.is_loop()) {
       Json run = Json::array({item.phase, count});
       if (!even) run.push_back(item.total);
-      if (!even && item.first >= 0) run.push_back(item.first);
+      if (item.first >= 0) run.push_back(item.first);
       out.push_back(std::move(run));
       continue;
     }
     Json loop;
     loop["loop"] = count;
     if (!even) loop["total"] = item.total;
-    if (!even && item.first >= 0) loop["first"] = item.first;
+    if (item.first >= 0) loop["first"] = item.first;
     loop["body"] = SequenceJson(item.body, item.total);
     out.push_back(std::move(loop));
   }
@@ -360,13 +365,13 @@ Sequence SimplifySequence(Sequence items, std::int64_t executions) {
     }
     item.body = SimplifySequence(std::move(item.body), item.total);
     if (item.body.empty()) continue;
-    if (item.total == executions) {
+    if (item.total == executions && Uniform(item, executions)) {
       // One iteration per execution: its body is the enclosing body's.
       for (SequenceItem& b : item.body) AppendItem(&out, std::move(b), executions);
       continue;
     }
-    if (item.body.size() == 1 && Even(item.total, executions) &&
-        Even(item.body.front().total, item.total)) {
+    if (item.body.size() == 1 && Uniform(item, executions) &&
+        Uniform(item.body.front(), item.total)) {
       // A loop around one evenly repeated item is that item repeated.
       AppendItem(&out, std::move(item.body.front()), executions);
       continue;

@@ -203,6 +203,17 @@ TEST(Order, JsonRoundTripWithNestedAndUnevenCounts) {
   EXPECT_NE(first_text.find(R"("first":3)"), std::string::npos) << first_text;
   EXPECT_EQ(SequenceFromJsonText(first_text, "x.json"), with_first);
   EXPECT_EQ(SequenceFromJsonText(SequenceToJsonText(first), "x.json"), first);
+  // An even total whose first execution ran another count (18 then 2) keeps it in the file,
+  // and is not simplified as if every execution made 10.
+  Sequence eighteen = {Item::Loop(2, {Item::Run(0, 2), Item::Loop(20, {Item::Run(1, 20)})})};
+  eighteen.front().body.back().first = 18;
+  EXPECT_EQ(SequenceFromJsonText(SequenceToJsonText(eighteen), "x.json"), eighteen);
+  std::vector<int> expected = {0};
+  expected.insert(expected.end(), 18, 1);
+  expected.push_back(0);
+  expected.insert(expected.end(), 2, 1);
+  EXPECT_EQ(ExpandSequence(SimplifySequence(eighteen), 100), expected)
+      << FormatSequence(SimplifySequence(eighteen));
   EXPECT_THROW(
       SequenceFromJsonText(R"([{"loop": 4, "body": [{"loop": 7, "total": 30, "first": 31, )"
                            R"("body": [[1, 1]]}]}])",
