@@ -21,6 +21,17 @@ bool IsCompletionKind(EventKind k) {
          k == EventKind::kWaitsome || IsTestKind(k);
 }
 
+// Whether an item may take another place when an iteration matches a loop's body in another
+// order: the posting of a non-blocking send or receive and the completion calls, whose order
+// follows the order messages arrive in. A blocking call (send, receive, sendrecv, a
+// collective) and a nested loop keep their place among themselves: the same calls with a
+// sendrecv before or after a neighbour's send and wait are another program (who waits for
+// whom changes), and replaying one as the other puts the messages in the wrong order.
+bool Movable(const Node& n) {
+  return !n.loop && (n.leaf.kind == EventKind::kIsend || n.leaf.kind == EventKind::kIrecv ||
+                     IsCompletionKind(n.leaf.kind));
+}
+
 std::int32_t Displacement(std::int32_t peer, int rank) {
   if (peer == kAnySource) return kAnyDisp;
   if (peer == kProcNull) return kNullDisp;
@@ -516,7 +527,8 @@ bool RankCompressor::MultiPairing(const std::vector<Node>& body, std::size_t fro
                                   std::vector<std::size_t>* pairing) const {
   // pairing[i] = index into body of the item that window item i joins. Items can only pair
   // with items of equal hash: sort both sides by hash and pair inside each hash group, in
-  // order, each window item with the first unused similar body item of its group.
+  // order, each window item with the first unused similar body item of its group. Only
+  // movable items (Movable) may change places.
   const std::size_t k = body.size();
   std::vector<std::size_t> bi(k), wi(k);
   for (std::size_t i = 0; i < k; ++i) bi[i] = wi[i] = i;
@@ -547,6 +559,15 @@ bool RankCompressor::MultiPairing(const std::vector<Node>& body, std::size_t fro
       if (!found) return false;
     }
     g = end;
+  }
+  // The items that cannot move pair in order.
+  std::size_t last = 0;
+  bool any = false;
+  for (std::size_t i = 0; i < k; ++i) {
+    if (Movable(seq_[from + i])) continue;
+    if (any && (*pairing)[i] <= last) return false;
+    last = (*pairing)[i];
+    any = true;
   }
   return true;
 }

@@ -204,7 +204,8 @@ class RankCompressor {
   bool SimilarLeaf(const Leaf& a, const Leaf& b) const;
   bool SeqMatches(const std::vector<Node>& body, std::size_t from) const;
   bool SeqWindowsMatch(std::size_t a, std::size_t b, std::size_t k) const;
-  // Pairs window items with body items of equal hash; false if impossible.
+  // Pairs window items with body items of equal hash, the blocking ones in order; false if
+  // impossible.
   bool MultiPairing(const std::vector<Node>& body, std::size_t from,
                     std::vector<std::size_t>* pairing) const;
   void Retire(std::size_t count);

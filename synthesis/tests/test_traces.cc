@@ -687,6 +687,21 @@ TraceData SwapHaloSteps(int nprocs, const AppParams& p) {
             ev.push_back(MakeWaitall({req}));
           }
         }
+        for (std::size_t k = 0; p.borders && k < swaps.size(); k += 2) {
+          const int dim = swaps[k].first;
+          for (const int way : {+1, -1}) {
+            Event counts = MakeSend(shifted(dim, way), 0, 4);
+            counts.kind = EventKind::kSendrecv;
+            counts.recv_peer = shifted(dim, -way);
+            counts.recv_tag = 0;
+            counts.recv_bytes = 4;
+            ev.push_back(counts);
+            const RequestId req = next++;
+            ev.push_back(MakeIrecv(shifted(dim, -way), 0, face(dim) / 4, req));
+            ev.push_back(MakeSend(shifted(dim, way), 0, face(dim) / 4));
+            ev.push_back(MakeWaitall({req}));
+          }
+        }
       } else {
         for (const auto& [dim, way] : swaps) swap(dim, -way, way);
       }

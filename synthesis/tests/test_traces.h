@@ -43,6 +43,10 @@ struct AppParams {
   // re-neighbouring (LAMMPS's exchange and borders): per dimension, two sendrecvs of counts
   // (4 bytes, +1 then -1), then that dimension's two swaps of half a face.
   int reneighbor_every = 0;
+  // With reneighbor_every: the exchange is followed by the borders, as LAMMPS's: per
+  // dimension and way, a sendrecv of counts (+1 then -1), then that way's swap of a quarter
+  // face. The same calls as the exchange in another order.
+  bool borders = false;
 };
 
 // 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags
