@@ -581,6 +581,148 @@ void OnAlltoallv(CallScope& scope, int, const void* sendbuf, const int* sendcoun
   }
 }
 
+// ---------------------------------------------------------------------------------------
+// Neighbourhood collectives.
+
+namespace {
+
+// The neighbours of a communicator's topology as MPI orders them (communicator ranks, or
+// MPI_PROC_NULL): for a cartesian one, per dimension the rank at -1 then the one at +1, as
+// sources and as destinations; for a graph, its neighbours; for a distributed graph, its
+// sources and its destinations. False when the communicator has no topology (MPI then
+// fails the call anyway).
+bool TopologyNeighbours(MPI_Comm comm, std::vector<int>* sources, std::vector<int>* dests) {
+  int topo = MPI_UNDEFINED;
+  if (PMPI_Topo_test(comm, &topo) != MPI_SUCCESS) return false;
+  sources->clear();
+  dests->clear();
+  if (topo == MPI_CART) {
+    int ndims = 0;
+    if (PMPI_Cartdim_get(comm, &ndims) != MPI_SUCCESS) return false;
+    for (int d = 0; d < ndims; ++d) {
+      int below = MPI_PROC_NULL, above = MPI_PROC_NULL;
+      if (PMPI_Cart_shift(comm, d, 1, &below, &above) != MPI_SUCCESS) return false;
+      sources->push_back(below);
+      sources->push_back(above);
+    }
+    *dests = *sources;
+    return true;
+  }
+  if (topo == MPI_GRAPH) {
+    int me = 0, count = 0;
+    if (PMPI_Comm_rank(comm, &me) != MPI_SUCCESS ||
+        PMPI_Graph_neighbors_count(comm, me, &count) != MPI_SUCCESS || count < 0) {
+      return false;
+    }
+    sources->resize(static_cast<std::size_t>(count));
+    if (count > 0 && PMPI_Graph_neighbors(comm, me, count, sources->data()) != MPI_SUCCESS) {
+      return false;
+    }
+    *dests = *sources;
+    return true;
+  }
+  if (topo == MPI_DIST_GRAPH) {
+    int indegree = 0, outdegree = 0, weighted = 0;
+    if (PMPI_Dist_graph_neighbors_count(comm, &indegree, &outdegree, &weighted) != MPI_SUCCESS ||
+        indegree < 0 || outdegree < 0) {
+      return false;
+    }
+    sources->resize(static_cast<std::size_t>(indegree));
+    dests->resize(static_cast<std::size_t>(outdegree));
+    std::vector<int> source_weights(weighted ? sources->size() + 1 : 0);
+    std::vector<int> dest_weights(weighted ? dests->size() + 1 : 0);
+    return PMPI_Dist_graph_neighbors(
+               comm, indegree, sources->data(), weighted ? source_weights.data() : MPI_UNWEIGHTED,
+               outdegree, dests->data(),
+               weighted ? dest_weights.data() : MPI_UNWEIGHTED) == MPI_SUCCESS;
+  }
+  return false;
+}
+
+// Records a neighbourhood collective that completed: the irecvs and isends it stands for
+// (appended now, at the call's start) and the waitall that completes them (the call's own
+// event, stamped with the call's interval). recv_bytes(i) and send_bytes(i) are the bytes
+// from source i and to destination i.
+template <class RecvBytes, class SendBytes>
+void Neighbourhood(CallScope& scope, int rc, MPI_Comm comm, RecvBytes recv_bytes,
+                   SendBytes send_bytes) {
+  if (rc != MPI_SUCCESS) return;
+  Runtime& rt = GetRuntime();
+  const CommInfo& info = rt.Comm(comm);
+  std::vector<int> sources, dests;
+  if (!TopologyNeighbours(comm, &sources, &dests)) return;
+  std::vector<Completion> completed;
+  Event op;
+  op.comm = info.id;
+  op.tag = kNeighborTag;
+  op.wall_start_ns = op.wall_end_ns = scope.start_ns() - rt.origin_ns;
+  for (std::size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i] == MPI_PROC_NULL) continue;
+    op.kind = EventKind::kIrecv;
+    op.peer = ToWorld(info, sources[i]);
+    op.bytes = recv_bytes(static_cast<int>(i));
+    op.request = rt.AddRequest(MPI_REQUEST_NULL, info, true);
+    rt.Append(op);
+    completed.push_back(Completion{op.request, op.peer, kNeighborTag, op.bytes});
+  }
+  for (std::size_t i = 0; i < dests.size(); ++i) {
+    if (dests[i] == MPI_PROC_NULL) continue;
+    op.kind = EventKind::kIsend;
+    op.peer = ToWorld(info, dests[i]);
+    op.bytes = send_bytes(static_cast<int>(i));
+    op.request = rt.AddRequest(MPI_REQUEST_NULL, info, false);
+    rt.Append(op);
+    completed.push_back(Completion{op.request, kNoRank, kAnyTag, 0});
+  }
+  if (completed.empty()) return;
+  Event& e = scope.event();
+  e.kind = EventKind::kWaitall;
+  e.comm = info.id;
+  for (const Completion& c : completed) e.requests.push_back(c.request);
+  e.completed = std::move(completed);
+  scope.Emit();
+}
+
+std::uint64_t Bytes(const int* counts, int i, MPI_Datatype type) {
+  return counts != nullptr ? TypeBytes(counts[i], type) : 0;
+}
+
+}  // namespace
+
+void OnNeighborAllgather(CallScope& scope, int rc, const void*, int sendcount,
+                         MPI_Datatype sendtype, void*, int recvcount, MPI_Datatype recvtype,
+                         MPI_Comm comm) {
+  const std::uint64_t sent = TypeBytes(sendcount, sendtype);
+  const std::uint64_t received = TypeBytes(recvcount, recvtype);
+  Neighbourhood(
+      scope, rc, comm, [&](int) { return received; }, [&](int) { return sent; });
+}
+
+void OnNeighborAllgatherv(CallScope& scope, int rc, const void*, int sendcount,
+                          MPI_Datatype sendtype, void*, const int* recvcounts, const int*,
+                          MPI_Datatype recvtype, MPI_Comm comm) {
+  const std::uint64_t sent = TypeBytes(sendcount, sendtype);
+  Neighbourhood(
+      scope, rc, comm, [&](int i) { return Bytes(recvcounts, i, recvtype); },
+      [&](int) { return sent; });
+}
+
+void OnNeighborAlltoall(CallScope& scope, int rc, const void*, int sendcount, MPI_Datatype sendtype,
+                        void*, int recvcount, MPI_Datatype recvtype, MPI_Comm comm) {
+  const std::uint64_t sent = TypeBytes(sendcount, sendtype);
+  const std::uint64_t received = TypeBytes(recvcount, recvtype);
+  Neighbourhood(
+      scope, rc, comm, [&](int) { return received; }, [&](int) { return sent; });
+}
+
+void OnNeighborAlltoallv(CallScope& scope, int rc, const void*, const int* sendcounts, const int*,
+                         MPI_Datatype sendtype, void*, const int* recvcounts, const int*,
+                         MPI_Datatype recvtype, MPI_Comm comm) {
+  Neighbourhood(
+      scope, rc, comm, [&](int i) { return Bytes(recvcounts, i, recvtype); },
+      [&](int i) { return Bytes(sendcounts, i, sendtype); });
+}
+
 void OnReduce(CallScope& scope, int, const void*, void*, int count, MPI_Datatype datatype, MPI_Op,
               int root, MPI_Comm comm) {
   const CommInfo& info = GetRuntime().Comm(comm);

@@ -130,6 +130,26 @@ void OnReduceScatter(CallScope& scope, int rc, const void* sendbuf, void* recvbu
 void OnReduceScatterBlock(CallScope& scope, int rc, const void* sendbuf, void* recvbuf,
                           int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 
+// Neighbourhood collectives on a communicator with a topology (cartesian, graph,
+// distributed graph), recorded as the standard defines them: an irecv from each source and
+// an isend to each destination, in the topology's neighbour order, with tag kNeighborTag,
+// then one waitall of them all. MPI_PROC_NULL neighbours (a non-periodic edge) move nothing.
+// So a halo exchanged by MPI_Neighbor_alltoall is analyzed, modelled and simulated as the
+// same exchange written with isend/irecv.
+void OnNeighborAllgather(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                         MPI_Comm comm);
+void OnNeighborAllgatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                          const int* displs, MPI_Datatype recvtype, MPI_Comm comm);
+void OnNeighborAlltoall(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                        MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                        MPI_Comm comm);
+void OnNeighborAlltoallv(CallScope& scope, int rc, const void* sendbuf, const int* sendcounts,
+                         const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                         const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+                         MPI_Comm comm);
+
 // Non-blocking collectives: the blocking collective's record, made when the call starts it
 // (the request is not a point-to-point request: completions list nothing for it).
 void OnIbarrier(CallScope& scope, int rc, MPI_Comm comm, MPI_Request* request);

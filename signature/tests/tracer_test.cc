@@ -677,13 +677,95 @@ TEST(TracerCoverage, NonBlockingCollectivesAreRecordedAsTheirCollective) {
   }
 }
 
-// Runs each program traced at 4 ranks; returns their stdout and their call events (compute
+// Neighbourhood collectives (programs/neighbor_c.c, 6 ranks) are recorded as the standard
+// defines them: an irecv from every source, an isend to every destination (MPI_PROC_NULL
+// neighbours skipped), tag kNeighborTag, on the topology's communicator, then one waitall
+// that completes them all with the received bytes. The program's results are unchanged and
+// the trace replays: every message finds its receive.
+TEST(TracerCoverage, NeighbourhoodCollectivesAreRecordedAsTheirMessages) {
+  const std::string dir = FreshDir("neighbor");
+  const auto plain = RunMpi(6, Program("neighbor_c"), {}, "");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  const auto traced = RunMpi(6, Program("neighbor_c"), {}, dir);
+  ASSERT_EQ(traced.exit_code, 0) << traced.err;
+  EXPECT_EQ(traced.err.find("pas2p-trace"), std::string::npos) << traced.err;
+  EXPECT_NE(plain.out.find("neighbor checksum"), std::string::npos) << plain.out;
+  EXPECT_EQ(traced.out, plain.out);
+  const TraceData t = ReadTrace(TraceDirectory(dir), /*require_complete=*/true);
+  ASSERT_EQ(t.ranks.size(), 6u);
+  EXPECT_TRUE(t.metadata.untraced_calls.empty());
+  // Expects the irecvs from `from` and the isends to `to` (world ranks, -1: no neighbour)
+  // with these bytes, then the waitall of them all; returns the communicator.
+  auto exchange = [](Cursor& c, const std::vector<int>& from, const std::vector<std::uint64_t>& in,
+                     const std::vector<int>& to, const std::vector<std::uint64_t>& out) {
+    std::vector<RequestId> ids;
+    std::map<RequestId, std::pair<int, std::uint64_t>> received;
+    CommId comm = 0;
+    for (std::size_t i = 0; i < from.size(); ++i) {
+      if (from[i] < 0) continue;
+      const Event& e = c.Next(EventKind::kIrecv);
+      EXPECT_EQ(e.peer, from[i]) << FormatEvent(e);
+      EXPECT_EQ(e.tag, kNeighborTag) << FormatEvent(e);
+      EXPECT_EQ(e.bytes, in[i]) << FormatEvent(e);
+      comm = e.comm;
+      ids.push_back(e.request);
+      received[e.request] = {from[i], in[i]};
+    }
+    for (std::size_t i = 0; i < to.size(); ++i) {
+      if (to[i] < 0) continue;
+      const Event& e = c.Next(EventKind::kIsend);
+      EXPECT_EQ(e.peer, to[i]) << FormatEvent(e);
+      EXPECT_EQ(e.tag, kNeighborTag) << FormatEvent(e);
+      EXPECT_EQ(e.bytes, out[i]) << FormatEvent(e);
+      EXPECT_EQ(e.comm, comm);
+      ids.push_back(e.request);
+    }
+    const Event& wait = c.Next(EventKind::kWaitall);
+    EXPECT_EQ(wait.requests, ids);
+    EXPECT_EQ(wait.completed.size(), ids.size());
+    for (const Completion& done : wait.completed) {
+      const auto it = received.find(done.request);
+      if (it == received.end()) continue;
+      EXPECT_EQ(done.peer, it->second.first);
+      EXPECT_EQ(done.tag, kNeighborTag);
+      EXPECT_EQ(done.bytes, it->second.second);
+    }
+    EXPECT_NE(comm, kCommWorld);
+    return comm;
+  };
+  for (int r = 0; r < 6; ++r) {
+    SCOPED_TRACE("rank " + std::to_string(r));
+    Cursor c(t.ranks[r], r);
+    c.Next(EventKind::kInit);
+    const CommId cart = c.Next(EventKind::kCommCreate).new_comm;
+    // 3 x 2, rank = 2x + y: along x (periodic) the ranks 2 away, along y (not) r -+ 1.
+    const int x = r / 2, y = r % 2;
+    const std::vector<int> grid = {2 * ((x + 2) % 3) + y, 2 * ((x + 1) % 3) + y,
+                                   y == 0 ? -1 : r - 1, y == 1 ? -1 : r + 1};
+    EXPECT_EQ(exchange(c, grid, {16, 16, 16, 16}, grid, {16, 16, 16, 16}), cart);
+    EXPECT_EQ(exchange(c, grid, {4, 4, 4, 4}, grid, {4, 4, 4, 4}), cart);
+    // The distributed graph is found where it is first used.
+    const CommId graph = c.Next(EventKind::kCommCreate).new_comm;
+    const std::vector<int> from = {(r + 5) % 6, (r + 4) % 6}, to = {(r + 1) % 6, (r + 2) % 6};
+    EXPECT_EQ(exchange(c, from, {8, 24}, to, {8, 24}), graph);
+    EXPECT_EQ(exchange(c, from, {8, 8}, to, {8, 8}), graph);
+    c.Next(EventKind::kAllreduce);
+    c.Next(EventKind::kCommFree);
+    c.Next(EventKind::kCommFree);
+    c.Next(EventKind::kFinalize);
+    EXPECT_TRUE(c.Done());
+  }
+  const auto sim = testing::Run(Quote(PAS2P_EXE) + " simulate " + Quote(dir));
+  EXPECT_EQ(sim.exit_code, 0) << sim.out << sim.err;
+}
+
+// Runs each program traced at `np` ranks; returns their stdout and their call events (compute
 // bursts and times left out, so that twins in different languages compare equal).
 void TraceTwins(const std::vector<std::string>& names, std::vector<std::string>* outputs,
-                std::vector<std::vector<std::vector<Event>>>* traces) {
+                std::vector<std::vector<std::vector<Event>>>* traces, int np = 4) {
   for (const std::string& name : names) {
     const std::string dir = FreshDir("twin-" + name);
-    const auto run = RunMpi(4, Program(name), {}, dir);
+    const auto run = RunMpi(np, Program(name), {}, dir);
     ASSERT_EQ(run.exit_code, 0) << name << ": " << run.err;
     EXPECT_EQ(run.err.find("pas2p-trace"), std::string::npos) << run.err;
     outputs->push_back(run.out);
@@ -747,6 +829,35 @@ TEST(TracerCoverage, FortranNonBlockingCollectivesTracedExactlyLikeC) {
                                 << "\n  Fortran: " << FormatEvent(f[i]);
         }
       }
+    }
+  }
+}
+
+// The Fortran entry points of the neighbourhood collectives (neighbor_f.f90) record exactly
+// what the C ones do (neighbor_c.c), event by event.
+TEST(TracerCoverage, FortranNeighbourhoodCollectivesTracedExactlyLikeC) {
+  std::vector<std::string> outputs;
+  std::vector<std::vector<std::vector<Event>>> traces;
+  TraceTwins({"neighbor_c", "neighbor_f"}, &outputs, &traces, 6);
+  ASSERT_EQ(traces.size(), 2u);
+  EXPECT_NE(outputs[0].find("neighbor checksum"), std::string::npos) << outputs[0];
+  EXPECT_EQ(outputs[1], outputs[0]);
+  ASSERT_EQ(traces[0].size(), 6u);
+  ASSERT_EQ(traces[1].size(), 6u);
+  for (std::size_t r = 0; r < 6; ++r) {
+    const auto& c = traces[0][r];
+    const auto& f = traces[1][r];
+    // Every message is there (equal would also hold if both missed them): 3 irecvs and 3
+    // isends in each collective on the grid, 2 and 2 on the graph.
+    EXPECT_EQ(
+        std::count_if(c.begin(), c.end(), [](const Event& e) { return e.tag == kNeighborTag; }),
+        2 * 6 + 2 * 4)
+        << "rank " << r;
+    ASSERT_EQ(f.size(), c.size()) << "rank " << r;
+    for (std::size_t i = 0; i < c.size(); ++i) {
+      EXPECT_EQ(f[i], c[i]) << "rank " << r << " event " << i
+                            << ":\n  C:       " << FormatEvent(c[i])
+                            << "\n  Fortran: " << FormatEvent(f[i]);
     }
   }
 }

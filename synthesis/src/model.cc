@@ -3269,7 +3269,11 @@ std::string SlotModel::Describe() const {
     } else {
       out << " to MPI_PROC_NULL";
     }
-    out << " (tag " << tag << ")";
+    if (tag == kNeighborTag) {
+      out << " (part of a neighbourhood collective)";
+    } else {
+      out << " (tag " << tag << ")";
+    }
   }
   if (IsCollective(kind)) {
     out << (communicator ? " on " + communicator->Describe() : std::string(" on the world"));

@@ -32,6 +32,12 @@ inline constexpr std::int32_t kNoRank = -3;     // field not applicable
 // Completion::peer of a receive that MPI_Cancel cancelled: nothing arrived (MPI_Test_cancelled).
 inline constexpr std::int32_t kCancelled = -4;
 inline constexpr std::int64_t kNotMeasured = -1;  // counter not available
+// Tag of the point-to-point messages a neighbourhood collective (MPI_Neighbor_alltoall, ...)
+// is recorded as: the tracer writes such a call as what the MPI standard defines it to be,
+// an irecv from every source and an isend to every destination of the communicator's
+// topology, completed by one waitall. Above any tag an application is likely to use (MPI
+// guarantees tags up to 32767; Open MPI allows up to 2^31 - 1).
+inline constexpr std::int32_t kNeighborTag = 2147480000;
 
 enum class EventKind : std::uint8_t {
   // Lifecycle.
