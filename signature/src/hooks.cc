@@ -723,6 +723,33 @@ void OnNeighborAlltoallv(CallScope& scope, int rc, const void*, const int* sendc
       [&](int i) { return Bytes(sendcounts, i, sendtype); });
 }
 
+void OnIneighborAllgather(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request*) {
+  OnNeighborAllgather(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+void OnIneighborAllgatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                           const int* displs, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request*) {
+  OnNeighborAllgatherv(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                       recvtype, comm);
+}
+
+void OnIneighborAlltoall(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Request*) {
+  OnNeighborAlltoall(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+}
+
+void OnIneighborAlltoallv(CallScope& scope, int rc, const void* sendbuf, const int* sendcounts,
+                          const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                          const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Request*) {
+  OnNeighborAlltoallv(scope, rc, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                      rdispls, recvtype, comm);
+}
+
 void OnReduce(CallScope& scope, int, const void*, void*, int count, MPI_Datatype datatype, MPI_Op,
               int root, MPI_Comm comm) {
   const CommInfo& info = GetRuntime().Comm(comm);

@@ -149,6 +149,22 @@ void OnNeighborAlltoallv(CallScope& scope, int rc, const void* sendbuf, const in
                          const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
                          const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
                          MPI_Comm comm);
+// The non-blocking ones: the blocking one's record, made where the call starts it (as the
+// other non-blocking collectives; the collective's request completes nothing recorded).
+void OnIneighborAllgather(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                          MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request);
+void OnIneighborAllgatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                           MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
+                           const int* displs, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request* request);
+void OnIneighborAlltoall(CallScope& scope, int rc, const void* sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
+                         MPI_Comm comm, MPI_Request* request);
+void OnIneighborAlltoallv(CallScope& scope, int rc, const void* sendbuf, const int* sendcounts,
+                          const int* sdispls, MPI_Datatype sendtype, void* recvbuf,
+                          const int* recvcounts, const int* rdispls, MPI_Datatype recvtype,
+                          MPI_Comm comm, MPI_Request* request);
 
 // Non-blocking collectives: the blocking collective's record, made when the call starts it
 // (the request is not a point-to-point request: completions list nothing for it).

@@ -680,8 +680,9 @@ TEST(TracerCoverage, NonBlockingCollectivesAreRecordedAsTheirCollective) {
 // Neighbourhood collectives (programs/neighbor_c.c, 6 ranks) are recorded as the standard
 // defines them: an irecv from every source, an isend to every destination (MPI_PROC_NULL
 // neighbours skipped), tag kNeighborTag, on the topology's communicator, then one waitall
-// that completes them all with the received bytes. The program's results are unchanged and
-// the trace replays: every message finds its receive.
+// that completes them all with the received bytes; a non-blocking one the same where it
+// starts. The program's results are unchanged and the trace replays: every message finds
+// its receive.
 TEST(TracerCoverage, NeighbourhoodCollectivesAreRecordedAsTheirMessages) {
   const std::string dir = FreshDir("neighbor");
   const auto plain = RunMpi(6, Program("neighbor_c"), {}, "");
@@ -749,6 +750,10 @@ TEST(TracerCoverage, NeighbourhoodCollectivesAreRecordedAsTheirMessages) {
     const std::vector<int> from = {(r + 5) % 6, (r + 4) % 6}, to = {(r + 1) % 6, (r + 2) % 6};
     EXPECT_EQ(exchange(c, from, {8, 24}, to, {8, 24}), graph);
     EXPECT_EQ(exchange(c, from, {8, 8}, to, {8, 8}), graph);
+    // MPI_Ineighbor_alltoall: the same messages where it starts; its own request is not a
+    // point-to-point one, so the MPI_Wait on it lists none.
+    EXPECT_EQ(exchange(c, grid, {8, 8, 8, 8}, grid, {8, 8, 8, 8}), cart);
+    EXPECT_TRUE(c.Next(EventKind::kWait).requests.empty());
     c.Next(EventKind::kAllreduce);
     c.Next(EventKind::kCommFree);
     c.Next(EventKind::kCommFree);
@@ -848,10 +853,10 @@ TEST(TracerCoverage, FortranNeighbourhoodCollectivesTracedExactlyLikeC) {
     const auto& c = traces[0][r];
     const auto& f = traces[1][r];
     // Every message is there (equal would also hold if both missed them): 3 irecvs and 3
-    // isends in each collective on the grid, 2 and 2 on the graph.
+    // isends in each of the 3 collectives on the grid, 2 and 2 in the 2 on the graph.
     EXPECT_EQ(
         std::count_if(c.begin(), c.end(), [](const Event& e) { return e.tag == kNeighborTag; }),
-        2 * 6 + 2 * 4)
+        3 * 6 + 2 * 4)
         << "rank " << r;
     ASSERT_EQ(f.size(), c.size()) << "rank " << r;
     for (std::size_t i = 0; i < c.size(); ++i) {

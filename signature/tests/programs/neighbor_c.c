@@ -3,8 +3,9 @@
  * MPI_Neighbor_alltoall of 2 doubles per neighbour, MPI_Neighbor_allgather of 1 int. A
  * distributed graph in which every rank sends to rank + 1 and rank + 2 (mod 6), so receives
  * from rank - 1 and rank - 2: MPI_Neighbor_alltoallv of 1 double to the first destination
- * and 3 to the second, MPI_Neighbor_allgatherv of 2 ints (edges weighted 1). Rank 0 prints one
- * checksum line (the same traced and untraced). neighbor_f.f90 is its Fortran twin. */
+ * and 3 to the second, MPI_Neighbor_allgatherv of 2 ints (edges weighted 1). Then on the
+ * cartesian communicator again MPI_Ineighbor_alltoall of 1 double per neighbour, MPI_Wait. Rank 0
+ * prints one checksum line (the same traced and untraced). neighbor_f.f90 is its Fortran twin. */
 #include <mpi.h>
 #include <stdio.h>
 
@@ -44,6 +45,11 @@ int main(int argc, char** argv) {
   int mine[2] = {rank, 2 * rank}, theirs[4] = {0, 0, 0, 0}, two[2] = {2, 2}, at[2] = {0, 2};
   MPI_Neighbor_allgatherv(mine, 2, MPI_INT, theirs, two, at, MPI_INT, graph);
   for (i = 0; i < 4; ++i) checksum += theirs[i];
+  MPI_Request req;
+  for (i = 0; i < 8; ++i) r[i] = 0;
+  MPI_Ineighbor_alltoall(s, 1, MPI_DOUBLE, r, 1, MPI_DOUBLE, cart, &req);
+  MPI_Wait(&req, MPI_STATUS_IGNORE);
+  for (i = 0; i < 4; ++i) checksum += (long long)r[i];
   MPI_Allreduce(MPI_IN_PLACE, &checksum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) printf("neighbor checksum %lld\n", checksum);
   MPI_Comm_free(&graph);

@@ -1,12 +1,14 @@
 ! The Fortran (`use mpi`) twin of neighbor_c.c: the same neighbourhood collectives on the
 ! same 3 x 2 cartesian communicator and distributed graph, in the same order, so the tracer
 ! test can check that mpi_neighbor_alltoall_, mpi_neighbor_allgather_,
-! mpi_neighbor_alltoallv_ and mpi_neighbor_allgatherv_ record exactly what the C ones do.
+! mpi_neighbor_alltoallv_, mpi_neighbor_allgatherv_ and mpi_ineighbor_alltoall_ record exactly
+! what the C ones do.
 ! 6 ranks. Rank 0 prints one checksum line.
 program neighbor_f
   use mpi
   implicit none
   integer :: rank, nprocs, i, ierr, cart, graph
+  integer :: req
   integer :: dims(2), sources(2), dests(2), weights(2), counts(2), displs(2)
   integer :: two(2), at(2), one, got(4), mine(2), theirs(4)
   logical :: periods(2)
@@ -59,6 +61,12 @@ program neighbor_f
   call MPI_Neighbor_allgatherv(mine, 2, MPI_INTEGER, theirs, two, at, MPI_INTEGER, graph, ierr)
   do i = 1, 4
     checksum = checksum + theirs(i)
+  end do
+  r = 0
+  call MPI_Ineighbor_alltoall(s, 1, MPI_DOUBLE_PRECISION, r, 1, MPI_DOUBLE_PRECISION, cart, req, ierr)
+  call MPI_Wait(req, MPI_STATUS_IGNORE, ierr)
+  do i = 1, 4
+    checksum = checksum + int(r(i), 8)
   end do
   call MPI_Allreduce(MPI_IN_PLACE, checksum, 1, MPI_INTEGER8, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0) write (*, '(A,I0)') 'neighbor checksum ', checksum
