@@ -1404,6 +1404,29 @@ PhaseEvent ToPhaseEvent(const Leaf& l) {
   return e;
 }
 
+// ComputeStats::residual_shape of `values`: sorted, cut into kNoiseShapeBins equal shares
+// (a value on a cut is split between the shares), the mean of each share.
+std::vector<float> ShapeBins(std::vector<double> values) {
+  std::vector<float> bins;
+  if (values.size() < 2) return bins;
+  std::sort(values.begin(), values.end());
+  const auto n = static_cast<double>(values.size());
+  const auto k = static_cast<double>(kNoiseShapeBins);
+  bins.reserve(kNoiseShapeBins);
+  for (std::size_t b = 0; b < kNoiseShapeBins; ++b) {
+    const double lo = static_cast<double>(b) * n / k, hi = static_cast<double>(b + 1) * n / k;
+    double sum = 0;
+    for (std::size_t i = static_cast<std::size_t>(lo);
+         i < values.size() && static_cast<double>(i) < hi; ++i) {
+      const double weight =
+          std::min(hi, static_cast<double>(i + 1)) - std::max(lo, static_cast<double>(i));
+      sum += weight * values[i];
+    }
+    bins.push_back(static_cast<float>(sum / (hi - lo)));
+  }
+  return bins;
+}
+
 // The occurrence-shared part of the bursts (ComputeStats::occurrence_cpu_ns): a call is the
 // same call on every rank when it has the same kind, tag and ordinal among the rank's calls
 // of that kind and tag in the phase (a mesh corner's first isend is an interior rank's first
@@ -1455,13 +1478,17 @@ void AddOccurrenceStats(const RankInstances& ranks, Phase* phase) {
       const Occurrences& acc = by_call.at(keys[i]);
       ComputeStats& c = rp.events[i].compute;
       double ranks_sum = 0;
+      std::vector<double> residuals;
+      residuals.reserve(o.kept);
       for (std::size_t k = 0; k < o.kept; ++k) {
         if (o.RootTurn(k) || acc.count[k] == 0) continue;
         const double mean = acc.sum[k] / acc.count[k];
         c.occurrence_cpu_ns.Add(mean);
-        c.residual_cpu_ns.Add(static_cast<double>(o.at(k)) - mean);
+        residuals.push_back(static_cast<double>(o.at(k)) - mean);
+        c.residual_cpu_ns.Add(residuals.back());
         ranks_sum += acc.count[k];
       }
+      c.residual_shape = ShapeBins(std::move(residuals));
       if (c.occurrence_cpu_ns.n > 0) {
         c.occurrence_ranks = static_cast<std::int32_t>(
             std::lround(ranks_sum / static_cast<double>(c.occurrence_cpu_ns.n)));

@@ -114,6 +114,7 @@ Json ComputeJson(const ComputeStats& c) {
     j["occurrence_cpu_ns"] = StatsJson(c.occurrence_cpu_ns);
     j["residual_cpu_ns"] = StatsJson(c.residual_cpu_ns);
     j["occurrence_ranks"] = c.occurrence_ranks;
+    if (!c.residual_shape.empty()) j["residual_shape"] = c.residual_shape;
   }
   return j;
 }
@@ -127,6 +128,9 @@ ComputeStats ComputeFrom(const Json& j) {
     c.occurrence_cpu_ns = StatsFrom(j.at("occurrence_cpu_ns"));
     c.residual_cpu_ns = StatsFrom(j.at("residual_cpu_ns"));
     c.occurrence_ranks = j.at("occurrence_ranks").get<std::int32_t>();
+    if (j.contains("residual_shape")) {
+      c.residual_shape = j.at("residual_shape").get<std::vector<float>>();
+    }
   }
   return c;
 }

@@ -72,6 +72,35 @@ TEST(Occurrence, IndependentNoiseAveragesOutInTheOccurrenceMeans) {
   }
 }
 
+// The shape of a rank's own noise: one burst in 16 held up to three times its length, on
+// each rank in other occurrences than its neighbours'. Each occurrence mean then holds one
+// such burst of 16, so the residuals are -1/8 of a burst 15 times in 16 and +15/8 once: the
+// 16 bins of the 64 sampled occurrences are exactly that, and the signature file keeps them.
+TEST(Occurrence, ResidualShapeKeepsALongTail) {
+  testing::StencilSpec spec;  // 4 x 4 ranks, 200 iterations, 200 us bursts
+  spec.noise = 0;
+  TraceData data = MakeStencil(spec);
+  for (std::size_t r = 0; r < data.ranks.size(); ++r) {
+    std::size_t k = 0;
+    for (Event& e : data.ranks[r]) {
+      if (e.kind != EventKind::kCompute || e.cpu_ns < spec.cpu_ns / 2) continue;
+      if ((k++ + r) % 16 == 0) e.cpu_ns *= 3;
+    }
+  }
+  const Signature sig = Analyze(std::move(data));
+  const Signature back = SignatureFromJson(SignatureToJson(sig), "mem");
+  for (int rank : {0, 7, 15}) {
+    const ComputeStats& c = MainBurst(sig, rank).compute;
+    ASSERT_EQ(c.residual_shape.size(), kNoiseShapeBins) << "rank " << rank;
+    const auto base = static_cast<double>(spec.cpu_ns);
+    for (std::size_t j = 0; j + 1 < kNoiseShapeBins; ++j) {
+      EXPECT_NEAR(c.residual_shape[j], -base / 8, 1e-3 * base) << "rank " << rank << " bin " << j;
+    }
+    EXPECT_NEAR(c.residual_shape.back(), 15 * base / 8, 1e-3 * base) << "rank " << rank;
+    EXPECT_EQ(MainBurst(back, rank).compute.residual_shape, c.residual_shape);
+  }
+}
+
 TEST(Occurrence, PlainCallsCarryNoOccurrenceStatistics) {
   const Signature sig = Analyze(MakeStencil(testing::StencilSpec{}));
   for (const Phase& p : sig.phases) {

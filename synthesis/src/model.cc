@@ -901,6 +901,36 @@ double SharedShare(const std::vector<const phases::ComputeStats*>& events) {
   return shared + own > 0 ? shared / (shared + own) : 0;
 }
 
+// The shape of the ranks' own part of the bursts (SlotModel::cpu_noise_shape): each rank's
+// residual bins (phases::ComputeStats::residual_shape) standardized, averaged over the ranks
+// bin by bin (the quantiles of a shape that the ranks share), and standardized again. Empty
+// when no rank measured one or none has a spread.
+std::vector<double> OwnNoiseShape(const std::vector<const phases::ComputeStats*>& events) {
+  constexpr std::size_t kBins = phases::kNoiseShapeBins;
+  std::vector<double> pooled(kBins, 0.0);
+  int ranks = 0;
+  for (const phases::ComputeStats* c : events) {
+    if (c->occurrence_ranks < 2 || c->residual_shape.size() != kBins) continue;
+    double mean = 0, var = 0;
+    for (float b : c->residual_shape) mean += b;
+    mean /= kBins;
+    for (float b : c->residual_shape) var += (b - mean) * (b - mean);
+    const double sd = std::sqrt(var / kBins);
+    if (!(sd > 0)) continue;
+    for (std::size_t j = 0; j < kBins; ++j) pooled[j] += (c->residual_shape[j] - mean) / sd;
+    ++ranks;
+  }
+  if (ranks == 0) return {};
+  double mean = 0, var = 0;
+  for (double& b : pooled) mean += b /= ranks;
+  mean /= kBins;
+  for (double b : pooled) var += (b - mean) * (b - mean);
+  const double sd = std::sqrt(var / kBins);
+  if (!(sd > 0)) return {};
+  for (double& b : pooled) b = (b - mean) / sd;
+  return pooled;
+}
+
 // Builds one slot from its per-count data.
 SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& acc,
                     const std::vector<SlotCountData>& data, const std::vector<int>& counts,
@@ -927,6 +957,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   std::map<std::int32_t, int> tags_seen;
   std::vector<patterns::CommMap> traced_order;  // partners in the order the rank called them
   std::vector<double> spread_between, spread_within, spread_shared, spread_own;
+  std::vector<double> shape_own;  // the own part's shape at the last count that measured it
   std::vector<double> occ_between, occ_within, occ_shared, occ_own;  // block: per occurrence
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const int n = counts[ci];
@@ -1128,6 +1159,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       const double shared = SharedShare(occurrence_stats);
       if (shared >= 0) spread_shared.push_back(within * std::sqrt(shared));
       spread_own.push_back(shared >= 0 ? within * std::sqrt(1 - shared) : within);
+      shape_own = OwnNoiseShape(occurrence_stats);
       if (!occ_within.empty() && occ_within.size() == spread_within.size()) {
         const double w = occ_within.back();
         if (shared >= 0) occ_shared.push_back(w * std::sqrt(shared));
@@ -1163,6 +1195,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   // own 0.08 measured, 0 by subtraction).
   slot.cpu_spread_shared = median(spread_shared);
   slot.cpu_spread_within = spread_own.empty() ? 0.0 : spread_own.back();
+  slot.cpu_noise_shape = shape_own;
   int most = 0;
   for (const auto& [tag, times] : tags_seen) {
     if (times > most) {
@@ -1208,6 +1241,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       slot.cpu_spread_between = median(occ_between);
       slot.cpu_spread_shared = median(occ_shared);
       slot.cpu_spread_within = occ_own.empty() ? 0.0 : occ_own.back();
+      slot.cpu_noise_shape.clear();  // the shape of a sum of the iterations' bursts: not measured
       slot.instructions =
           FitQuantity(instr_occ, what + "instructions before the call over an occurrence",
                       Precision::kMeasured);
@@ -2668,6 +2702,7 @@ void CopyCompute(const SlotModel& from, SlotModel* to) {
   to->cpu_spread_between = from.cpu_spread_between;
   to->cpu_spread_within = from.cpu_spread_within;
   to->cpu_spread_shared = from.cpu_spread_shared;
+  to->cpu_noise_shape = from.cpu_noise_shape;
   to->cpu_per_occurrence = from.cpu_per_occurrence;
 }
 
@@ -3536,6 +3571,7 @@ std::string ModelToJson(const AppModel& model) {
       if (s.carried) sj["carried"] = true;
       sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["cpu_spread_shared"] = s.cpu_spread_shared;
+      if (!s.cpu_noise_shape.empty()) sj["cpu_noise_shape"] = s.cpu_noise_shape;
       if (s.cpu_per_occurrence) sj["cpu_per_occurrence"] = true;
       sj["all_pending"] = s.all_pending;
       sj["requests"] = s.requests;
@@ -3667,6 +3703,13 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.carried = sj.value("carried", false);
         s.cpu_spread_within = sj.value("cpu_spread_within", 0.0);
         s.cpu_spread_shared = sj.value("cpu_spread_shared", 0.0);
+        if (sj.contains("cpu_noise_shape")) {
+          s.cpu_noise_shape = sj.at("cpu_noise_shape").get<std::vector<double>>();
+          if (s.cpu_noise_shape.size() < 2) {
+            throw UserError(origin + ": phase " + std::to_string(p.index) +
+                            ": cpu_noise_shape needs at least 2 values");
+          }
+        }
         s.cpu_per_occurrence = sj.value("cpu_per_occurrence", false);
         s.all_pending = sj.at("all_pending").get<bool>();
         s.requests = sj.at("requests").get<std::int32_t>();

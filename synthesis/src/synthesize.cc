@@ -16,6 +16,28 @@
 
 namespace pas2p::synthesis {
 
+namespace {
+// The shape of a rank's own compute noise (SlotModel::cpu_noise_shape): the piecewise linear
+// quantile function through the model's bins (bin j at u = (j + 1/2) / bins; the end
+// segments' slopes carried on to u = 0 and 1, so the outer half bins keep a tail), shifted and
+// scaled to mean 0 and standard deviation 1, so the spread and the mean compute stay the model's
+// whatever the shape. Empty: Normalish's symmetric z.
+struct NoiseShape {
+  std::vector<double> bins;
+  double mean = 0, inv_sd = 1;
+  bool empty() const { return bins.empty(); }
+  // z at u in [0, 1).
+  double At(double u) const {
+    const double x = u * static_cast<double>(bins.size()) - 0.5;
+    const std::size_t last = bins.size() - 2;  // the last segment's first bin
+    const std::size_t i = x <= 0 ? 0 : std::min(static_cast<std::size_t>(x), last);
+    const double f = x - static_cast<double>(i);  // beyond the end bins: their segment's slope
+    return (bins[i] * (1 - f) + bins[i + 1] * f - mean) * inv_sd;
+  }
+};
+
+}  // namespace
+
 // One slot evaluated at N.
 struct SynthesizedTrace::SlotAt {
   const SlotModel* model = nullptr;
@@ -30,6 +52,7 @@ struct SynthesizedTrace::SlotAt {
   std::int64_t instructions = kNotMeasured;
   std::uint64_t id = 0;  // (phase, slot) as one number, for the spread's random stream
   double spread_between = 0, spread_within = 0, spread_shared = 0;
+  NoiseShape within_shape;  // the own part's shape (SlotModel::cpu_noise_shape)
   // 1 / the mean of max(0, 1 + spread x z) (a spread over ~0.3 clips the factor at 0, which
   // raises its mean: 1.9 for a spread of 3.4), so the spread keeps the model's mean compute
   // (the three factors are independent: the mean of their product is the product of means).
@@ -106,10 +129,10 @@ double Normalish(std::uint64_t key) {
   return (sum - 2.0) * std::sqrt(3.0);  // variance of the sum of 4 uniforms is 1/3
 }
 
-// 1 / E[max(0, 1 + spread x z)] for z = Normalish's variable ((U1 + .. + U4 - 2) sqrt 3, the
-// Irwin-Hall density of 4 uniforms), by the midpoint rule: deterministic, and exact enough.
-double ClippedFactorNorm(double spread) {
-  if (spread <= 0) return 1;
+// E[f(z)] for z = Normalish's variable ((U1 + .. + U4 - 2) sqrt 3, the Irwin-Hall density
+// of 4 uniforms), by the midpoint rule: deterministic, and exact enough.
+template <class F>
+double NormalishMean(F f) {
   constexpr int kSteps = 4000;
   double mean = 0;
   for (int i = 0; i < kSteps; ++i) {
@@ -120,8 +143,44 @@ double ClippedFactorNorm(double spread) {
       density += (k % 2 ? -1 : 1) * kChoose[k] * (x - k) * (x - k) * (x - k);
     }
     density /= 6;
-    mean += std::max(0.0, 1 + spread * (x - 2.0) * std::sqrt(3.0)) * density * (4.0 / kSteps);
+    mean += f((x - 2.0) * std::sqrt(3.0)) * density * (4.0 / kSteps);
   }
+  return mean;
+}
+
+// E[f(shape.At(u))] for u uniform on (0, 1), by the midpoint rule.
+template <class F>
+double ShapeMean(const NoiseShape& shape, F f) {
+  constexpr int kSteps = 4000;
+  double sum = 0;
+  for (int i = 0; i < kSteps; ++i) sum += f(shape.At((i + 0.5) / kSteps));
+  return sum / kSteps;
+}
+
+NoiseShape ShapeOf(const std::vector<double>& bins) {
+  NoiseShape shape;
+  if (bins.size() < 2) return shape;
+  shape.bins = bins;
+  const double mean = ShapeMean(shape, [](double z) { return z; });
+  const double var = ShapeMean(shape, [&](double z) { return (z - mean) * (z - mean); });
+  if (!(var > 0)) return NoiseShape{};
+  shape.mean = mean;
+  shape.inv_sd = 1 / std::sqrt(var);
+  return shape;
+}
+
+// z for the draw key: from the shape when it has one, else Normalish's.
+double OwnZ(const NoiseShape& shape, std::uint64_t key) {
+  if (shape.empty()) return Normalish(key);
+  return shape.At(static_cast<double>(SplitMix(key) >> 11) * 0x1.0p-53);
+}
+
+// 1 / E[max(0, 1 + spread x z)]: a spread over ~0.3 clips the factor at 0, which raises its
+// mean, and the norm brings it back.
+double ClippedFactorNorm(double spread, const NoiseShape& shape = {}) {
+  if (spread <= 0) return 1;
+  auto clipped = [spread](double z) { return std::max(0.0, 1 + spread * z); };
+  const double mean = shape.empty() ? NormalishMean(clipped) : ShapeMean(shape, clipped);
   return mean > 0 ? 1 / mean : 1;
 }
 
@@ -240,7 +299,8 @@ double BurstFactor(const SynthesizedTrace::SlotAt& s, std::uint64_t rank,
   const std::uint64_t key = SplitMix(s.id ^ SplitMix(rank));
   const double between = std::max(0.0, 1 + s.spread_between * Normalish(key)) * s.between_norm;
   const double within =
-      std::max(0.0, 1 + s.spread_within * Normalish(key ^ SplitMix(occurrence))) * s.within_norm;
+      std::max(0.0, 1 + s.spread_within * OwnZ(s.within_shape, key ^ SplitMix(occurrence))) *
+      s.within_norm;
   return between * within;
 }
 
@@ -387,16 +447,11 @@ class SynthRank : public RankEventSource {
       }
       if (cpu > 0 &&
           (cur_->spread_between > 0 || cur_->spread_within > 0 || cur_->spread_shared > 0)) {
-        const std::uint64_t key = SplitMix(cur_->id ^ SplitMix(static_cast<std::uint64_t>(rank_)));
-        const double between =
-            std::max(0.0, 1 + cur_->spread_between * Normalish(key)) * cur_->between_norm;
-        const double within =
-            std::max(0.0, 1 + cur_->spread_within * Normalish(key ^ SplitMix(DrawOccurrence()))) *
-            cur_->within_norm;
-        // The shared factor: the same on every rank in the same occurrence of the phase.
+        // The rank's own factors (BurstFactor) and the shared one: the same on every rank in
+        // the same occurrence of the phase.
+        const double own = BurstFactor(*cur_, static_cast<std::uint64_t>(rank_), DrawOccurrence());
         const double shared = SharedFactor();
-        cpu = static_cast<std::int64_t>(
-            std::llround(static_cast<double>(cpu) * between * within * shared));
+        cpu = static_cast<std::int64_t>(std::llround(static_cast<double>(cpu) * own * shared));
       }
       if (cpu > 0 || ins > 0) {
         SetCompute(event, cpu, ins);
@@ -1062,7 +1117,8 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         at.spread_between = sm.cpu_spread_between;
         at.spread_within = sm.cpu_spread_within;
         at.between_norm = ClippedFactorNorm(at.spread_between);
-        at.within_norm = ClippedFactorNorm(at.spread_within);
+        at.within_shape = ShapeOf(sm.cpu_noise_shape);
+        at.within_norm = ClippedFactorNorm(at.spread_within, at.within_shape);
         at.spread_shared = sm.cpu_spread_shared;
         at.shared_norm = ClippedFactorNorm(at.spread_shared);
       }

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <map>
+#include <random>
 #include <vector>
 
 #include "pas2p/synthesis/model.h"
@@ -216,6 +217,181 @@ TEST(SpreadTest, SharedFactorsOfARunAddUpToTheModelsMean) {
       EXPECT_GT(distinct.size(), drawn.size() / 2) << "spread " << spread << ", " << reps;
     }
   }
+}
+
+// Sets the shape of every burst's own noise (phases::ComputeStats::residual_shape, in ns:
+// `shape` x the burst's mean) where occurrence statistics were measured.
+void SetShape(std::vector<phases::Signature>* sigs, const std::vector<double>& shape) {
+  for (phases::Signature& sig : *sigs) {
+    for (phases::Phase& p : sig.phases) {
+      for (phases::RankPhase& rp : p.ranks) {
+        for (phases::PhaseEvent& e : rp.events) {
+          phases::ComputeStats& c = e.compute;
+          if (c.occurrence_ranks < 2) continue;
+          c.residual_shape.clear();
+          for (double b : shape) {
+            c.residual_shape.push_back(static_cast<float>(b * c.cpu_ns.mean));
+          }
+        }
+      }
+    }
+  }
+}
+
+// A right-skewed shape: most bursts a little under the mean, one in 16 far above it.
+std::vector<double> LongTail(double sign = 1) {
+  std::vector<double> bins(phases::kNoiseShapeBins, -0.02 * sign);
+  bins[sign > 0 ? bins.size() - 1 : 0] = 0.3 * sign;
+  return bins;
+}
+
+// The shape of each rank's own noise is the largest count's (as its spread is), the ranks'
+// bins standardized and averaged; model files keep it, files without it read as symmetric,
+// and a shape of fewer than 2 bins is an error that names the file and phase.
+TEST(SpreadTest, ModelKeepsTheShapeOfEachRanksOwnNoise) {
+  std::vector<phases::Signature> sigs = Stencils();  // 9, 16, 25, 36
+  SetSpread(&sigs, 0.5, 0.4);
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    std::vector<phases::Signature> one{sigs[i]};
+    SetShape(&one, LongTail(i + 1 < sigs.size() ? -1 : 1));
+    sigs[i] = one.front();
+  }
+  const AppModel m = BuildModel(sigs);
+  const std::vector<double>& shape = MainBurst(m).cpu_noise_shape;
+  ASSERT_EQ(shape.size(), phases::kNoiseShapeBins);
+  // Standardized: 15 bins at -1/sqrt(15), the last at sqrt(15).
+  for (std::size_t j = 0; j + 1 < shape.size(); ++j) EXPECT_NEAR(shape[j], -0.2582, 1e-3) << j;
+  EXPECT_NEAR(shape.back(), 3.873, 1e-3);
+
+  const AppModel back = ModelFromJson(ModelToJson(m), "mem");
+  EXPECT_EQ(MainBurst(back).cpu_noise_shape, shape);
+  EXPECT_EQ(ModelToJson(back), ModelToJson(m));
+  std::string json = ModelToJson(m);
+  const std::size_t at = json.find("\"cpu_noise_shape\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::size_t end = json.find(']', at) + 1;
+  std::string old = json;
+  old.erase(at, end + 1 - at);  // the key, its array and the comma after it
+  EXPECT_TRUE(MainBurst(ModelFromJson(old, "old.json")).cpu_noise_shape.empty());
+  std::string bad = json;
+  bad.replace(at, end - at, "\"cpu_noise_shape\": [1.5]");
+  try {
+    ModelFromJson(bad, "bad.json");
+    FAIL() << "a shape of one bin was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json: phase"), std::string::npos) << e.what();
+  }
+
+  SetSpread(&sigs, 0.5, -1);  // no occurrence statistics: no shape, drawn symmetric
+  EXPECT_TRUE(MainBurst(BuildModel(sigs)).cpu_noise_shape.empty());
+}
+
+// Mean, standard deviation and skewness of xs.
+struct Moments {
+  double mean = 0, sd = 0, skew = 0;
+};
+Moments MomentsOf(const std::vector<double>& xs) {
+  Moments m;
+  for (double x : xs) m.mean += x;
+  m.mean /= static_cast<double>(xs.size());
+  double m2 = 0, m3 = 0;
+  for (double x : xs) {
+    m2 += (x - m.mean) * (x - m.mean);
+    m3 += (x - m.mean) * (x - m.mean) * (x - m.mean);
+  }
+  m2 /= static_cast<double>(xs.size());
+  m3 /= static_cast<double>(xs.size());
+  m.sd = std::sqrt(m2);
+  m.skew = m2 > 0 ? m3 / std::pow(m2, 1.5) : 0;
+  return m;
+}
+
+// Synthesis draws each rank's own factor from the model's shape, and its mean and spread stay
+// the model's whatever the shape (a long tail is paid for by a mode below the mean).
+TEST(SpreadTest, OwnNoiseIsDrawnFromItsShapeAndKeepsTheMeanAndSpread) {
+  AppModel model = BuildModel(Stencils());
+  int main_phase = -1;
+  for (const auto& ph : model.phases) {
+    if (ph.relevant) main_phase = ph.index;
+  }
+  ASSERT_GE(main_phase, 0);
+  for (const double tail : {0.0, 1.0, -1.0}) {
+    for (auto& ph : model.phases) {
+      for (auto& s : ph.slots) {
+        s.cpu_spread_between = 0;
+        s.cpu_spread_shared = 0;
+        s.cpu_spread_within = 0.15;
+        s.cpu_noise_shape = tail == 0 ? std::vector<double>{} : LongTail(tail);
+      }
+    }
+    SynthOptions run;
+    run.only_phase = main_phase;
+    run.repetitions = 3000;
+    SynthOptions flat = run;
+    flat.spread = false;
+    const SynthesizedTrace drawn(model, 64, run), plain(model, 64, flat);
+    std::vector<double> factors;
+    for (int r : {0, 9, 33, 63}) {
+      const std::vector<std::int64_t> a = Bursts(drawn, r), b = Bursts(plain, r);
+      ASSERT_EQ(a.size(), b.size());
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        if (b[i] > 1000) factors.push_back(static_cast<double>(a[i]) / static_cast<double>(b[i]));
+      }
+    }
+    ASSERT_GT(factors.size(), 10000u);
+    const Moments m = MomentsOf(factors);
+    EXPECT_NEAR(m.mean, 1.0, 0.01) << "tail " << tail;
+    EXPECT_NEAR(m.sd, 0.15, 0.008) << "tail " << tail;
+    if (tail == 0) {
+      EXPECT_NEAR(m.skew, 0, 0.1);
+    } else {
+      EXPECT_GT(m.skew * tail, 2.5) << "tail " << tail;
+    }
+  }
+}
+
+// A stencil whose bursts are now and then held up (1 in 8 bursts takes an exponentially
+// distributed delay, 50% of the burst on average: an OS daemon, a page fault), at 9-36 ranks
+// and at 49. The stragglers make every neighbour wait, so the run at 49 is slower than its
+// mean compute says; a model that drew the same spread symmetrically (the traces' shapes
+// removed, as older signatures read) makes fewer and milder stragglers and predicts
+// it too fast.
+TEST(SpreadTest, ALongTailOfBurstsCostsWhatItCostInTheTracedRuns) {
+  testing::AppParams params;
+  params.iterations = 60;
+  auto preempted = [&](int n) {
+    TraceData d = testing::TorusStencil(n, params);
+    std::mt19937_64 rng(static_cast<std::uint64_t>(n));
+    std::uniform_real_distribution<double> u(0, 1);
+    for (auto& events : d.ranks) {
+      for (Event& e : events) {
+        if (e.kind != EventKind::kCompute || e.cpu_ns < 1000) continue;
+        const double hit = u(rng), delay = -0.5 * std::log(1 - u(rng));
+        if (hit < 1.0 / 8) e.cpu_ns += std::llround(static_cast<double>(e.cpu_ns) * delay);
+      }
+    }
+    return d;
+  };
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(preempted(n)));
+  const TraceData real = preempted(49);
+  const AppModel m = BuildModel(sigs);
+  ASSERT_FALSE(MainBurst(m).cpu_noise_shape.empty());
+  const Validation skewed = testing::QuickValidate(sigs, real);
+  std::vector<phases::Signature> symmetric = sigs;
+  for (phases::Signature& sig : symmetric) {
+    for (phases::Phase& p : sig.phases) {
+      for (phases::RankPhase& rp : p.ranks) {
+        for (phases::PhaseEvent& e : rp.events) e.compute.residual_shape.clear();
+      }
+    }
+  }
+  const Validation plain = testing::QuickValidate(symmetric, real);
+  EXPECT_LT(skewed.compute_error, 0.02);
+  EXPECT_LT(skewed.time_error, 0.03) << "predicted " << skewed.predicted_time_s << " s, real "
+                                     << skewed.real_simulated_time_s << " s";
+  EXPECT_LT(plain.predicted_time_s, skewed.predicted_time_s);
+  EXPECT_GT(plain.time_error, 1.5 * skewed.time_error);
 }
 
 }  // namespace

@@ -60,7 +60,8 @@
 // rank's sampled occurrences k, of the occurrence mean: the mean burst before the same call over
 // the "occurrence_ranks" ranks that make it in their k-th occurrence of the phase) and
 // "residual_cpu_ns" (Stats over the same k of this rank's burst minus the occurrence mean). The
-// sample is the first kOccurrenceSamples occurrences (see ComputeStats).
+// sample is the first kOccurrenceSamples occurrences (see ComputeStats), and
+// "residual_shape" ([kNoiseShapeBins bin means of the sorted residuals, ns], optional).
 #pragma once
 
 #include <cstddef>
@@ -91,6 +92,8 @@ struct Stats {
 // Occurrences per call and rank whose bursts are kept to separate the shared spread (the
 // first ones, in time order).
 inline constexpr std::size_t kOccurrenceSamples = 64;
+// Bins of a rank's own noise shape (ComputeStats::residual_shape).
+inline constexpr std::size_t kNoiseShapeBins = 16;
 
 // Compute before a call (one burst, or the sum of one occurrence's bursts).
 struct ComputeStats {
@@ -107,6 +110,12 @@ struct ComputeStats {
   Stats occurrence_cpu_ns;
   Stats residual_cpu_ns;
   std::int32_t occurrence_ranks = 0;  // ranks averaged per occurrence (rounded mean)
+  // The shape of the residuals: sorted, cut into kNoiseShapeBins equal shares of the sample,
+  // the mean of each share (ascending; their mean is the residuals' mean). Compute noise is
+  // rarely symmetric (a burst the OS or a cold cache holds up runs long, none runs much
+  // short), and the long tail makes the stragglers; this keeps it. Empty when not measured
+  // (fewer than 2 occurrences, older signatures).
+  std::vector<float> residual_shape;
   bool operator==(const ComputeStats&) const = default;
 };
 

@@ -47,6 +47,7 @@
 //                           "bytes", "recv_bytes", "root_bytes", "root_recv_bytes",
 //                           "cpu_ns", "instructions": Quantity or null, "cpu_spread_between",
 //                           "cpu_spread_within", "cpu_spread_shared" (optional, absent = 0),
+//                           "cpu_noise_shape" ([standardized bins], optional, absent = symmetric),
 //                           "cpu_per_occurrence" (optional, absent = false),
 //                           "class_compute": [{"mask", "cpu_ns", "instructions"}]}]}]}
 // The equations and communicator rules are stored as their training maps and layouts (and
@@ -204,6 +205,15 @@ struct SlotModel {
   double cpu_spread_between = 0;
   double cpu_spread_within = 0;
   double cpu_spread_shared = 0;
+  // The shape of each rank's own part, at the largest traced count that measured it: the
+  // ranks' residual bins (phases::ComputeStats::residual_shape, each standardized) averaged
+  // bin by bin, mean 0 and standard deviation 1 (empty: not measured; drawn symmetric).
+  // Compute noise is rarely symmetric: a burst that the OS, a page fault or a cold cache
+  // holds up runs long, none runs much short, and that tail is what makes the stragglers
+  // every partner waits for. Synthesis draws the own part from this shape (a piecewise
+  // linear quantile function through the bins), so a straggler at N is as likely, and as
+  // long, as in the traced runs.
+  std::vector<double> cpu_noise_shape;
   // Repeated-block phases (PhaseModel::block): cpu_ns and instructions are what a rank
   // computes before this call over a whole occurrence (all its iterations), not per
   // iteration; synthesis divides it by the rank's iterations at N. Chosen when it predicts
