@@ -405,11 +405,19 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     full_job = pool.Add(
         [&full, &machine](std::uint64_t* events) { return SimulateTime(*full, machine, events); });
   }
-  std::vector<std::size_t> t1_job(order.size(), kNone), t2_job(order.size(), kNone);
+  // The occurrences a repeated phase is simulated with for its steady-state cost (the
+  // weight at N rounded, at most PredictOptions::steady_occurrences).
+  const std::int64_t steady = std::max<std::int64_t>(2, options.steady_occurrences);
+  auto steady_occurrences = [steady](double weight) {
+    return std::clamp<std::int64_t>(std::llround(weight), 2, steady);
+  };
+  std::vector<std::size_t> t1_job(order.size(), kNone), tk_job(order.size(), kNone);
   for (std::size_t i = 0; i < order.size(); ++i) {
     const PhaseModel& pm = model.phases[order[i]];
-    if (ahead && !self_scheduled && !pm.scheduled && pm.weight.At(p) > 1.5)
-      t2_job[i] = pool.Add(PhaseJob(model, n, OnlyPhase(order[i], 2), machine));
+    const double w = pm.weight.At(p);
+    if (ahead && !self_scheduled && !pm.scheduled && w > 1.5) {
+      tk_job[i] = pool.Add(PhaseJob(model, n, OnlyPhase(order[i], steady_occurrences(w)), machine));
+    }
   }
   for (std::size_t i = 0; i < order.size(); ++i) {
     if (!model.phases[order[i]].scheduled)
@@ -453,28 +461,31 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     times.push_back(t);
     pred.phases.push_back(row);
   }
-  // The steady-state cost of one more occurrence (2 occurrences - 1) for repeated phases
-  // that hold at least 1% of the time estimated from one occurrence; the others are charged
+  // The steady-state cost of one more occurrence ((K occurrences - 1) / (K - 1)) for repeated
+  // phases that hold at least 1% of the time estimated from one occurrence; the others are charged
   // their first occurrence's time per occurrence.
   double estimate = 0;
   for (std::size_t i = 0; i < pred.phases.size(); ++i) {
     estimate += times[i].t1 * std::max(1.0, pred.phases[i].weight);
   }
-  std::vector<bool> needs_t2(order.size(), false);
+  std::vector<bool> needs_tk(order.size(), false);
   for (std::size_t i = 0; i < pred.phases.size(); ++i) {
     const PhasePrediction& row = pred.phases[i];
-    needs_t2[i] = row.weight > 1.5 && times[i].t1 * row.weight >= 0.01 * estimate &&
+    needs_tk[i] = row.weight > 1.5 && times[i].t1 * row.weight >= 0.01 * estimate &&
                   !model.phases[row.phase].scheduled && !coupled.count(row.phase);
-    if (needs_t2[i] && t2_job[i] == kNone)
-      t2_job[i] = pool.Add(PhaseJob(model, n, OnlyPhase(row.phase, 2), machine));
+    if (needs_tk[i] && tk_job[i] == kNone) {
+      tk_job[i] = pool.Add(
+          PhaseJob(model, n, OnlyPhase(row.phase, steady_occurrences(row.weight)), machine));
+    }
   }
   pool.Run(threads);
   for (std::size_t i = 0; i < pred.phases.size(); ++i) {
     PhasePrediction& row = pred.phases[i];
     Times& t = times[i];
-    if (needs_t2[i]) {
-      const double t2 = pool.Take(t2_job[i], &pred.simulated_events);
-      if (t2 - t.t1 > 0) t.occ = t2 - t.t1;
+    if (needs_tk[i]) {
+      const double tk = pool.Take(tk_job[i], &pred.simulated_events);
+      const auto k = static_cast<double>(steady_occurrences(row.weight));
+      if (tk - t.t1 > 0) t.occ = (tk - t.t1) / (k - 1);
     }
     row.first_occurrence_s = t.t1;
     row.time_per_occurrence_s = t.occ;
@@ -526,7 +537,8 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     pred.method = "full replay of the synthesized run";
   } else {
     pred.predicted_time_s = pred.pet_s;
-    pred.method = "PET (one occurrence of each phase simulated, times weights)";
+    pred.method =
+        "PET (each phase simulated alone: its first and steady occurrences, times weights)";
   }
   const double scale = pred.pet_s > 0 ? pred.predicted_time_s / pred.pet_s : 1;
   pred.interval_low_s = std::min(low_pet * scale, pred.predicted_time_s);

@@ -6,8 +6,9 @@
 //      valid-count check.
 //
 // How. For each modelled phase, the synthesized trace of that phase alone is simulated at N
-// with 1 and 2 occurrences; one occurrence costs T(2) - T(1) in steady state (a pipeline
-// that fills in the first occurrence is charged once: total = T(1) + (W - 1) x (T(2) - T(1))).
+// with 1 and K occurrences (K = kSteadyOccurrences, at most the phase's weight); one
+// occurrence costs (T(K) - T(1)) / (K - 1) in steady state (a pipeline that fills in the
+// first occurrence is charged once: total = T(1) + (W - 1) x (T(K) - T(1)) / (K - 1)).
 // PET(N) = sum of the phases' totals, plus the unmodelled remainder (phases that do not
 // occur at every traced count) kept at its traced share of the run. When the whole
 // synthesized run is small enough (PredictOptions::full_replay_events), it is simulated
@@ -34,6 +35,16 @@ namespace pas2p::synthesis {
 // refuses unless PredictOptions::allow_remainder.
 inline constexpr double kMostlyUnmodelled = 0.5;
 
+// Occurrences of a repeated phase simulated for its steady-state cost per occurrence (the
+// default of PredictOptions::steady_occurrences). The ranks' own noise has a long tail (a
+// held-up burst), and a straggler's delay takes several occurrences to spread and be
+// absorbed, so the second occurrence alone still carries the first's. On the bundled stencil
+// at 1024 the PET was 8.0% above the full replay from 2 occurrences, 3.5% from 3, 1.1% from 4
+// (13.7, 12.8 and 12.5 us per halo iteration); on a stencil with held-up bursts at 256
+// (SpreadTest.ThePetOfHeldUpBurstsStaysNearTheFullReplay) +12% from 2, -6.6% from 3. Each
+// more occurrence costs about a third more simulation at 1M ranks (45 s with 3, 65 s with 4).
+inline constexpr std::int64_t kSteadyOccurrences = 3;
+
 struct PredictOptions {
   bool allow_idle = false;  // predict at the largest valid count <= target, the rest idle
   // Predict even when most of the largest traced run is in phases the model leaves out
@@ -41,6 +52,8 @@ struct PredictOptions {
   bool allow_remainder = false;
   // Simulate the whole synthesized run when ranks x events per rank stay below this.
   std::uint64_t full_replay_events = 20'000'000;
+  // Occurrences a repeated phase is simulated with for its steady cost (>= 2).
+  std::int64_t steady_occurrences = kSteadyOccurrences;
   bool intervals = true;  // simulate the low/high ends (costs two more simulations per phase)
   // Validation only: simulations of the real trace with its compute noise re-drawn, for the
   // noise floor (Validation::noise_floor); 0 = do not compute it.
