@@ -4,6 +4,8 @@
 # at a larger count. One command:
 #   bench/pattern_zoo.sh [BUILD_DIR]   (default: build; needs BUILD_DIR/bin/pas2p, mpicc)
 #   ONLY="waitany cannon" bench/pattern_zoo.sh ...   runs only the patterns named
+#   TRACES=DIR bench/pattern_zoo.sh ...   keeps the traces in DIR and reuses those already
+#                                         there: two builds compared on the same traces
 # Prints one line per check: pattern_match, collective_match, bytes, compute, time error, or
 # the error pas2p gave. Traces go to a temporary directory (a few seconds per count).
 set -uo pipefail
@@ -36,10 +38,15 @@ zoo() {  # name counts held-out mode n iters
   local name="$1" counts="$2" held="$3"
   shift 3
   if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
-  "$pas2p" trace -n "$counts" -o "$tmp/$name" -- "$tmp/pattern_zoo" "$@" >/dev/null 2>&1
-  "$pas2p" trace -n "$held" -o "$tmp/$name-held" -- "$tmp/pattern_zoo" "$@" >/dev/null 2>&1
-  check "$name" leave-largest-out "$tmp/$name"
-  check "$name" "held-out $held" --against "$tmp/$name-held/pattern_zoo.$held" "$tmp/$name"
+  local dir="${TRACES:-$tmp}"
+  mkdir -p "$dir"
+  if [ ! -d "$dir/$name" ] || [ ! -d "$dir/$name-held" ]; then
+    rm -rf "${dir:?}/$name" "${dir:?}/$name-held"
+    "$pas2p" trace -n "$counts" -o "$dir/$name" -- "$tmp/pattern_zoo" "$@" >/dev/null 2>&1
+    "$pas2p" trace -n "$held" -o "$dir/$name-held" -- "$tmp/pattern_zoo" "$@" >/dev/null 2>&1
+  fi
+  check "$name" leave-largest-out "$dir/$name"
+  check "$name" "held-out $held" --against "$dir/$name-held/pattern_zoo.$held" "$dir/$name"
 }
 zoo matvec 4,6,8,12,16 24 1 4800 20
 zoo groups 4,8,12,16,20 32 2 20000000 30
