@@ -3401,6 +3401,25 @@ std::string SlotModel::Describe() const {
   q(root_cpu_ns, "CPU ns the root adds before it");
   q(instructions, cpu_per_occurrence ? "instructions before, summed over an occurrence's iterations"
                                      : "instructions before");
+  if (cpu_ns.present &&
+      (cpu_spread_between > 0 || cpu_spread_shared > 0 || cpu_spread_within > 0)) {
+    // The spread in words, standard deviation / mean, and the own part's tail: what its
+    // slowest 1 / bins of bursts add to the mean (the top bin of the standardized shape).
+    char buf[256];
+    int n =
+        std::snprintf(buf, sizeof buf,
+                      "; noise (sd / mean): %.3g%% between ranks, %.3g%% shared per "
+                      "occurrence, %.3g%% each rank's own",
+                      100 * cpu_spread_between, 100 * cpu_spread_shared, 100 * cpu_spread_within);
+    if (!cpu_noise_shape.empty() && cpu_spread_within > 0 && n > 0 &&
+        static_cast<std::size_t>(n) < sizeof buf) {
+      std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n),
+                    " (its slowest 1/%zu of bursts +%.3g%%, its fastest %.3g%%)",
+                    cpu_noise_shape.size(), 100 * cpu_spread_within * cpu_noise_shape.back(),
+                    100 * cpu_spread_within * cpu_noise_shape.front());
+    }
+    out << buf;
+  }
   return out.str();
 }
 

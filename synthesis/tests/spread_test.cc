@@ -262,6 +262,12 @@ TEST(SpreadTest, ModelKeepsTheShapeOfEachRanksOwnNoise) {
   // Standardized: 15 bins at -1/sqrt(15), the last at sqrt(15).
   for (std::size_t j = 0; j + 1 < shape.size(); ++j) EXPECT_NEAR(shape[j], -0.2582, 1e-3) << j;
   EXPECT_NEAR(shape.back(), 3.873, 1e-3);
+  // `pas2p model` says it: the own spread is 0.3, its top bin 3.873 standard deviations.
+  const std::string words = MainBurst(m).Describe();
+  EXPECT_NE(
+      words.find("30% each rank's own (its slowest 1/16 of bursts +116%, its fastest -7.75%)"),
+      std::string::npos)
+      << words;
 
   const AppModel back = ModelFromJson(ModelToJson(m), "mem");
   EXPECT_EQ(MainBurst(back).cpu_noise_shape, shape);
