@@ -40,9 +40,10 @@ void RunPredict(const PredictCliOptions& o) {
   if (synthesis::IsModelFile(o.inputs)) {
     model = synthesis::ModelFromArgs(o.inputs);
   } else {
-    const auto inputs = synthesis::ExpandTraceArgs(o.inputs);
-    auto analyzed = synthesis::AnalyzeForModel(inputs, AnalyzeOptionsOf(o.bytes_tolerance),
-                                               o.bytes_tolerance < 0);
+    auto analyzed =
+        synthesis::AnalyzeForModel(synthesis::ExpandTraceArgs(o.inputs),
+                                   AnalyzeOptionsOf(o.bytes_tolerance), o.bytes_tolerance < 0);
+    const auto& inputs = analyzed.inputs;  // those the model is built from
     sigs = std::move(analyzed.signatures);
     model = std::move(analyzed.model);
     std::size_t top = 0;

@@ -46,11 +46,12 @@ synthesis::SelfCheck TrainingSelfCheck(const std::vector<synthesis::TraceInput>&
 void RunValidate(const ValidateOptions& o) {
   std::string machine_path;
   const sim::Machine machine = synthesis::LoadMachineOrDefault(o.machine, &machine_path);
-  const auto inputs = synthesis::ExpandTraceArgs(o.traces);
   // Analyzed as `predict` does (the model of every count must build), so that validate checks
   // the phases predict works from; the held-out run is analyzed the same way.
-  const auto analyzed = synthesis::AnalyzeForModel(inputs, AnalyzeOptionsOf(o.bytes_tolerance),
-                                                   o.bytes_tolerance < 0);
+  const auto given = synthesis::ExpandTraceArgs(o.traces);
+  const auto analyzed =
+      synthesis::AnalyzeForModel(given, AnalyzeOptionsOf(o.bytes_tolerance), o.bytes_tolerance < 0);
+  const auto& inputs = analyzed.inputs;  // those the model is built from
   const auto& sigs = analyzed.signatures;
   const std::string app = sigs.empty() ? "" : sigs.front().application;
   synthesis::PredictOptions options;
@@ -85,7 +86,7 @@ void RunValidate(const ValidateOptions& o) {
                       "got " +
                       std::to_string(held.size()) + " inputs");
     }
-    for (const auto& in : inputs) {
+    for (const auto& in : given) {
       std::error_code ec;
       if (!in.path.empty() && std::filesystem::equivalent(in.path, held.front().path, ec)) {
         throw UserError("--against " + o.against +

@@ -74,6 +74,39 @@ std::string ShapesDiffer(const std::vector<phases::Signature>& sigs) {
   return out;
 }
 
+// The largest count among sigs[idx].
+int LargestCount(const std::vector<phases::Signature>& sigs, const std::vector<std::size_t>& idx) {
+  int top = 0;
+  for (std::size_t i : idx) top = std::max(top, sigs[i].nprocs);
+  return top;
+}
+
+// The counts of the shape that most signatures' runs share (ties: the shape that includes
+// the largest count), as ascending indices into `sigs`.
+std::vector<std::size_t> MostSharedShape(const std::vector<phases::Signature>& sigs) {
+  std::map<std::vector<int>, std::vector<std::size_t>> of_shape;
+  for (std::size_t i = 0; i < sigs.size(); ++i) {
+    of_shape[phases::SequenceShape(sigs[i].sequence)].push_back(i);
+  }
+  const std::vector<std::size_t>* best = nullptr;
+  for (const auto& [shape, idx] : of_shape) {
+    if (!best || idx.size() > best->size() ||
+        (idx.size() == best->size() && LargestCount(sigs, idx) > LargestCount(sigs, *best))) {
+      best = &idx;
+    }
+  }
+  return best ? *best : std::vector<std::size_t>{};
+}
+
+std::string JoinNprocs(const std::vector<phases::Signature>& sigs,
+                       const std::vector<std::size_t>& idx) {
+  std::string out;
+  for (std::size_t k = 0; k < idx.size(); ++k) {
+    out += (k ? ", " : "") + std::to_string(sigs[idx[k]].nprocs);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<TraceInput> ExpandTraceArgs(const std::vector<std::string>& args) {
@@ -128,6 +161,7 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
                             std::vector<std::string>* progress) {
   ModelInputs out;
   out.options = options;
+  out.inputs = inputs;
   out.signatures = LoadSignatures(inputs, options, progress);
   bool all_traces = true;
   for (const TraceInput& in : inputs) all_traces = all_traces && in.signature_file.empty();
@@ -142,14 +176,61 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
       phases::AnalyzeOptions apart = options;
       apart.similarity = 0;
       std::vector<phases::Signature> sigs = LoadSignatures(inputs, apart, progress);
+      const std::string percent =
+          std::to_string(static_cast<int>(options.similarity * 100 + 0.5)) + "%";
       if (ShapesDiffer(sigs).empty()) {
         out.note = std::string("the phases were found with separate runs of one structure ") +
-                   "kept apart (--similarity 0): merging those whose compute is within " +
-                   std::to_string(static_cast<int>(options.similarity * 100 + 0.5)) +
-                   "% of each other gave the runs different shapes at different counts (" +
+                   "kept apart (--similarity 0): merging those whose compute is within " + percent +
+                   " of each other gave the runs different shapes at different " + "counts (" +
                    differs + "), and their phases would not have corresponded";
         out.options = apart;
         out.signatures = std::move(sigs);
+      } else {
+        // Neither analysis gives every count one shape: keep the one in which more counts
+        // share one, and leave the others out when those are a majority of at least 3.
+        const std::vector<std::size_t> first = MostSharedShape(out.signatures);
+        const std::vector<std::size_t> second = MostSharedShape(sigs);
+        const bool take_second = second.size() > first.size() ||
+                                 (second.size() == first.size() &&
+                                  LargestCount(sigs, second) > LargestCount(out.signatures, first));
+        const std::string how =
+            take_second
+                ? "with separate runs of one structure kept apart (--similarity 0)"
+                : "with runs of one structure merged when their compute is within " + percent;
+        const std::string apart_differs = ShapesDiffer(sigs);
+        if (take_second) {
+          out.options = apart;
+          out.signatures = std::move(sigs);
+        }
+        const std::vector<std::size_t>& kept = take_second ? second : first;
+        const std::size_t n = out.signatures.size();
+        if (kept.size() >= 3 && 2 * kept.size() > n) {
+          std::vector<std::size_t> left;
+          for (std::size_t i = 0; i < n; ++i) {
+            if (std::find(kept.begin(), kept.end(), i) == kept.end()) left.push_back(i);
+          }
+          out.note = "the runs at " + JoinNprocs(out.signatures, left) +
+                     " processes have another shape than those at " +
+                     JoinNprocs(out.signatures, kept) + " (found " + how + "; merged: " + differs +
+                     "; kept apart: " + apart_differs +
+                     "), so their phases would be matched with phases of another shape: " +
+                     "they are left out; trace them again, or other counts";
+          std::vector<TraceInput> in;
+          std::vector<phases::Signature> sg;
+          for (std::size_t i : kept) {  // ascending: the inputs' order
+            in.push_back(out.inputs[i]);
+            sg.push_back(std::move(out.signatures[i]));
+          }
+          out.inputs = std::move(in);
+          out.signatures = std::move(sg);
+        } else {
+          out.note = "the runs have different shapes at different counts whichever way the " +
+                     std::string("phases are found (merged: ") + differs +
+                     "; kept apart: " + apart_differs +
+                     "), and no 3 or more counts that are most of them share " +
+                     "one: phases may be matched with phases of another shape; trace more " +
+                     "counts";
+        }
       }
     }
   }

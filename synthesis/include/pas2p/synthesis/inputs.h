@@ -33,9 +33,12 @@ std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inp
 
 // How the traces were analyzed for a model, and the model built from them.
 struct ModelInputs {
-  std::vector<phases::Signature> signatures;  // one per input, in the inputs' order
-  phases::AnalyzeOptions options;             // what the traces were analyzed with
-  AppModel model;                             // BuildModel(signatures)
+  // The inputs the model is built from, in their order (all of them, unless counts whose
+  // run has another shape were left out: see AnalyzeForModel), and one signature per input.
+  std::vector<TraceInput> inputs;
+  std::vector<phases::Signature> signatures;
+  phases::AnalyzeOptions options;  // what the traces were analyzed with
+  AppModel model;                  // BuildModel(signatures)
   // Why `options` is not what was asked for (the second analysis below); empty otherwise.
   // Also in model.warnings, so that `model` and `predict` print it.
   std::string note;
@@ -56,6 +59,16 @@ inline constexpr double kSizesEndLoopsTolerance = 0.10;
 // builds from its largest counts whose phases correspond, if there are min_counts of them
 // (BuildModel; the model's first warning names the counts left out). When nothing builds,
 // the first analysis's error is thrown, with the second's first line added.
+// Before that, the runs' shapes (phases::SequenceShape) are compared across the counts. A code
+// does not change its phases with P, but separate runs of one structure merge into one phase
+// where their compute is within `similarity`, which can come out differently at each count.
+// When the shapes differ, the traces are analyzed again with such runs kept apart
+// (similarity 0); if that gives every count one shape, it is kept. If neither analysis does,
+// the one in which more counts share one shape (then: the one whose shared shape includes the
+// largest count, then the first) is kept, and when those counts are more than half of them
+// and at least 3, the others are left out, with a note naming them: their phases would be
+// matched with phases of another shape (a LAMMPS run synthesized at 64 from such counts
+// deadlocked).
 ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
                             const phases::AnalyzeOptions& options, bool choose_loop_sizes,
                             std::vector<std::string>* progress = nullptr);
