@@ -181,8 +181,8 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
       if (ShapesDiffer(sigs).empty()) {
         out.note = std::string("the phases were found with separate runs of one structure ") +
                    "kept apart (--similarity 0): merging those whose compute is within " + percent +
-                   " of each other gave the runs different shapes at different " + "counts (" +
-                   differs + "), and their phases would not have corresponded";
+                   " of each other gave the runs different shapes at different counts (" + differs +
+                   "), and their phases would not have corresponded";
         out.options = apart;
         out.signatures = std::move(sigs);
       } else {
@@ -253,7 +253,7 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
       char tolerance[32];
       std::snprintf(tolerance, sizeof tolerance, "%g", kSizesEndLoopsTolerance);
       try {
-        std::vector<phases::Signature> sigs = LoadSignatures(inputs, sized, progress);
+        std::vector<phases::Signature> sigs = LoadSignatures(out.inputs, sized, progress);
         AppModel model = BuildModel(sigs, every_count);
         out.note = (out.note.empty() ? "" : out.note + "; ") +
                    "the phases were found with message sizes ending loops (" +
