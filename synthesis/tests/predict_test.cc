@@ -485,6 +485,22 @@ TEST(AnalyzeForModelTest, CountsOfAnotherShapeAreLeftOutWhenMostShareOne) {
   std::filesystem::remove_all(split.front().path.parent_path());
 }
 
+// Where the traced counts cannot tell two orders of MPI_Dims_create's factors apart (27, 36,
+// 45: {d0, 3, 3}), the model keeps a monotone one: d0 fastest, then d1, then d2, as a code
+// that lays out its own grid x fastest does (LAMMPS: at 48 = {4, 4, 3} its grid is 4 x 4 x 3).
+// It kept d0, d2, d1 before, the first of the two in its list: 4 x 3 x 4 at 48, and LAMMPS
+// predicted at 48 from 27-45 had 45% of its messages to the right peer.
+TEST(ValidateAgainstTest, AnOrderOfDimsCreateFactorsTheCountsCannotTellIsMonotone) {
+  testing::AppParams p;
+  p.iterations = 10;
+  std::vector<phases::Signature> sigs;
+  for (int n : {27, 36, 45})
+    sigs.push_back(testing::Analyze(testing::FirstFactorFastestHalo3D(n, p)));
+  const Validation v = testing::QuickValidate(sigs, testing::FirstFactorFastestHalo3D(48, p));
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 1e-3);
+}
+
 // A loop of irecv, send, wait whose phase the analysis found from its first repetition (NAS
 // CG at 32 ranks): the first receive is in the phase before the loop, each occurrence sends,
 // waits and posts the next receive, and the last phase sends and waits for the receive the

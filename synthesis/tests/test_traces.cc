@@ -717,6 +717,42 @@ TraceData SwapHaloSteps(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData FirstFactorFastestHalo3D(int nprocs, const AppParams& p) {
+  TraceData d = Begin("first_factor_fastest", nprocs);
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);  // fastest first
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const std::int64_t c[3] = {r % dims[0], (r / dims[0]) % dims[1], r / (dims[0] * dims[1])};
+    auto shifted = [&](int dim, std::int64_t by) {
+      std::int64_t k[3] = {c[0], c[1], c[2]};
+      k[dim] =
+          (k[dim] + by + dims[static_cast<std::size_t>(dim)]) % dims[static_cast<std::size_t>(dim)];
+      return static_cast<int>(k[0] + dims[0] * (k[1] + dims[1] * k[2]));
+    };
+    auto& ev = d.ranks[r];
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      std::vector<RequestId> reqs;
+      for (int dim = 0; dim < 3; ++dim) {
+        const auto bytes = static_cast<std::uint64_t>(
+            8 * p.domain / static_cast<double>(dims[static_cast<std::size_t>(dim)]));
+        for (int way : {-1, 1}) {
+          reqs.push_back(next++);
+          ev.push_back(MakeIrecv(shifted(dim, way), 2 * dim + (way > 0), bytes, reqs.back()));
+        }
+        for (int way : {1, -1}) {
+          reqs.push_back(next++);
+          ev.push_back(MakeIsend(shifted(dim, way), 2 * dim + (way < 0), bytes, reqs.back()));
+        }
+      }
+      ev.push_back(MakeWaitall(reqs));
+      ev.push_back(MakeCompute(cpu));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 Validation QuickValidate(const std::vector<phases::Signature>& training, const TraceData& real) {
   PredictOptions quick;
   quick.noise_draws = 0;

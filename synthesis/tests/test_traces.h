@@ -210,6 +210,13 @@ TraceData PaddedTranspose(int nprocs, const AppParams& p = {});
 // ms).
 TraceData SetupAndStepReductions(int nprocs, const AppParams& p = {});
 
+// 6-point periodic halo on MPI_Dims_create(P, 3) = {d0, d1, d2} laid out with d0 fastest, then
+// d1, then d2 (a code that lays out its own grid x fastest, the largest extent along x, as
+// LAMMPS at 48 = 4 x 4 x 3): per iteration, per dimension an irecv from -1 and +1 and an isend
+// to +1 and -1 (tags 2d and 2d + 1; 8 x domain / the dimension's extent bytes), then a waitall
+// and compute_ns / P. At 27, 36 and 45 (d1 = d2 = 3) the order of d1 and d2 cannot be seen.
+TraceData FirstFactorFastestHalo3D(int nprocs, const AppParams& p = {});
+
 phases::Signature Analyze(const TraceData& data);
 // With message sizes that differ by more than 10% (and 1 KiB) ending loops (AnalyzeOptions::
 // bytes_tolerance = 0.10, the default before sizes stopped splitting loops).
