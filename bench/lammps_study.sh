@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# A real code beyond the bundle: LAMMPS (Debian's `lmp`, `apt-get install lammps`), the
+# Lennard-Jones melt of its own benchmark (bench/lammps/in.lj: 32000 atoms, 100 steps),
+# traced at 27, 36, 45, 48 and held out at 64 (counts whose grid has 3 or more ranks along
+# every dimension; see the README's LAMMPS paragraph), then checked and predicted:
+#   pas2p validate TRACES                      (27-45 -> 48)
+#   pas2p validate --against HELD/lmp.64 TRACES (27-48 -> 64)
+#   pas2p predict --target 1024 TRACES
+#
+#   bench/lammps_study.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, a temporary directory;
+#                                                 with OUT_DIR, traces there are reused)
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+build="$(cd "${1:-$here/build}" && pwd)"
+pas2p="$build/bin/pas2p"
+[ -x "$pas2p" ] || { echo "lammps_study: $pas2p is not built" >&2; exit 1; }
+command -v lmp >/dev/null || { echo "lammps_study: lmp is not installed (apt-get install lammps)" >&2; exit 1; }
+out="${2:-}"
+if [ -z "$out" ]; then
+  out="$(mktemp -d)"
+  trap 'rm -rf "$out"' EXIT
+fi
+mkdir -p "$out"
+cd "$out" || exit 1
+cp "$here/bench/lammps/in.lj" in.lj
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+[ -d train/lmp.48 ] || "$pas2p" trace -n 27,36,45,48 -o train -- lmp -in in.lj -log none -screen none
+[ -d held/lmp.64 ] || "$pas2p" trace -n 64 -o held -- lmp -in in.lj -log none -screen none
+quiet() { grep -v "more ranks than cores"; }
+echo "== leave-largest-out: pas2p validate train"
+"$pas2p" validate train 2>&1 | quiet | sed -n 1,9p
+echo "== held-out: pas2p validate --against held/lmp.64 train"
+"$pas2p" validate --against held/lmp.64 train 2>&1 | quiet | sed -n 1,9p
+echo "== pas2p predict --target 1024 train"
+"$pas2p" predict --target 1024 train 2>&1 | quiet | grep -E "warning|predicted time"
