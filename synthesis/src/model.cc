@@ -1159,7 +1159,9 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       const double shared = SharedShare(occurrence_stats);
       if (shared >= 0) spread_shared.push_back(within * std::sqrt(shared));
       spread_own.push_back(shared >= 0 ? within * std::sqrt(1 - shared) : within);
-      shape_own = OwnNoiseShape(occurrence_stats);
+      if (std::vector<double> shape = OwnNoiseShape(occurrence_stats); !shape.empty()) {
+        shape_own = std::move(shape);
+      }
       if (!occ_within.empty() && occ_within.size() == spread_within.size()) {
         const double w = occ_within.back();
         if (shared >= 0) occ_shared.push_back(w * std::sqrt(shared));

@@ -461,7 +461,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     times.push_back(t);
     pred.phases.push_back(row);
   }
-  // The steady-state cost of one more occurrence ((K occurrences - 1) / (K - 1)) for repeated
+  // The steady-state cost of one more occurrence ((T(K) - T(1)) / (K - 1)) for repeated
   // phases that hold at least 1% of the time estimated from one occurrence; the others are charged
   // their first occurrence's time per occurrence.
   double estimate = 0;

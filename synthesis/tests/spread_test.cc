@@ -110,6 +110,15 @@ TEST(SpreadTest, SignaturesWithoutOccurrenceStatisticsKeepEverySpreadPerRank) {
   EXPECT_NEAR(s.cpu_spread_within, 0.5, 1e-6);
 }
 
+// The last relevant phase of the model (the stencil's halo exchange), -1 if none.
+int LastRelevantPhase(const AppModel& model) {
+  int last = -1;
+  for (const auto& ph : model.phases) {
+    if (ph.relevant) last = ph.index;
+  }
+  return last;
+}
+
 // Per rank, the compute bursts of the run in order.
 std::vector<std::int64_t> Bursts(const TraceSource& trace, int rank) {
   std::vector<std::int64_t> out;
@@ -150,10 +159,7 @@ TEST(SpreadTest, SharedFactorIsTheSameOnEveryRankInAnOccurrenceAndKeepsTheMean) 
   EXPECT_NEAR(run / flat_sum, 1.0, 0.02);
   // ... and over many occurrences of the main phase.
   SynthOptions many;
-  many.only_phase = -1;
-  for (const auto& ph : model.phases) {
-    if (ph.relevant) many.only_phase = ph.index;
-  }
+  many.only_phase = LastRelevantPhase(model);
   ASSERT_GE(many.only_phase, 0);
   many.repetitions = 4000;
   SynthOptions flat = many;
@@ -184,10 +190,7 @@ TEST(SpreadTest, SharedFactorIsTheSameOnEveryRankInAnOccurrenceAndKeepsTheMean) 
 // alone from them, the second's cost as the difference) cost one and two means.
 TEST(SpreadTest, SharedFactorsOfARunAddUpToTheModelsMean) {
   AppModel model = BuildModel(Stencils());
-  int main_phase = -1;
-  for (const auto& ph : model.phases) {
-    if (ph.relevant) main_phase = ph.index;
-  }
+  const int main_phase = LastRelevantPhase(model);
   ASSERT_GE(main_phase, 0);
   for (const double spread : {0.1, 0.5}) {
     for (auto& ph : model.phases) {
@@ -316,10 +319,7 @@ Moments MomentsOf(const std::vector<double>& xs) {
 // the model's whatever the shape (a long tail is paid for by a mode below the mean).
 TEST(SpreadTest, OwnNoiseIsDrawnFromItsShapeAndKeepsTheMeanAndSpread) {
   AppModel model = BuildModel(Stencils());
-  int main_phase = -1;
-  for (const auto& ph : model.phases) {
-    if (ph.relevant) main_phase = ph.index;
-  }
+  const int main_phase = LastRelevantPhase(model);
   ASSERT_GE(main_phase, 0);
   for (const double tail : {0.0, 1.0, -1.0}) {
     for (auto& ph : model.phases) {
