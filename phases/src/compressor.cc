@@ -580,6 +580,14 @@ void MergeNode(Node* into, const Node& later) {
   }
   into->total += later.total;
   if (later.counts_vary) into->counts_vary = true;
+  // Its executions in order: the later node's own, then those merged into it.
+  const auto listed = [&] {
+    return into->later_counts.size() + 1 < SequenceItem::kMaxListedCounts;
+  };
+  if (listed()) into->later_counts.push_back(later.count);
+  for (std::size_t i = 0; i < later.later_counts.size() && listed(); ++i) {
+    into->later_counts.push_back(later.later_counts[i]);
+  }
   if (into->later_count == 0) {
     into->later_count = later.count;
   } else if (later.count != into->later_count) {
@@ -1278,6 +1286,16 @@ std::int64_t RankCompressor::OpenGroup(double end_ns) {
   return static_cast<std::int64_t>(group_end_ns_.size()) - 1;
 }
 
+namespace {
+// The iterations of each execution of a loop merged across executions (as far as they are
+// listed), less `moved` in each (the iteration a rotation moved out of each).
+std::vector<std::int64_t> ExecutionCounts(const Node& loop, std::int64_t moved) {
+  std::vector<std::int64_t> out = {loop.count - moved};
+  for (const std::int64_t c : loop.later_counts) out.push_back(c - moved);
+  return out;
+}
+}  // namespace
+
 // `order`: the body of the loop item being built; a nested loop becomes a loop item in it.
 void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight, Sequence* order) {
   std::vector<Leaf> run;
@@ -1299,10 +1317,11 @@ void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight, S
                        std::llround(weight), &total);
       Emit(run, weight, order);
       order->push_back(SequenceItem::Loop(total, {}));
-      // Its first execution's count (less the iteration a rotation moved out of each).
+      // Its executions' counts where they differ from the even spread (less the iteration a
+      // rotation moved out of each).
       const std::int64_t executions = std::max<std::int64_t>(1, std::llround(weight));
-      order->back().first =
-          SequenceFirstFor(total, executions, item.count - (item.total - total) / executions);
+      order->back().counts = SequenceCountsFor(
+          total, executions, ExecutionCounts(item, (item.total - total) / executions));
       Emit(inner, static_cast<double>(total), &order->back().body);
       run = std::move(carry);
       continue;
@@ -1310,8 +1329,9 @@ void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight, S
     Emit(run, weight, order);
     run.clear();
     order->push_back(SequenceItem::Loop(item.total, {}));
-    // Its first execution's count, where the others' differ from it.
-    order->back().first = SequenceFirstFor(item.total, std::llround(weight), item.count);
+    // Its executions' counts, where they differ from the even spread.
+    order->back().counts =
+        SequenceCountsFor(item.total, std::llround(weight), ExecutionCounts(item, 0));
     FlattenBody(item.body, static_cast<double>(item.total), &order->back().body);
   }
   Emit(run, weight, order);

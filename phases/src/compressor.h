@@ -113,6 +113,8 @@ struct Node {
   // count is not one number the calls of the phase around it could repeat.
   std::int64_t later_count = 0;
   bool counts_vary = false;
+  // The iterations of each later execution, in order (the first kMaxListedCounts of them).
+  std::vector<std::int64_t> later_counts;
   std::vector<Node> body;
   std::uint64_t body_hash = 0;   // ordered hash of the body items
   std::uint64_t body_mhash = 0;  // order-free hash of the body items

@@ -150,7 +150,7 @@ bool Even(std::int64_t total, std::int64_t executions) {
 
 // The same count in every execution: an even total, and no first execution of its own.
 bool Uniform(const SequenceItem& item, std::int64_t executions) {
-  return Even(item.total, executions) && (item.first < 0 || executions <= 1);
+  return Even(item.total, executions) && (item.counts.empty() || executions <= 1);
 }
 
 // Whether a and b (the items of bodies that run `ea` and `eb` times) make the same calls in
@@ -185,7 +185,7 @@ void AppendItem(Sequence* out, SequenceItem item, std::int64_t executions) {
     const bool even = Uniform(back, executions) && Uniform(item, executions);
     if (even && !back.is_loop() && back.phase == item.phase) {
       back.total += item.total;
-      back.first = -1;
+      back.counts.clear();
       return;
     }
     if (even && back.is_loop() && item.is_loop() &&
@@ -193,7 +193,7 @@ void AppendItem(Sequence* out, SequenceItem item, std::int64_t executions) {
       const std::int64_t joined = back.total + item.total;
       Rescale(&back.body, back.total, joined);
       back.total = joined;
-      back.first = -1;
+      back.counts.clear();
       return;
     }
   }
@@ -223,12 +223,12 @@ void AddPhases(const Sequence& items, std::vector<int>* order, std::set<int>* se
 void Expand(const Sequence& items, std::int64_t executions, std::int64_t k, std::size_t limit,
             std::vector<int>* out) {
   for (const SequenceItem& item : items) {
-    const std::int64_t count = SequenceCountAt(item.total, executions, k, item.first);
+    const std::int64_t count = SequenceCountAt(item.total, executions, k, item.counts);
     if (!item.is_loop()) {
       for (std::int64_t i = 0; i < count && out->size() < limit; ++i) out->push_back(item.phase);
       continue;
     }
-    const std::int64_t base = SequenceFirstAt(item.total, executions, k, item.first);
+    const std::int64_t base = SequenceFirstAt(item.total, executions, k, item.counts);
     for (std::int64_t i = 0; i < count && out->size() < limit; ++i) {
       Expand(item.body, item.total, base + i, limit, out);
     }
@@ -269,16 +269,37 @@ Json SequenceJson(const Sequence& items, std::int64_t executions) {
     if (!item.is_loop()) {
       Json run = Json::array({item.phase, count});
       if (!even) run.push_back(item.total);
-      if (item.first >= 0) run.push_back(item.first);
+      if (!item.counts.empty()) run.push_back(item.counts);
       out.push_back(std::move(run));
       continue;
     }
     Json loop;
     loop["loop"] = count;
     if (!even) loop["total"] = item.total;
-    if (item.first >= 0) loop["first"] = item.first;
+    if (!item.counts.empty()) loop["counts"] = item.counts;
     loop["body"] = SequenceJson(item.body, item.total);
     out.push_back(std::move(loop));
+  }
+  return out;
+}
+
+// An item's listed counts: a list of counts, or (older files) one first execution's count.
+std::vector<std::int64_t> CountsFrom(const Json& j, const std::string& origin, const Json& item) {
+  std::vector<std::int64_t> out;
+  if (j.is_number_integer()) {
+    out.push_back(j.get<std::int64_t>());
+  } else if (j.is_array() && j.size() <= SequenceItem::kMaxListedCounts) {
+    for (const Json& c : j) {
+      if (!c.is_number_integer()) break;
+      out.push_back(c.get<std::int64_t>());
+    }
+    if (out.size() == j.size() && !out.empty()) return out;
+    out.clear();
+  }
+  if (out.empty()) {
+    throw TraceError(origin + ": sequence item " + item.dump() +
+                     ": the counts of its first executions must be a list of 1 to " +
+                     std::to_string(SequenceItem::kMaxListedCounts) + " integers, got " + j.dump());
   }
   return out;
 }
@@ -293,21 +314,25 @@ Sequence SequenceFrom(const Json& j, std::int64_t executions, const std::string&
     if (e.is_array()) {
       if (e.size() < 2 || e.size() > 4) {
         throw TraceError(origin +
-                         ": a sequence run must be [phase id, repetitions(, total(, first))], "
+                         ": a sequence run must be [phase id, repetitions(, total(, [counts])))], "
                          "got " +
                          e.dump());
       }
       item.phase = e.at(0).get<int>();
       count = e.at(1).get<std::int64_t>();
       item.total = e.size() >= 3 ? e.at(2).get<std::int64_t>() : count * executions;
-      if (e.size() == 4) item.first = e.at(3).get<std::int64_t>();
+      if (e.size() == 4) item.counts = CountsFrom(e.at(3), origin, e);
       if (item.phase < 0) {
         throw TraceError(origin + ": a sequence run names phase " + std::to_string(item.phase));
       }
     } else if (e.is_object()) {
       count = e.at("loop").get<std::int64_t>();
       item.total = e.contains("total") ? e.at("total").get<std::int64_t>() : count * executions;
-      item.first = e.value("first", std::int64_t{-1});
+      if (e.contains("counts")) {
+        item.counts = CountsFrom(e.at("counts"), origin, e);
+      } else if (e.contains("first")) {
+        item.counts = CountsFrom(e.at("first"), origin, e);
+      }
       item.body = SequenceFrom(e.at("body"), item.total, origin);
       if (item.body.empty()) {
         throw TraceError(origin + ": sequence loop " + e.dump() + " has an empty body");
@@ -318,9 +343,24 @@ Sequence SequenceFrom(const Json& j, std::int64_t executions, const std::string&
                        "{\"loop\", \"body\"}, got " +
                        e.dump());
     }
-    if (item.first < -1 || item.first > item.total) {
-      throw TraceError(origin + ": sequence item " + e.dump() +
-                       " has a first execution's count outside [0, its total]");
+    if (!item.counts.empty()) {
+      const auto execs = std::max<std::int64_t>(1, executions);
+      std::int64_t sum = 0;
+      bool negative = false;
+      for (const std::int64_t c : item.counts) {
+        negative = negative || c < 0;
+        sum += std::max<std::int64_t>(0, c);
+      }
+      const auto listed = static_cast<std::int64_t>(item.counts.size());
+      if (execs <= 1 || negative || listed >= execs + (sum == item.total ? 1 : 0) ||
+          sum > item.total) {
+        throw TraceError(origin + ": sequence item " + e.dump() +
+                         " lists counts of its first executions that are not counts of its "
+                         "total (" +
+                         std::to_string(item.total) + " over " + std::to_string(execs) +
+                         " executions: at most " + std::to_string(execs - 1) +
+                         " listed, none negative, their sum at most the total)");
+      }
     }
     if (count < 0 || item.total < 0 ||
         item.total / std::max<std::int64_t>(1, executions) != count) {
@@ -337,26 +377,50 @@ Sequence SequenceFrom(const Json& j, std::int64_t executions, const std::string&
 }  // namespace
 
 std::int64_t SequenceFirstAt(std::int64_t total, std::int64_t executions, std::int64_t k,
-                             std::int64_t first) {
+                             const std::vector<std::int64_t>& counts) {
   if (executions <= 1) return k <= 0 ? 0 : total;
   if (k <= 0) return 0;
   if (k >= executions) return total;
-  if (first < 0 || first > total) {
-    return static_cast<std::int64_t>(static_cast<Int128>(k) * total / executions);
-  }
-  return first +
-         static_cast<std::int64_t>(static_cast<Int128>(k - 1) * (total - first) / (executions - 1));
+  const auto listed =
+      static_cast<std::int64_t>(std::min(counts.size(), static_cast<std::size_t>(executions)));
+  std::int64_t sum = 0;
+  for (std::int64_t i = 0; i < std::min(k, listed); ++i) sum += counts[static_cast<std::size_t>(i)];
+  if (k <= listed) return sum;
+  std::int64_t listed_sum = sum;
+  for (std::int64_t i = k; i < listed; ++i) listed_sum += counts[static_cast<std::size_t>(i)];
+  const std::int64_t rest = std::max<std::int64_t>(0, total - listed_sum);
+  return sum +
+         static_cast<std::int64_t>(static_cast<Int128>(k - listed) * rest / (executions - listed));
 }
 
 std::int64_t SequenceCountAt(std::int64_t total, std::int64_t executions, std::int64_t k,
-                             std::int64_t first) {
-  return SequenceFirstAt(total, executions, k + 1, first) -
-         SequenceFirstAt(total, executions, k, first);
+                             const std::vector<std::int64_t>& counts) {
+  return SequenceFirstAt(total, executions, k + 1, counts) -
+         SequenceFirstAt(total, executions, k, counts);
 }
 
-std::int64_t SequenceFirstFor(std::int64_t total, std::int64_t executions, std::int64_t count) {
-  if (executions <= 1 || count < 0 || count > total) return -1;
-  return SequenceCountAt(total, executions, 0) == count ? -1 : count;
+std::vector<std::int64_t> SequenceCountsFor(std::int64_t total, std::int64_t executions,
+                                            const std::vector<std::int64_t>& made) {
+  const auto e = static_cast<std::size_t>(std::max<std::int64_t>(1, executions));
+  if (e <= 1 || made.empty() || made.size() > e) return {};
+  std::int64_t sum = 0;
+  for (const std::int64_t c : made) {
+    if (c < 0) return {};
+    sum += c;
+  }
+  if (sum > total || (made.size() == e && sum != total)) return {};
+  // The shortest prefix after which the even spread of the rest gives the others listed.
+  const std::size_t limit = std::min(made.size(), SequenceItem::kMaxListedCounts);
+  for (std::size_t m = 0; m <= limit; ++m) {
+    const std::vector<std::int64_t> prefix(made.begin(),
+                                           made.begin() + static_cast<std::ptrdiff_t>(m));
+    bool same = true;
+    for (std::size_t k = m; k < made.size() && same; ++k) {
+      same = SequenceCountAt(total, executions, static_cast<std::int64_t>(k), prefix) == made[k];
+    }
+    if (same) return prefix;
+  }
+  return {made.begin(), made.begin() + static_cast<std::ptrdiff_t>(limit)};
 }
 
 Sequence SimplifySequence(Sequence items, std::int64_t executions) {

@@ -252,9 +252,10 @@ void RunLengths(const phases::Sequence& items, std::int64_t executions,
     }
     const std::int64_t e = std::max<std::int64_t>(executions, 1);
     std::int64_t rest = item.total, others = e;
-    if (item.first >= 0 && e > 1) {  // the first execution's count, the rest spread over the others
-      (*out)[item.phase].insert(item.first);
-      rest -= item.first;
+    // The listed executions' counts, the rest spread over the others.
+    for (std::size_t k = 0; k < item.counts.size() && others > 1; ++k) {
+      (*out)[item.phase].insert(item.counts[k]);
+      rest -= item.counts[k];
       others -= 1;
     }
     (*out)[item.phase].insert(rest / others);
@@ -477,7 +478,7 @@ class SynthRank : public RankEventSource {
       }
       const phases::SequenceItem& item = (*f.items)[f.index];
       if (f.count < 0) {
-        f.count = phases::SequenceCountAt(item.total, f.executions, f.execution, item.first);
+        f.count = phases::SequenceCountAt(item.total, f.executions, f.execution, item.counts);
         f.done = 0;
       }
       if (!item.is_loop()) {
@@ -492,7 +493,7 @@ class SynthRank : public RankEventSource {
       }
       // Iteration `done` of this execution is the body's execution number first + done.
       const std::int64_t execution =
-          phases::SequenceFirstAt(item.total, f.executions, f.execution, item.first) + f.done;
+          phases::SequenceFirstAt(item.total, f.executions, f.execution, item.counts) + f.done;
       stack_.push_back(Frame{&item.body, item.total, execution, 0, -1, 0});
     }
     return false;
@@ -1345,8 +1346,8 @@ phases::Sequence SynthesizedTrace::ScaleSequence(const phases::Sequence& items, 
     if (total <= 0) continue;
     out.push_back(phases::SequenceItem::Loop(
         total, ScaleSequence(item.body, item.total, total, applied * g, factor, carry)));
-    // The first execution's own count, where the loop and the one around it run as traced.
-    if (to == from && total == item.total) out.back().first = item.first;
+    // The executions' own counts, where the loop and the one around it run as traced.
+    if (to == from && total == item.total) out.back().counts = item.counts;
   }
   return out;
 }

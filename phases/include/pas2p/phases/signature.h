@@ -47,8 +47,10 @@
 // executions: [phase id, repetitions, total] or {"loop": iterations, "total": T, "body"}, with
 // repetitions / iterations = floor(total / executions), and the k-th of E executions (from 0)
 // makes floor((k+1)T/E) - floor(kT/E) (the total spread evenly, in order); when the first
-// execution made another count than that, it is given too, [phase id, repetitions, total,
-// first] or "first": F, and the other E - 1 executions share T - F evenly. So stencil2d's 50
+// executions made other counts than that, they are listed too, [phase id, repetitions, total,
+// [c0, c1, ...]] or "counts": [c0, c1, ...] (at most 256), and the executions after them
+// share the rest of T evenly (older files give one first count, [..., total, first] or
+// "first": F, which reads as [F]). So stencil2d's 50
 // halo exchanges with an allreduce every 10 read [[0,1], {"loop":5, "body":[[1,10],[2,1]]},
 // [3,1]]. Version 1 wrote a flat run-length list [[id, repetitions], ...]: it reads as a
 // version 2 sequence without loops.
@@ -195,38 +197,47 @@ struct Communicator {
 // One item of a run's phase order (see the format comment above): a run of phase `phase`
 // (body empty), or a loop (`phase` == kLoop) whose body runs `total` times. `total` counts
 // the repetitions (run) or iterations (loop) over every execution of the enclosing loop's
-// body (at the top level: in the whole run); the k-th of E executions makes
-// floor((k+1)T/E) - floor(kT/E), or, when `first` >= 0 (the first execution ran another
-// number than that: a loop cut short where the enclosing one starts, a first stretch of
-// steps before the first re-neighbouring), `first` in the first and the rest of T spread so
-// over the other E - 1.
+// body (at the top level: in the whole run). The k-th of E executions makes
+// floor((k+1)T/E) - floor(kT/E) (the total spread evenly, in order), except where the
+// executions ran other numbers than that (a loop cut short where the enclosing one starts,
+// a first stretch of steps before the first re-neighbouring, steps between two
+// re-neighbourings that the enclosing loop's iterations cut at other places: 18, 1, 18, 1):
+// then `counts` lists what the first executions made, and the rest of T is spread so over
+// the executions after them. At most kMaxListedCounts are listed (SequenceCountsFor).
 struct SequenceItem {
   static constexpr int kLoop = -1;
+  static constexpr std::size_t kMaxListedCounts = 256;
   int phase = kLoop;
   std::int64_t total = 0;
   std::vector<SequenceItem> body;
-  std::int64_t first = -1;
+  std::vector<std::int64_t> counts;
   bool is_loop() const { return phase == kLoop; }
   bool operator==(const SequenceItem&) const = default;
 
-  static SequenceItem Run(int phase, std::int64_t total) { return {phase, total, {}, -1}; }
+  static SequenceItem Run(int phase, std::int64_t total) { return {phase, total, {}, {}}; }
   static SequenceItem Loop(std::int64_t total, std::vector<SequenceItem> body) {
-    return {kLoop, total, std::move(body), -1};
+    return {kLoop, total, std::move(body), {}};
   }
 };
 using Sequence = std::vector<SequenceItem>;
 
 // What the k-th (from 0) of `executions` executions of an item of total `total` makes
-// (`first`: SequenceItem::first).
+// (`counts`: SequenceItem::counts).
 std::int64_t SequenceCountAt(std::int64_t total, std::int64_t executions, std::int64_t k,
-                             std::int64_t first = -1);
-// What the first k of `executions` executions make together: floor(kT/E), or with `first`
-// >= 0, first + floor((k - 1)(T - first)/(E - 1)) for k >= 1.
+                             const std::vector<std::int64_t>& counts = {});
+// What the first k of `executions` executions make together: floor(kT/E), or with m listed
+// counts, the sum of the first min(k, m) of them and, for k > m, floor((k - m)(T - S)/(E - m))
+// more (S: the sum of the listed counts).
 std::int64_t SequenceFirstAt(std::int64_t total, std::int64_t executions, std::int64_t k,
-                             std::int64_t first = -1);
-// SequenceItem::first for a loop whose first of `executions` executions made `count` of its
-// `total`: -1 when the even spread already gives that count (or count is out of range).
-std::int64_t SequenceFirstFor(std::int64_t total, std::int64_t executions, std::int64_t count);
+                             const std::vector<std::int64_t>& counts = {});
+// SequenceItem::counts for an item of total `total` whose first executions (of `executions`)
+// made `made` (every execution, or the first ones only): the shortest prefix of `made` after
+// which the even spread of the rest gives the others of `made`, at most kMaxListedCounts;
+// empty when the even spread gives them all, or when `made` is not a count list of the total
+// (more executions than `executions`, a negative count, a sum above the total, or every
+// execution listed with another sum).
+std::vector<std::int64_t> SequenceCountsFor(std::int64_t total, std::int64_t executions,
+                                            const std::vector<std::int64_t>& made);
 
 // A canonical form of `items` (whose enclosing body runs `executions` times): items of total
 // 0 and empty loops dropped, loops of one iteration per execution spliced in, a loop whose
