@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -74,28 +75,21 @@ std::string ShapesDiffer(const std::vector<phases::Signature>& sigs) {
   return out;
 }
 
-// The largest count among sigs[idx].
-int LargestCount(const std::vector<phases::Signature>& sigs, const std::vector<std::size_t>& idx) {
-  int top = 0;
-  for (std::size_t i : idx) top = std::max(top, sigs[i].nprocs);
-  return top;
+// 0.3 -> "30%", 0.05 -> "5%".
+std::string Percent(double fraction) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g%%", std::round(fraction * 1000) / 10);
+  return buf;
 }
-
-// The counts of the shape that most signatures' runs share (ties: the shape that includes
-// the largest count), as ascending indices into `sigs`.
-std::vector<std::size_t> MostSharedShape(const std::vector<phases::Signature>& sigs) {
-  std::map<std::vector<int>, std::vector<std::size_t>> of_shape;
-  for (std::size_t i = 0; i < sigs.size(); ++i) {
-    of_shape[phases::SequenceShape(sigs[i].sequence)].push_back(i);
-  }
-  const std::vector<std::size_t>* best = nullptr;
-  for (const auto& [shape, idx] : of_shape) {
-    if (!best || idx.size() > best->size() ||
-        (idx.size() == best->size() && LargestCount(sigs, idx) > LargestCount(sigs, *best))) {
-      best = &idx;
-    }
-  }
-  return best ? *best : std::vector<std::size_t>{};
+std::string JoinInts(const std::vector<int>& v) {
+  std::string out;
+  for (std::size_t k = 0; k < v.size(); ++k) out += (k ? ", " : "") + std::to_string(v[k]);
+  return out;
+}
+std::string Number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
 }
 
 std::string JoinNprocs(const std::vector<phases::Signature>& sigs,
@@ -168,69 +162,121 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
   // Runs of one structure at different places of the run (a reduction in the set-up and the
   // same reduction every step) are one phase when their compute is similar; a code does not
   // change its phases with P, but that comparison can come out differently at each count
-  // (the set-up's share shrinks with P), and the phases then do not correspond. When the runs
-  // differ in shape across counts, and keeping such runs apart (similarity 0: only the burst
-  // floor merges them) gives every count one shape, the model is built from that.
+  // (the set-up's share shrinks with P, a burst sits near the threshold), and the phases then
+  // do not correspond. When the runs differ in shape across counts, the traces are analyzed
+  // again with other similarities (kSimilarityLadder), and each count takes the first of
+  // them that gives it the shape most counts can have.
   if (all_traces && options.similarity > 0 && out.signatures.size() > 1) {
     if (const std::string differs = ShapesDiffer(out.signatures); !differs.empty()) {
-      phases::AnalyzeOptions apart = options;
-      apart.similarity = 0;
-      std::vector<phases::Signature> sigs = LoadSignatures(inputs, apart, progress);
-      const std::string percent =
-          std::to_string(static_cast<int>(options.similarity * 100 + 0.5)) + "%";
-      if (ShapesDiffer(sigs).empty()) {
-        out.note = std::string("the phases were found with separate runs of one structure ") +
-                   "kept apart (--similarity 0): merging those whose compute is within " + percent +
-                   " of each other gave the runs different shapes at different counts (" + differs +
-                   "), and their phases would not have corresponded";
-        out.options = apart;
-        out.signatures = std::move(sigs);
+      const std::size_t n = out.signatures.size();
+      std::vector<phases::AnalyzeOptions> tried = {options};
+      std::vector<std::vector<phases::Signature>> sigs;  // [analysis][input]
+      sigs.push_back(std::move(out.signatures));
+      for (const double f : kSimilarityLadder) {
+        tried.push_back(options);
+        tried.back().similarity = options.similarity * f;
+        sigs.push_back(LoadSignatures(inputs, tried.back(), progress));
+      }
+      // Each shape: for each input, the first analysis that gives it (or none).
+      std::map<std::vector<int>, std::vector<int>> first_with;
+      std::vector<const std::vector<int>*> order;  // shapes in the order found
+      for (std::size_t a = 0; a < sigs.size(); ++a) {
+        for (std::size_t i = 0; i < n; ++i) {
+          auto [it, added] = first_with.try_emplace(phases::SequenceShape(sigs[a][i].sequence),
+                                                    std::vector<int>(n, -1));
+          if (added) order.push_back(&it->first);
+          if (it->second[i] < 0) it->second[i] = static_cast<int>(a);
+        }
+      }
+      // The shape most inputs can have; ties: the one the largest count can have, then the
+      // one found first.
+      int largest = 0;
+      for (const phases::Signature& sg : sigs.front()) largest = std::max(largest, sg.nprocs);
+      const std::vector<int>* best = nullptr;
+      std::size_t best_n = 0;
+      bool best_largest = false;
+      for (const std::vector<int>* shape : order) {
+        const std::vector<int>& from = first_with[*shape];
+        std::size_t k = 0;
+        bool has_largest = false;
+        for (std::size_t i = 0; i < n; ++i) {
+          if (from[i] < 0) continue;
+          ++k;
+          has_largest = has_largest || sigs.front()[i].nprocs == largest;
+        }
+        if (!best || k > best_n || (k == best_n && has_largest && !best_largest)) {
+          best = shape;
+          best_n = k;
+          best_largest = has_largest;
+        }
+      }
+      const std::vector<int>& from = first_with[*best];
+      std::vector<std::size_t> kept;
+      std::map<int, std::vector<int>> counts_of;  // analysis -> counts it gave the shape to
+      for (std::size_t i = 0; i < n; ++i) {
+        if (from[i] < 0) continue;
+        kept.push_back(i);
+        counts_of[from[i]].push_back(sigs.front()[i].nprocs);
+      }
+      const auto how = [&](int a) {
+        const double sim = tried[static_cast<std::size_t>(a)].similarity;
+        return sim == 0 ? std::string("runs of one structure kept apart (--similarity 0)")
+                        : "runs of one structure merged when their compute is within " +
+                              Percent(sim) + " (--similarity " + Number(sim) + ")";
+      };
+      std::string used;  // "at 27: ...; at 36, 45: ..."
+      for (const auto& [a, counts] : counts_of) {
+        used +=
+            std::string(used.empty() ? "" : "; ") + "at " + JoinInts(counts) + " with " + how(a);
+      }
+      // The largest count's analysis: the options the model says it was built with.
+      int of_largest = from[kept.back()];
+      for (std::size_t i : kept) {
+        if (sigs.front()[i].nprocs == largest) of_largest = from[i];
+      }
+      out.options = tried[static_cast<std::size_t>(of_largest)];
+      out.signatures.clear();
+      for (std::size_t i = 0; i < n; ++i) {
+        out.signatures.push_back(
+            std::move(sigs[static_cast<std::size_t>(from[i] < 0 ? 0 : from[i])][i]));
+      }
+      const std::string asked =
+          "merging runs of one structure whose compute is within " + Percent(options.similarity) +
+          " gave the runs different shapes at different counts (" + differs + ")";
+      if (kept.size() == n) {
+        out.note = "the phases were found " + used + ": " + asked +
+                   ", and their phases would not have corresponded";
+      } else if (kept.size() >= 3 && 2 * kept.size() > n) {
+        std::vector<std::size_t> left;
+        for (std::size_t i = 0; i < n; ++i) {
+          if (from[i] < 0) left.push_back(i);
+        }
+        out.note = "the runs at " + JoinNprocs(out.signatures, left) +
+                   " processes have another shape than those at " +
+                   JoinNprocs(out.signatures, kept) + " whichever way the phases are found (" +
+                   asked + "; tried with --similarity 0 and " +
+                   std::to_string(kSimilarityLadder.size() - 1) +
+                   " values between), so their phases would be matched with phases of another " +
+                   "shape: they are left out (the others' phases were found " + used +
+                   "); trace them again, or other counts";
+        std::vector<TraceInput> in;
+        std::vector<phases::Signature> sg;
+        for (std::size_t i : kept) {  // ascending: the inputs' order
+          in.push_back(out.inputs[i]);
+          sg.push_back(std::move(out.signatures[i]));
+        }
+        out.inputs = std::move(in);
+        out.signatures = std::move(sg);
       } else {
-        // Neither analysis gives every count one shape: keep the one in which more counts
-        // share one, and leave the others out when those are a majority of at least 3.
-        const std::vector<std::size_t> first = MostSharedShape(out.signatures);
-        const std::vector<std::size_t> second = MostSharedShape(sigs);
-        const bool take_second = second.size() > first.size() ||
-                                 (second.size() == first.size() &&
-                                  LargestCount(sigs, second) > LargestCount(out.signatures, first));
-        const std::string how =
-            take_second
-                ? "with separate runs of one structure kept apart (--similarity 0)"
-                : "with runs of one structure merged when their compute is within " + percent;
-        const std::string apart_differs = ShapesDiffer(sigs);
-        if (take_second) {
-          out.options = apart;
-          out.signatures = std::move(sigs);
-        }
-        const std::vector<std::size_t>& kept = take_second ? second : first;
-        const std::size_t n = out.signatures.size();
-        if (kept.size() >= 3 && 2 * kept.size() > n) {
-          std::vector<std::size_t> left;
-          for (std::size_t i = 0; i < n; ++i) {
-            if (std::find(kept.begin(), kept.end(), i) == kept.end()) left.push_back(i);
-          }
-          out.note = "the runs at " + JoinNprocs(out.signatures, left) +
-                     " processes have another shape than those at " +
-                     JoinNprocs(out.signatures, kept) + " (found " + how + "; merged: " + differs +
-                     "; kept apart: " + apart_differs +
-                     "), so their phases would be matched with phases of another shape: " +
-                     "they are left out; trace them again, or other counts";
-          std::vector<TraceInput> in;
-          std::vector<phases::Signature> sg;
-          for (std::size_t i : kept) {  // ascending: the inputs' order
-            in.push_back(out.inputs[i]);
-            sg.push_back(std::move(out.signatures[i]));
-          }
-          out.inputs = std::move(in);
-          out.signatures = std::move(sg);
-        } else {
-          out.note = "the runs have different shapes at different counts whichever way the " +
-                     std::string("phases are found (merged: ") + differs +
-                     "; kept apart: " + apart_differs +
-                     "), and no 3 or more counts that are most of them share " +
-                     "one: phases may be matched with phases of another shape; trace more " +
-                     "counts";
-        }
+        // Too few share a shape to leave the others out: the analysis asked for, as it was.
+        out.options = options;
+        out.signatures = std::move(sigs.front());
+        out.note = "the runs have different shapes at different counts whichever way the " +
+                   std::string("phases are found (") + asked + "; tried with --similarity 0 and " +
+                   std::to_string(kSimilarityLadder.size() - 1) +
+                   " values between), and no 3 or more counts that are most of them share " +
+                   "one: phases may be matched with phases of another shape; trace more " +
+                   "counts";
       }
     }
   }

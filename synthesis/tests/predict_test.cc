@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 #include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
@@ -483,6 +484,59 @@ TEST(AnalyzeForModelTest, CountsOfAnotherShapeAreLeftOutWhenMostShareOne) {
   odd_count = odd_count2 = 0;
   std::filesystem::remove_all(inputs.front().path.parent_path());
   std::filesystem::remove_all(split.front().path.parent_path());
+}
+
+// Two pairs of runs of one structure, each near one threshold at one count (LAMMPS's
+// set-up and thermo reductions merge at 48 only with a similarity of 30%; at 27 its last
+// re-neighbouring step's burst is 22 us from the others', above the 20 us floor, and at 36-48
+// under it). With one similarity for every count no shape is every count's: at 0.3 the
+// reductions merge at 36 only, at 0.2 and below the broadcasts split at 9 only. Each count
+// now takes the first similarity that gives it the shape all can have (9 and the others at
+// 0.3, 36 with runs kept apart), and every count is kept (before: 36 was left out, and the
+// reductions' laws had 3 counts).
+TraceData PairsNearThresholds(int n, const testing::AppParams& p) {
+  // Two runs merge where their compute differs by at most similarity x the larger + 20 us.
+  const double y = n == 36 ? 1.35e6 : 2e6;  // against 1 ms: merged at 0.3 at 36 only
+  // Against 100 us: apart at 0.2 at 9 only (elsewhere under the 20 us floor).
+  const double w = n == 9 ? 160e3 : 105e3;
+  return testing::TwoPairsOfRuns(n, p, 1e6, y, 100e3, w);
+}
+
+TEST(AnalyzeForModelTest, EachCountTakesTheSimilarityThatGivesItTheSharedShape) {
+  testing::AppParams p;
+  p.iterations = 4;
+  const auto inputs = WriteTraces("pairs", PairsNearThresholds, p, {9, 16, 25, 36});
+  for (const double s : {0.3, 0.2, 0.1, 0.0}) {  // no one similarity gives one shape
+    phases::AnalyzeOptions o;
+    o.similarity = s;
+    std::set<std::vector<int>> shapes;
+    for (int n : {9, 16, 25, 36}) {
+      testing::MemoryTrace trace(PairsNearThresholds(n, p));
+      shapes.insert(phases::SequenceShape(phases::AnalyzeTrace(trace, o).sequence));
+    }
+    EXPECT_EQ(shapes.size(), 2u) << "similarity " << s;
+  }
+  const ModelInputs all = AnalyzeForModel(inputs, {}, true);
+  EXPECT_EQ(all.model.counts, (std::vector<int>{9, 16, 25, 36})) << all.note;
+  ASSERT_EQ(all.signatures.size(), 4u);
+  for (const auto& sg : all.signatures) {
+    EXPECT_EQ(phases::SequenceShape(sg.sequence), phases::SequenceShape(all.signatures[0].sequence))
+        << "at " << sg.nprocs;
+  }
+  EXPECT_NE(all.note.find("at 9, 16, 25 with runs of one structure merged when their compute is "
+                          "within 30%"),
+            std::string::npos)
+      << all.note;
+  EXPECT_NE(all.note.find("at 36 with runs of one structure kept apart (--similarity 0)"),
+            std::string::npos)
+      << all.note;
+  EXPECT_DOUBLE_EQ(all.options.similarity, 0.0);  // the largest count's
+  testing::MemoryTrace real(PairsNearThresholds(49, p));
+  const Validation v = ValidateAgainst(all.signatures, real, TestMachine(), {}, all.options);
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  EXPECT_DOUBLE_EQ(v.collective_match, 1.0);
+  EXPECT_LT(v.compute_error, 0.01) << DescribeModel(all.model);
+  std::filesystem::remove_all(inputs.front().path.parent_path());
 }
 
 // Where the traced counts cannot tell two orders of MPI_Dims_create's factors apart (27, 36,

@@ -614,6 +614,47 @@ TraceData SetupAndStepReductions(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData TwoPairsOfRuns(int nprocs, const AppParams& p, double x_ns, double y_ns, double z_ns,
+                         double w_ns) {
+  TraceData d = Begin("two_pairs_of_runs", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    RequestId next = 1;
+    const auto ring = [&] {
+      for (int k = 0; k < 5; ++k) {
+        d.ranks[r].push_back(MakeCompute(1000000));
+        const RequestId req = next++;
+        d.ranks[r].push_back(MakeIrecv((r + nprocs - 1) % nprocs, 0, bytes, req));
+        d.ranks[r].push_back(MakeSend((r + 1) % nprocs, 0, bytes));
+        d.ranks[r].push_back(MakeWaitall({req}));
+      }
+    };
+    const auto reduce = [&](double ns) {
+      d.ranks[r].push_back(MakeCompute(static_cast<std::int64_t>(ns)));
+      d.ranks[r].push_back(MakeCollective(EventKind::kReduce, 8, r == 0 ? 8 : 0, 0));
+    };
+    const auto bcast = [&](double ns) {
+      d.ranks[r].push_back(MakeCompute(static_cast<std::int64_t>(ns)));
+      d.ranks[r].push_back(MakeCollective(EventKind::kBcast, r == 0 ? 64 : 0, r == 0 ? 0 : 64, 0));
+    };
+    // A barrier between the two halves, so that they do not fold into one loop.
+    for (int it = 0; it < p.iterations; ++it) ring();
+    reduce(x_ns);
+    for (int it = 0; it < p.iterations; ++it) ring();
+    bcast(z_ns);
+    for (int it = 0; it < p.iterations; ++it) ring();
+    d.ranks[r].push_back(MakeCompute(1000));
+    d.ranks[r].push_back(MakeCollective(EventKind::kBarrier, 0, 0));
+    for (int it = 0; it < p.iterations; ++it) ring();
+    reduce(y_ns);
+    for (int it = 0; it < p.iterations; ++it) ring();
+    bcast(w_ns);
+    for (int it = 0; it < p.iterations; ++it) ring();
+  }
+  End(&d);
+  return d;
+}
+
 TraceData SwapFar2D(int nprocs, const AppParams& p) {
   TraceData d = Begin("swap_far2d", nprocs);
   const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 2);  // {y, x}, x fastest

@@ -209,6 +209,13 @@ TraceData PaddedTranspose(int nprocs, const AppParams& p = {});
 // is far apart at 4 and 8 (100 and 50 ms against 30 with the default 4e8 ns), within 30% at 16 (25
 // ms).
 TraceData SetupAndStepReductions(int nprocs, const AppParams& p = {});
+// Ring exchanges (irecv from r-1, send to r+1, wait; 5 x iterations per stretch) between two
+// pairs of runs of one structure: a reduction after `x_ns` of work, a broadcast after `z_ns`,
+// a barrier between two stretches, a reduction after `y_ns`, a broadcast after `w_ns`. How alike
+// each pair's compute is decides whether the analysis merges the pair into one phase: with the
+// similarity (0.3 by default), or, where the difference is under the 20 us burst floor, always.
+TraceData TwoPairsOfRuns(int nprocs, const AppParams& p, double x_ns, double y_ns, double z_ns,
+                         double w_ns);
 
 // 6-point periodic halo on MPI_Dims_create(P, 3) = {d0, d1, d2} laid out with d0 fastest, then
 // d1, then d2 (a code that lays out its own grid x fastest, the largest extent along x, as

@@ -6,6 +6,7 @@
 // traces (e.g. datasets/traces/stencil2d holding stencil2d.4, stencil2d.9, ...).
 #pragma once
 
+#include <array>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -44,6 +45,12 @@ struct ModelInputs {
   std::string note;
 };
 
+// The similarities (as fractions of the one asked for) AnalyzeForModel tries, in order, when
+// the runs' shapes differ across counts: kept apart first, then from near the one asked for
+// down.
+inline constexpr std::array<double, 5> kSimilarityLadder = {0.0, 2.0 / 3, 1.0 / 2, 1.0 / 3,
+                                                            1.0 / 6};
+
 // The message-size tolerance of the second analysis of AnalyzeForModel.
 inline constexpr double kSizesEndLoopsTolerance = 0.10;
 
@@ -63,12 +70,16 @@ inline constexpr double kSizesEndLoopsTolerance = 0.10;
 // does not change its phases with P, but separate runs of one structure merge into one phase
 // where their compute is within `similarity`, which can come out differently at each count.
 // When the shapes differ, the traces are analyzed again with such runs kept apart
-// (similarity 0); if that gives every count one shape, it is kept. If neither analysis does,
-// the one in which more counts share one shape (then: the one whose shared shape includes the
-// largest count, then the first) is kept, and when those counts are more than half of them
-// and at least 3, the others are left out, with a note naming them: their phases would be
-// matched with phases of another shape (a LAMMPS run synthesized at 64 from such counts
-// deadlocked).
+// (similarity 0) and with fractions of the similarity asked for (kSimilarityLadder): a burst
+// near the threshold can split one count's phase whichever single similarity is used
+// (LAMMPS's last re-neighbouring step at 27 ranks). Each count's run can then take several
+// shapes; the shape that most counts can take (ties: one the largest count can take) is kept,
+// each count analyzed with the first similarity (asked for, then the ladder's) that gives it
+// that shape, and `options` is the largest count's. When some counts cannot take it, they
+// are left out if those that can are more than half of them and at least 3, with a note
+// naming them: their phases would be matched with phases of another shape (a LAMMPS run
+// synthesized at 64 from such counts deadlocked); otherwise the analysis asked for is kept,
+// with a note saying phases may be matched wrongly.
 ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
                             const phases::AnalyzeOptions& options, bool choose_loop_sizes,
                             std::vector<std::string>* progress = nullptr);
