@@ -862,6 +862,9 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
   std::iota(all.begin(), all.end(), 0);
   const bool positive = options.positive && std::all_of(sorted.begin(), sorted.end(),
                                                         [](const Point& q) { return q.y > 0; });
+  const bool positive_unless_exact =
+      options.positive_unless_exact &&
+      std::all_of(sorted.begin(), sorted.end(), [](const Point& q) { return q.y > 0; });
   std::vector<CandidateScore> candidates;
   double best_score = kInf;
   auto score_forms = [&](bool free_laws) {
@@ -872,7 +875,11 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
       if (!FitOn(form, data, all, options, nullptr, &curve)) continue;
       const double fit_error = FitError(curve, data);
       if (!std::isfinite(fit_error)) continue;
-      if (positive && !PositiveBeyond(curve, sorted.back().p)) continue;
+      if ((positive ||
+           (positive_unless_exact && !(fit_error < options.occam_absolute_tolerance))) &&
+          !PositiveBeyond(curve, sorted.back().p)) {
+        continue;
+      }
       candidates.push_back({std::move(curve), kInf, fit_error, kInf, true});
     }
     std::vector<int> order(candidates.size() - begin);

@@ -459,6 +459,8 @@ regression::Options FitOptions(Precision precision) {
   // Bytes and counts that no law reproduces exactly (sizes mixing cases whose proportions
   // change with P) do not get a law steeper than P from a lucky leave-one-out error.
   options.steep_needs_exact = precision == Precision::kExact;
+  // Nor a law that crosses zero beyond the traced counts (Options::positive_unless_exact).
+  options.positive_unless_exact = precision == Precision::kExact;
   if (precision == Precision::kMeasured) {
     options.occam_absolute_tolerance = kMeasuredNoiseFloor;
     options.interval_model_factor = 1.0;

@@ -242,7 +242,11 @@ TEST_P(SelfScheduledRoundsTest, ValidatesAgainstTheRunAt64) {
   const Validation v = ValidateAgainst(sigs, real, TestMachine());
   EXPECT_EQ(v.count, 64);
   ASSERT_TRUE(v.rescheduled) << v.reschedule_note;
-  EXPECT_LT(v.bytes_error, 0.05);
+  // The master's replies mix task messages (16..784 B) with one stop per worker, so their
+  // mean falls with P by no law of the candidates. 402 - 3.3 P fitted it best (0.8% off at
+  // 64) but reaches 0 bytes at 121 ranks; a size law must now stay positive beyond the traced
+  // counts unless it is exact (regression::Options::positive_unless_exact): 6.6%.
+  EXPECT_LT(v.bytes_error, 0.08) << DescribeModel(BuildModel(sigs), 64);
   EXPECT_LT(v.compute_error, 0.05);
   EXPECT_LT(v.time_error, 0.12) << "predicted " << v.predicted_time_s << " rescheduled "
                                 << v.real_simulated_time_s;
