@@ -257,6 +257,16 @@ std::string Format(const Sequence& items, std::int64_t executions) {
       out.append(std::to_string(item.phase));
     }
     if (item.is_loop() || count != "1") out.append(" x").append(count);
+    if (!item.counts.empty() && executions > 1) {
+      // The executions' own counts: "x9.5 {18, 1, 18, 1}" (at most 8 shown).
+      const std::int64_t shown = std::min<std::int64_t>(executions, 8);
+      out.append(" {");
+      for (std::int64_t k = 0; k < shown; ++k) {
+        if (k) out.append(", ");
+        out.append(std::to_string(SequenceCountAt(item.total, executions, k, item.counts)));
+      }
+      out.append(shown < executions ? ", ...}" : "}");
+    }
   }
   return out;
 }
@@ -409,16 +419,23 @@ std::vector<std::int64_t> SequenceCountsFor(std::int64_t total, std::int64_t exe
     sum += c;
   }
   if (sum > total || (made.size() == e && sum != total)) return {};
-  // The shortest prefix after which the even spread of the rest gives the others listed.
+  // The shortest prefix after which the even spread of the rest gives the others listed
+  // (SequenceFirstAt's spread, evaluated directly: O(1) per count, O(n^2) at most).
   const std::size_t limit = std::min(made.size(), SequenceItem::kMaxListedCounts);
+  std::int64_t listed = 0;  // the sum of made[0, m)
   for (std::size_t m = 0; m <= limit; ++m) {
-    const std::vector<std::int64_t> prefix(made.begin(),
-                                           made.begin() + static_cast<std::ptrdiff_t>(m));
+    if (m > 0) listed += made[m - 1];
+    const std::int64_t rest = total - listed;
+    const auto others = static_cast<std::int64_t>(e - m);
     bool same = true;
-    for (std::size_t k = m; k < made.size() && same; ++k) {
-      same = SequenceCountAt(total, executions, static_cast<std::int64_t>(k), prefix) == made[k];
+    for (std::size_t k = m; k < made.size() && same && others > 0; ++k) {
+      const auto i = static_cast<std::int64_t>(k - m);
+      const auto upto = [&](std::int64_t j) {
+        return static_cast<std::int64_t>(static_cast<Int128>(j) * rest / others);
+      };
+      same = upto(i + 1) - upto(i) == made[k];
     }
-    if (same) return prefix;
+    if (same) return {made.begin(), made.begin() + static_cast<std::ptrdiff_t>(m)};
   }
   return {made.begin(), made.begin() + static_cast<std::ptrdiff_t>(limit)};
 }

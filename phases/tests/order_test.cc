@@ -182,6 +182,26 @@ TEST(Order, CountsThatDifferAmongTheLaterExecutionsAreKept) {
   EXPECT_EQ(SequenceCountAt(100, 10, 2, {1, 2}), 12);
   EXPECT_EQ(SequenceFirstAt(100, 10, 10, {1, 2}), 100);
 
+  // Whatever the counts, the listed prefix reproduces every one of them through CountAt
+  // (300 executions of irregular counts: the first 256 listed, the rest spread).
+  std::uint64_t state = 12345;
+  std::vector<std::int64_t> made;
+  std::int64_t sum = 0;
+  for (int k = 0; k < 300; ++k) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    made.push_back(static_cast<std::int64_t>((state >> 33) % 20));
+    sum += made.back();
+  }
+  const Counts listed = SequenceCountsFor(sum, 300, made);
+  EXPECT_EQ(listed.size(), SequenceItem::kMaxListedCounts);
+  for (std::size_t k = 0; k < listed.size(); ++k) {
+    EXPECT_EQ(SequenceCountAt(sum, 300, static_cast<std::int64_t>(k), listed), made[k]) << k;
+  }
+  EXPECT_EQ(SequenceFirstAt(sum, 300, 300, listed), sum);
+  // Regular after a few odd ones: only those are listed.
+  EXPECT_EQ(SequenceCountsFor(3 + 0 + 7 * 10, 12, {3, 0, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7}),
+            (Counts{3, 0}));
+
   testing::MemoryTrace trace(testing::MakeSweeps(4, {18, 2, 18, 2}));
   const Signature sig = AnalyzeTrace(trace);
   const int forward = PhaseOfWeight(sig, 40);
@@ -195,6 +215,8 @@ TEST(Order, CountsThatDifferAmongTheLaterExecutionsAreKept) {
   }
   run.push_back(sig.phases.back().id);
   EXPECT_EQ(ExpandSequence(sig.sequence, 1000), run) << FormatSequence(sig.sequence);
+  EXPECT_NE(FormatSequence(sig.sequence).find("x10 {18, 2, 18, 2}"), std::string::npos)
+      << FormatSequence(sig.sequence);
   EXPECT_EQ(SignatureFromJson(SignatureToJson(sig), "t").sequence, sig.sequence);
 }
 

@@ -255,7 +255,8 @@ std::vector<int> SequenceShape(const Sequence& items);
 // The run phase by phase (one entry per occurrence), at most `limit` entries.
 std::vector<int> ExpandSequence(const Sequence& items, std::size_t limit);
 // In words: "0, (1 x10, 2) x5, 3"; a count that differs between executions is shown as its
-// mean ("x8.5").
+// mean ("x8.5"), followed by each execution's where they are listed (SequenceItem::counts:
+// "x9.5 {18, 1, 18, 1}", at most 8).
 std::string FormatSequence(const Sequence& items);
 // JSON of a sequence and back (`origin` names the file in errors).
 std::string SequenceToJsonText(const Sequence& items);
