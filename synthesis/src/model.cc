@@ -1358,6 +1358,62 @@ void HarmonizeGrids(PhaseModel* pm) {
   }
 }
 
+// One application, one process grid: a phase whose grid-based equations fit another grid
+// than the one most of the application's grid-based equations use (a phase of a single
+// irecv along the third dimension of LAMMPS's {d0, d1, 3} grid at 36, 45, 48 ranks also
+// fits a 3 x (P/3) grid, whose valid counts, multiples of 3, then refused 64) is moved to
+// that grid when every one of its grid-based equations fits it there too.
+void HarmonizeGridsAcrossPhases(std::vector<PhaseModel>* phases) {
+  auto on_grid = [](const std::optional<patterns::GeneralEquation>& eq) {
+    return eq &&
+           (eq->family == patterns::Family::kStencil || eq->family == patterns::Family::kGroupAll ||
+            eq->family == patterns::Family::kTranspose);
+  };
+  std::vector<std::pair<patterns::GridRule, int>> votes;  // in the order first seen
+  for (const PhaseModel& pm : *phases) {
+    for (const SlotModel& s : pm.slots) {
+      for (const auto* eq : {&s.peer, &s.recv_peer}) {
+        if (!on_grid(*eq)) continue;
+        auto it = std::find_if(votes.begin(), votes.end(),
+                               [&](const auto& v) { return v.first == (*eq)->grid; });
+        if (it == votes.end()) {
+          votes.emplace_back((*eq)->grid, 1);
+        } else {
+          ++it->second;
+        }
+      }
+    }
+  }
+  if (votes.size() < 2) return;
+  const auto top = std::max_element(
+      votes.begin(), votes.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  const patterns::GridRule& grid = top->first;
+  for (PhaseModel& pm : *phases) {
+    std::vector<
+        std::pair<std::optional<patterns::GeneralEquation>*, const std::vector<patterns::CommMap>*>>
+        sides;
+    bool elsewhere = false;
+    for (SlotModel& s : pm.slots) {
+      if (on_grid(s.peer)) sides.emplace_back(&s.peer, &s.maps);
+      if (on_grid(s.recv_peer)) sides.emplace_back(&s.recv_peer, &s.recv_maps);
+    }
+    for (const auto& side : sides) elsewhere = elsewhere || !((*side.first)->grid == grid);
+    if (!elsewhere) continue;
+    std::vector<patterns::GeneralEquation> moved;
+    for (const auto& side : sides) {
+      for (const patterns::GeneralEquation& o : patterns::AllFittingEquations(*side.second)) {
+        if (on_grid(o) && o.grid == grid) {
+          moved.push_back(o);
+          break;
+        }
+      }
+    }
+    if (moved.size() != sides.size()) continue;
+    for (std::size_t i = 0; i < sides.size(); ++i) *sides[i].first = moved[i];
+    for (SlotModel& s : pm.slots) RefitFaceBytes(&s);
+  }
+}
+
 // Pending requests before each slot of one rank's occurrence; decides "all pending".
 void DecideCompletions(PhaseBuild* build, const std::vector<int>& counts) {
   auto& slots = build->model.slots;
@@ -3239,6 +3295,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   model.sequence = largest.sequence;
   rename(&model.sequence);
   model.sequence = phases::SimplifySequence(std::move(model.sequence));
+  HarmonizeGridsAcrossPhases(&model.phases);
   AddValidCounts(&model);
   return model;
 }

@@ -555,6 +555,23 @@ TEST(ValidateAgainstTest, AnOrderOfDimsCreateFactorsTheCountsCannotTellIsMonoton
   EXPECT_LT(v.bytes_error, 1e-3);
 }
 
+// One application, one process grid: a phase that swaps along the slowest dimension of a
+// {d0, 3, 3} MPI_Dims_create grid only (27, 36, 45 ranks) fits a 3 x (P/3) grid as well, and
+// took it (its first candidate): the model's valid counts became multiples of 3 and 64 was
+// refused (LAMMPS's EAM run: a lone irecv phase along z at 36, 45, 48). It now takes the
+// grid the application's other phases are on.
+TEST(ValidateAgainstTest, APhaseThatFitsSeveralGridsTakesTheApplicationsGrid) {
+  testing::AppParams p;
+  p.iterations = 6;
+  std::vector<phases::Signature> sigs;
+  for (int n : {27, 36, 45}) sigs.push_back(testing::Analyze(testing::HaloThenSwapAlongZ(n, p)));
+  const AppModel m = BuildModel(sigs);
+  EXPECT_TRUE(m.valid.IsValid(64)) << m.valid.Describe() << "\n" << DescribeModel(m);
+  const Validation v = testing::QuickValidate(sigs, testing::HaloThenSwapAlongZ(64, p));
+  EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 1e-3);
+}
+
 // A loop of irecv, send, wait whose phase the analysis found from its first repetition (NAS
 // CG at 32 ranks): the first receive is in the phase before the loop, each occurrence sends,
 // waits and posts the next receive, and the last phase sends and waits for the receive the

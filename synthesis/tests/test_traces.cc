@@ -794,6 +794,40 @@ TraceData FirstFactorFastestHalo3D(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData HaloThenSwapAlongZ(int nprocs, const AppParams& p) {
+  TraceData d = FirstFactorFastestHalo3D(nprocs, p);
+  d.metadata.application = "halo_then_swap_along_z";
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);  // fastest first
+  const std::int64_t plane = dims[0] * dims[1];
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / static_cast<double>(dims[2]));
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    std::vector<Event> tail(ev.end() - 3, ev.end());  // End's compute, allreduce, finalize
+    ev.resize(ev.size() - 3);
+    ev.push_back(MakeCompute(1000));
+    ev.push_back(MakeCollective(EventKind::kBarrier, 0, 0));
+    const int up = static_cast<int>((r + plane) % nprocs);
+    const int down = static_cast<int>((r - plane + nprocs) % nprocs);
+    RequestId next = 100000;
+    for (int it = 0; it < p.iterations; ++it) {
+      const RequestId req = next++;
+      ev.push_back(MakeIrecv(up, 7, bytes, req));
+      ev.push_back(MakeSend(down, 7, bytes));
+      ev.push_back(MakeWaitall({req}));
+      ev.push_back(MakeCompute(cpu));
+    }
+    ev.insert(ev.end(), tail.begin(), tail.end());
+    std::int64_t t = 0;  // wall times again (End set them before the new events)
+    for (Event& e : ev) {
+      e.wall_start_ns = t;
+      t += e.kind == EventKind::kCompute ? e.cpu_ns : 1000;
+      e.wall_end_ns = t;
+    }
+  }
+  return d;
+}
+
 Validation QuickValidate(const std::vector<phases::Signature>& training, const TraceData& real) {
   PredictOptions quick;
   quick.noise_draws = 0;

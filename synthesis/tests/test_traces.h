@@ -223,6 +223,10 @@ TraceData TwoPairsOfRuns(int nprocs, const AppParams& p, double x_ns, double y_n
 // to +1 and -1 (tags 2d and 2d + 1; 8 x domain / the dimension's extent bytes), then a waitall
 // and compute_ns / P. At 27, 36 and 45 (d1 = d2 = 3) the order of d1 and d2 cannot be seen.
 TraceData FirstFactorFastestHalo3D(int nprocs, const AppParams& p = {});
+// FirstFactorFastestHalo3D, then a barrier and `iterations` swaps along the slowest dimension
+// only (irecv from the rank one plane up, send to the one a plane down, wait): at 27, 36, 45
+// ranks ({d0, 3, 3}) that swap alone also fits a 3 x (P/3) grid.
+TraceData HaloThenSwapAlongZ(int nprocs, const AppParams& p);
 
 phases::Signature Analyze(const TraceData& data);
 // With message sizes that differ by more than 10% (and 1 KiB) ending loops (AnalyzeOptions::
