@@ -1688,6 +1688,48 @@ std::size_t BlockLength(const phases::PhaseGroup& group,
   return block.size();
 }
 
+// Whether, at every count, each message of one occurrence has its receive in the same
+// occurrence: every rank's receives from p (irecv, recv, sendrecv's receive half) are as many
+// as p's sends to it. Counting completions alone cannot tell: a phase that completes a
+// receive the phase before it posted (a send along z, then its wait) and posts one the phase
+// after it completes (an irecv along y) has as many requests pending at its end as at its
+// start, and is "closed" by a rotation that moves that irecv to the front, where no rank
+// sends what it waits for. Wildcard receives are taken as balanced.
+bool PeersBalanced(const std::vector<std::vector<SlotCountData>>& data,
+                   const std::vector<int>& counts) {
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    std::map<std::pair<std::int32_t, std::int32_t>, std::int64_t> owed;  // (from, to)
+    for (const auto& slot : data) {
+      for (int r = 0; r < counts[ci]; ++r) {
+        const phases::PhaseEvent* e = slot[ci].event_of_rank[r];
+        if (!e) continue;
+        switch (e->kind) {
+          case EventKind::kSend:
+          case EventKind::kIsend:
+            ++owed[{r, e->peer}];
+            break;
+          case EventKind::kRecv:
+          case EventKind::kIrecv:
+            if (e->peer < 0) return true;
+            --owed[{e->peer, r}];
+            break;
+          case EventKind::kSendrecv:
+            if (e->recv_peer < 0) return true;
+            ++owed[{r, e->peer}];
+            --owed[{e->recv_peer, r}];
+            break;
+          default:
+            break;
+        }
+      }
+    }
+    for (const auto& [pair, n] : owed) {
+      if (n != 0 && pair.second >= 0) return false;
+    }
+  }
+  return true;
+}
+
 // The smallest rotation of the slots (a start index) at which every rank of every count
 // completes, within one occurrence, every request it creates, and never completes more than
 // it has pending; 0 when the phase is closed as it is or no rotation closes it.
@@ -2491,9 +2533,13 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // leaves the last occurrence's request unmatched, so the slots are rotated to the first
   // start at which no rank has a request pending across the occurrence boundary.
   std::set<int> carried;  // calls (by index in accs) kept across the phase's boundary
+  // A phase that needs a rotation to close and whose messages do not all have their receives
+  // in the occurrence is not closed by it: it hands requests on to the phases around it
+  // (PeersBalanced), as below.
   if (wildcard_pool) {
     // kept as traced
-  } else if (const std::size_t k = ClosedRotation(build.data, counts); k > 0) {
+  } else if (const std::size_t k = ClosedRotation(build.data, counts);
+             k > 0 && PeersBalanced(build.data, counts)) {
     std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end());
     place();
   } else if (!ClosedFrom(build.data, counts, 0)) {
@@ -2513,7 +2559,9 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
       if ((!dangling[s] || carry_out) && (!orphan[s] || carry_in)) kept.push_back(order[s]);
       if ((dangling[s] && carry_out) || (orphan[s] && carry_in)) carried.insert(order[s]);
     }
-    if (kept.size() != order.size() && !kept.empty()) {
+    // A phase that is nothing but such calls (a receive posted alone before a loop whose
+    // phase is closed by rotation: LAMMPS's EAM run) is left with no calls at all.
+    if (kept.size() != order.size()) {
       order = std::move(kept);
       place();
     }
