@@ -1309,25 +1309,27 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   return slot;
 }
 
+// An equation of a grid family (a stencil, groups on the grid, a transpose).
+bool OnGrid(const std::optional<patterns::GeneralEquation>& eq) {
+  return eq &&
+         (eq->family == patterns::Family::kStencil || eq->family == patterns::Family::kGroupAll ||
+          eq->family == patterns::Family::kTranspose);
+}
+
 // The slots of one phase live on one process grid. When the traced counts fit several grids
 // (4, 9, 25 are squares and also MPI_Dims_create(P, 3) grids with one extent 1), each slot's
 // own first choice may differ, and a halo exchange would extrapolate on two grids at once. So
 // when the slots disagree, the first grid (in the first slot's preference order) on which
 // every grid-based equation of the phase fits is used for all of them.
 void HarmonizeGrids(PhaseModel* pm) {
-  auto on_grid = [](const std::optional<patterns::GeneralEquation>& eq) {
-    return eq &&
-           (eq->family == patterns::Family::kStencil || eq->family == patterns::Family::kGroupAll ||
-            eq->family == patterns::Family::kTranspose);
-  };
   struct Side {
     std::optional<patterns::GeneralEquation>* eq;
     const std::vector<patterns::CommMap>* maps;
   };
   std::vector<Side> sides;
   for (SlotModel& s : pm->slots) {
-    if (on_grid(s.peer)) sides.push_back({&s.peer, &s.maps});
-    if (on_grid(s.recv_peer)) sides.push_back({&s.recv_peer, &s.recv_maps});
+    if (OnGrid(s.peer)) sides.push_back({&s.peer, &s.maps});
+    if (OnGrid(s.recv_peer)) sides.push_back({&s.recv_peer, &s.recv_maps});
   }
   if (sides.size() < 2) return;
   bool agree = true;
@@ -1336,12 +1338,12 @@ void HarmonizeGrids(PhaseModel* pm) {
   std::vector<std::vector<patterns::GeneralEquation>> options;
   for (const Side& side : sides) options.push_back(patterns::AllFittingEquations(*side.maps));
   for (const auto& first : options[0]) {
-    if (!on_grid(first)) continue;
+    if (!OnGrid(first)) continue;
     std::vector<const patterns::GeneralEquation*> pick;
     for (const auto& opts : options) {
       const patterns::GeneralEquation* found = nullptr;
       for (const auto& o : opts) {
-        if (on_grid(o) && o.grid == first.grid) {
+        if (OnGrid(o) && o.grid == first.grid) {
           found = &o;
           break;
         }
@@ -1364,16 +1366,11 @@ void HarmonizeGrids(PhaseModel* pm) {
 // fits a 3 x (P/3) grid, whose valid counts, multiples of 3, then refused 64) is moved to
 // that grid when every one of its grid-based equations fits it there too.
 void HarmonizeGridsAcrossPhases(std::vector<PhaseModel>* phases) {
-  auto on_grid = [](const std::optional<patterns::GeneralEquation>& eq) {
-    return eq &&
-           (eq->family == patterns::Family::kStencil || eq->family == patterns::Family::kGroupAll ||
-            eq->family == patterns::Family::kTranspose);
-  };
   std::vector<std::pair<patterns::GridRule, int>> votes;  // in the order first seen
   for (const PhaseModel& pm : *phases) {
     for (const SlotModel& s : pm.slots) {
       for (const auto* eq : {&s.peer, &s.recv_peer}) {
-        if (!on_grid(*eq)) continue;
+        if (!OnGrid(*eq)) continue;
         auto it = std::find_if(votes.begin(), votes.end(),
                                [&](const auto& v) { return v.first == (*eq)->grid; });
         if (it == votes.end()) {
@@ -1394,15 +1391,15 @@ void HarmonizeGridsAcrossPhases(std::vector<PhaseModel>* phases) {
         sides;
     bool elsewhere = false;
     for (SlotModel& s : pm.slots) {
-      if (on_grid(s.peer)) sides.emplace_back(&s.peer, &s.maps);
-      if (on_grid(s.recv_peer)) sides.emplace_back(&s.recv_peer, &s.recv_maps);
+      if (OnGrid(s.peer)) sides.emplace_back(&s.peer, &s.maps);
+      if (OnGrid(s.recv_peer)) sides.emplace_back(&s.recv_peer, &s.recv_maps);
     }
     for (const auto& side : sides) elsewhere = elsewhere || !((*side.first)->grid == grid);
     if (!elsewhere) continue;
     std::vector<patterns::GeneralEquation> moved;
     for (const auto& side : sides) {
       for (const patterns::GeneralEquation& o : patterns::AllFittingEquations(*side.second)) {
-        if (on_grid(o) && o.grid == grid) {
+        if (OnGrid(o) && o.grid == grid) {
           moved.push_back(o);
           break;
         }
