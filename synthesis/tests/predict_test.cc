@@ -492,7 +492,7 @@ TEST(AnalyzeForModelTest, CountsOfAnotherShapeAreLeftOutWhenMostShareOne) {
 // under it). With one similarity for every count no shape is every count's: at 0.3 the
 // reductions merge at 36 only, at 0.2 and below the broadcasts split at 9 only. Each count
 // now takes the first similarity that gives it the shape all can have (9 and the others at
-// 0.3, 36 with runs kept apart), and every count is kept (before: 36 was left out, and the
+// 0.3, 36 with runs kept apart), and every count is kept (before: 9 was left out, and the
 // reductions' laws had 3 counts).
 TraceData PairsNearThresholds(int n, const testing::AppParams& p) {
   // Two runs merge where their compute differs by at most similarity x the larger + 20 us.
