@@ -42,6 +42,15 @@ void End(TraceData* d) {
   }
 }
 
+// One ring exchange of rank r: irecv from r-1, send to r+1, wait (1 ms of compute before).
+void RingExchange(std::vector<Event>* ev, int r, int nprocs, std::uint64_t bytes, RequestId* next) {
+  ev->push_back(MakeCompute(1000000));
+  const RequestId req = (*next)++;
+  ev->push_back(MakeIrecv((r + nprocs - 1) % nprocs, 0, bytes, req));
+  ev->push_back(MakeSend((r + 1) % nprocs, 0, bytes));
+  ev->push_back(MakeWaitall({req}));
+}
+
 void TorusHalo(TraceData* d, int r, std::uint64_t bytes, RequestId* next,
                std::int64_t before_wait_ns = 0) {
   const int n = static_cast<int>(d->ranks.size());
@@ -597,13 +606,7 @@ TraceData SetupAndStepReductions(int nprocs, const AppParams& p) {
     d.ranks[r].push_back(MakeCollective(EventKind::kBcast, r == 0 ? 64 : 0, r == 0 ? 0 : 64, 0));
     RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {
-      for (int k = 0; k < 10; ++k) {
-        d.ranks[r].push_back(MakeCompute(1000000));
-        const RequestId req = next++;
-        d.ranks[r].push_back(MakeIrecv((r + nprocs - 1) % nprocs, 0, bytes, req));
-        d.ranks[r].push_back(MakeSend((r + 1) % nprocs, 0, bytes));
-        d.ranks[r].push_back(MakeWaitall({req}));
-      }
+      for (int k = 0; k < 10; ++k) RingExchange(&d.ranks[r], r, nprocs, bytes, &next);
       for (int k = 0; k < 3; ++k) {
         d.ranks[r].push_back(MakeCompute(30000000));
         d.ranks[r].push_back(reduce(r));
@@ -621,13 +624,7 @@ TraceData TwoPairsOfRuns(int nprocs, const AppParams& p, double x_ns, double y_n
   for (int r = 0; r < nprocs; ++r) {
     RequestId next = 1;
     const auto ring = [&] {
-      for (int k = 0; k < 5; ++k) {
-        d.ranks[r].push_back(MakeCompute(1000000));
-        const RequestId req = next++;
-        d.ranks[r].push_back(MakeIrecv((r + nprocs - 1) % nprocs, 0, bytes, req));
-        d.ranks[r].push_back(MakeSend((r + 1) % nprocs, 0, bytes));
-        d.ranks[r].push_back(MakeWaitall({req}));
-      }
+      for (int k = 0; k < 5; ++k) RingExchange(&d.ranks[r], r, nprocs, bytes, &next);
     };
     const auto reduce = [&](double ns) {
       d.ranks[r].push_back(MakeCompute(static_cast<std::int64_t>(ns)));
@@ -803,8 +800,7 @@ TraceData HaloThenSwapAlongZ(int nprocs, const AppParams& p) {
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / static_cast<double>(dims[2]));
   for (int r = 0; r < nprocs; ++r) {
     auto& ev = d.ranks[r];
-    std::vector<Event> tail(ev.end() - 3, ev.end());  // End's compute, allreduce, finalize
-    ev.resize(ev.size() - 3);
+    ev.resize(ev.size() - 3);  // End's compute, allreduce and finalize: added again below
     ev.push_back(MakeCompute(1000));
     ev.push_back(MakeCollective(EventKind::kBarrier, 0, 0));
     const int up = static_cast<int>((r + plane) % nprocs);
@@ -817,14 +813,8 @@ TraceData HaloThenSwapAlongZ(int nprocs, const AppParams& p) {
       ev.push_back(MakeWaitall({req}));
       ev.push_back(MakeCompute(cpu));
     }
-    ev.insert(ev.end(), tail.begin(), tail.end());
-    std::int64_t t = 0;  // wall times again (End set them before the new events)
-    for (Event& e : ev) {
-      e.wall_start_ns = t;
-      t += e.kind == EventKind::kCompute ? e.cpu_ns : 1000;
-      e.wall_end_ns = t;
-    }
   }
+  End(&d);
   return d;
 }
 
