@@ -1820,6 +1820,24 @@ std::vector<bool> OrphanSlots(const std::vector<std::vector<SlotCountData>>& dat
       }
     }
     if (wildcard) continue;
+    // Receives still pending at the end of the occurrence take the next occurrence's messages:
+    // in a swap chain cut by the phase boundary (each occurrence posts the receive the next
+    // one's first send fills), the first send of each pair of ranks is taken by the receive
+    // the phase before posted.
+    for (int r = 0; r < n; ++r) {
+      std::deque<const phases::PhaseEvent*> fifo;
+      for (std::size_t k = 0; k < ns; ++k) {
+        const phases::PhaseEvent* e = data[k][ci].event_of_rank[r];
+        if (!e) continue;
+        if (CreatesRequest(e->kind)) fifo.push_back(e);
+        if (IsCompletion(e->kind)) {
+          for (std::int32_t q = 0; q < e->requests && !fifo.empty(); ++q) fifo.pop_front();
+        }
+      }
+      for (const phases::PhaseEvent* e : fifo) {
+        if (e->kind == EventKind::kIrecv) --receives[{e->peer, r, e->tag}];
+      }
+    }
     std::map<std::tuple<int, int, std::int32_t>, int> sends;
     for (std::size_t k = 0; k < ns; ++k) {
       for (int r = 0; r < n; ++r) {
@@ -2267,6 +2285,66 @@ RequestCarry CarryOf(const phases::Phase& ph, int nprocs) {
   return c;
 }
 
+// Per phase of one count's run, the requests it hands on across its boundaries as the model
+// builds it. A phase that owes what it leaves (a loop body cut after its receive) either keeps
+// its calls as traced and carries them, when every phase before and after it agrees (a chain
+// of swaps cut by phase boundaries: LAMMPS's receive posted alone before a loop of exchange
+// steps whose every step posts the next step's receive, and whose last hands it to the phase
+// after the loop), or is closed by rotating it (ClosedRotation) and carries nothing. Starting
+// from every such phase carrying, the ones that disagree with a neighbour are rotated until
+// none does. `chained`: the phases that keep carrying. The others carry what they trace.
+struct ChainCarry {
+  std::map<int, RequestCarry> carry;  // modelled phases only
+  std::set<int> chained;
+};
+ChainCarry ChainCarries(const phases::Signature& sig, int nprocs, const std::set<int>& modelled,
+                        const Adjacency& adj) {
+  ChainCarry cc;
+  auto none = [](const std::vector<int>& v) {
+    return std::all_of(v.begin(), v.end(), [](int x) { return x == 0; });
+  };
+  for (int id : modelled) {
+    const phases::Phase* ph = sig.FindPhase(id);
+    if (!ph) continue;
+    RequestCarry c = CarryOf(*ph, nprocs);
+    if (c.left == c.owed && !none(c.left)) cc.chained.insert(id);
+    cc.carry.emplace(id, std::move(c));
+  }
+  const RequestCarry zero{std::vector<int>(static_cast<std::size_t>(nprocs), 0),
+                          std::vector<int>(static_cast<std::size_t>(nprocs), 0)};
+  auto effective = [&](int id) -> const RequestCarry* {
+    auto it = cc.carry.find(id);
+    if (it == cc.carry.end()) return nullptr;
+    if (it->second.left == it->second.owed && !cc.chained.count(id)) return &zero;
+    return &it->second;
+  };
+  // An edge a -> b agrees when both are modelled and b owes exactly what a leaves.
+  auto agrees = [&](int a, int b) {
+    const RequestCarry* ca = effective(a);
+    const RequestCarry* cb = effective(b);
+    return ca && cb && ca->left == cb->owed;
+  };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (auto it = cc.chained.begin(); it != cc.chained.end();) {
+      const int id = *it;
+      bool ok = adj.next.count(id) && adj.prev.count(id);
+      for (int b : ok ? adj.next.at(id) : std::set<int>{}) ok = ok && agrees(id, b);
+      for (int a : ok ? adj.prev.at(id) : std::set<int>{}) ok = ok && agrees(a, id);
+      if (ok) {
+        ++it;
+      } else {
+        it = cc.chained.erase(it);
+        changed = true;
+      }
+    }
+  }
+  for (auto& [id, c] : cc.carry) {
+    if (c.left == c.owed && !cc.chained.count(id)) c = zero;
+  }
+  return cc;
+}
+
 // Whether the requests a phase leaves pending (`out`) or completes from before it (`in`) are
 // those of the phases next to it in the run, at every count: a halo swap cut by a phase
 // boundary (its receive posted at the end of one phase, its send and wait at the start of the
@@ -2274,37 +2352,30 @@ RequestCarry CarryOf(const phases::Phase& ph, int nprocs) {
 // calls stay, and the synthesized run carries the request from one phase to the next, as the
 // program does; dropped, every such boundary lost a message. Every phase next to it must be
 // modelled (`modelled`: per count, the phase ids the model builds) and carry the same
-// requests per rank, and so must the phases next to those.
-std::pair<bool, bool> CarriedAcrossPhases(const phases::PhaseGroup& group,
-                                          const std::vector<const phases::Signature*>& sigs,
-                                          const std::vector<int>& counts,
-                                          const std::vector<std::set<int>>& modelled) {
-  bool out = true, in = true;
+// requests per rank, and so must the phases next to those (ChainCarries). `as_traced`: the
+// phase owes what it leaves and carries both at every count, so it is not rotated.
+struct Carried {
+  bool out = false, in = false, as_traced = false;
+};
+Carried CarriedAcrossPhases(const phases::PhaseGroup& group,
+                            const std::vector<const phases::Signature*>& sigs,
+                            const std::vector<int>& counts,
+                            const std::vector<std::set<int>>& modelled) {
+  bool out = true, in = true, as_traced = true;
   for (std::size_t ci = 0; ci < counts.size() && (out || in); ++ci) {
     const phases::Signature& sig = *sigs[ci];
-    const int n = counts[ci];
     const int id = group.phase_ids[ci];
-    const phases::Phase* self = sig.FindPhase(id);
-    if (!self || ci >= modelled.size()) return {false, false};
+    if (!sig.FindPhase(id) || ci >= modelled.size()) return {};
     const Adjacency adj = RunAdjacency(sig.sequence);
-    std::map<int, RequestCarry> carry;
+    const ChainCarry chain = ChainCarries(sig, counts[ci], modelled[ci], adj);
     auto carry_of = [&](int phase) -> const RequestCarry* {
-      if (phase == kRunEnd || !modelled[ci].count(phase)) return nullptr;
-      if (auto it = carry.find(phase); it != carry.end()) return &it->second;
-      const phases::Phase* ph = sig.FindPhase(phase);
-      if (!ph) return nullptr;
-      RequestCarry c = CarryOf(*ph, n);
-      // A phase that owes what it leaves (a loop body cut after its receive) is closed by
-      // rotating it (ClosedRotation): it carries nothing.
-      if (c.left == c.owed) {
-        std::fill(c.left.begin(), c.left.end(), 0);
-        c.owed = c.left;
-      }
-      return &carry.emplace(phase, std::move(c)).first->second;
+      auto it = chain.carry.find(phase);
+      return it == chain.carry.end() ? nullptr : &it->second;
     };
     const RequestCarry* own = carry_of(id);
-    if (!own) return {false, false};  // not among the phases the model builds
+    if (!own) return {};  // not among the phases the model builds
     const RequestCarry& mine = *own;
+    as_traced = as_traced && chain.chained.count(id) > 0;
     auto none = [](const std::vector<int>& v) {
       return std::all_of(v.begin(), v.end(), [](int x) { return x == 0; });
     };
@@ -2330,7 +2401,7 @@ std::pair<bool, bool> CarriedAcrossPhases(const phases::PhaseGroup& group,
       in = all;
     }
   }
-  return {out, in};
+  return {out, in, as_traced && out && in};
 }
 
 PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
@@ -2529,14 +2600,19 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // is posted at the end of one iteration and completed in the next). Synthesizing it as is
   // leaves the last occurrence's request unmatched, so the slots are rotated to the first
   // start at which no rank has a request pending across the occurrence boundary.
-  std::set<int> carried;  // calls (by index in accs) kept across the phase's boundary
+  std::set<int> carried;                // calls (by index in accs) kept across the phase's boundary
+  std::optional<Carried> carried_memo;  // CarriedAcrossPhases, when it is needed
+  auto carried_across = [&]() -> const Carried& {
+    if (!carried_memo) carried_memo = CarriedAcrossPhases(group, sigs, counts, modelled);
+    return *carried_memo;
+  };
   // A phase that needs a rotation to close and whose messages do not all have their receives
   // in the occurrence is not closed by it: it hands requests on to the phases around it
   // (PeersBalanced), as below.
   if (wildcard_pool) {
     // kept as traced
   } else if (const std::size_t k = ClosedRotation(build.data, counts);
-             k > 0 && PeersBalanced(build.data, counts)) {
+             k > 0 && PeersBalanced(build.data, counts) && !carried_across().as_traced) {
     std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end());
     place();
   } else if (!ClosedFrom(build.data, counts, 0)) {
@@ -2550,7 +2626,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     // Unless the phases around it carry the same requests (CarriedAcrossPhases).
     const std::vector<bool> dangling = DanglingSlots(build.data, counts);
     const std::vector<bool> orphan = OrphanSlots(build.data, counts);
-    const auto [carry_out, carry_in] = CarriedAcrossPhases(group, sigs, counts, modelled);
+    const bool carry_out = carried_across().out, carry_in = carried_across().in;
     std::vector<int> kept;
     for (std::size_t s = 0; s < order.size(); ++s) {
       if ((!dangling[s] || carry_out) && (!orphan[s] || carry_in)) kept.push_back(order[s]);
