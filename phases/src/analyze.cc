@@ -1703,14 +1703,32 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   std::vector<std::vector<Instance>> seqs(static_cast<std::size_t>(n));
   std::vector<std::vector<double>> group_end_ns(static_cast<std::size_t>(n));
   std::vector<Sequence> orders(static_cast<std::size_t>(n));
+  std::vector<std::string> short_ranks;  // the first few ranks whose calls are not all held
+  int short_count = 0;
   for (int r = 0; r < n; ++r) {
     compressors[r].Finish();
+    if (std::abs(compressors[r].HeldCalls() - static_cast<double>(compressors[r].calls())) > 0.5 &&
+        ++short_count <= 4) {
+      char held[32];
+      std::snprintf(held, sizeof held, "%.0f", compressors[r].HeldCalls());
+      short_ranks.push_back("rank " + std::to_string(r) + ": " + held + " of " +
+                            std::to_string(compressors[r].calls()));
+    }
     traced_ns = std::max(traced_ns, compressors[r].total_time_ns());
     seqs[r] = std::move(compressors[r].instances());
     orders[r] = std::move(compressors[r].order());
     group_end_ns[r] = compressors[r].group_end_ns();
   }
   compressors.clear();
+  if (short_count > 0) {
+    std::string list;
+    for (const std::string& s : short_ranks) list += (list.empty() ? "" : "; ") + s;
+    if (short_count > 4) list += "; " + std::to_string(short_count - 4) + " more ranks";
+    sig.warnings.push_back(
+        "the phases do not hold every call the ranks made (" + list +
+        "): the loops were folded inconsistently, so the phases' weights and the prediction "
+        "miss those calls; please report this trace");
+  }
   const std::vector<double> offsets = ClockOffsets(sync);
   sync.clear();
   TimeOnGlobalClock(&seqs, group_end_ns, offsets);

@@ -182,6 +182,11 @@ class RankCompressor {
   // Flushes everything; the instances are then complete.
   void Finish();
   std::vector<Instance>& instances() { return instances_; }
+  // The calls this rank made (after the folding of partial waitsome calls), and how many of
+  // them its instances hold (calls x weight, dropped plain calls included): equal unless the
+  // folding lost calls, which the analysis reports.
+  std::int64_t calls() const { return calls_; }
+  double HeldCalls() const;
   double total_time_ns() const { return total_time_ns_; }
   // Rank-local wall time at which each top-level group ended (index = GroupPart::group).
   const std::vector<double>& group_end_ns() const { return group_end_ns_; }
@@ -279,6 +284,7 @@ class RankCompressor {
   std::unordered_set<RequestId> wildcard_requests_;  // pending irecvs from MPI_ANY_SOURCE
   std::int32_t last_wildcard_source_ = kNoRank;
   double total_time_ns_ = 0;
+  std::int64_t calls_ = 0;
   // Output.
   Instance plain_;
   bool plain_open_ = false;

@@ -149,6 +149,31 @@ TEST(Order, AFirstExecutionThatRanAnotherCountIsKept) {
   EXPECT_EQ(SignatureFromJson(SignatureToJson(sig), "t").sequence, sig.sequence);
 }
 
+// A short inner loop whose first execution ran one more iteration than the others (LAMMPS's
+// EAM run: one time step with an extra block of swaps, {3, 2, 2}): unrolled at the rounded
+// mean (2 per execution) the first execution's third iteration was lost, and the signature
+// held 73 calls fewer than the rank made. Its counts now vary, so it stays a loop.
+TEST(Order, AShortLoopWhoseFirstExecutionRanMoreIsNotUnrolledShort) {
+  const TraceData data = testing::MakeNested(4, {3, 2, 2});
+  testing::MemoryTrace trace(data);
+  const Signature sig = AnalyzeTrace(trace);
+  for (int r = 0; r < 4; ++r) {
+    const auto rank = static_cast<std::size_t>(r);
+    double calls = 0;
+    for (const Event& e : data.ranks[rank]) calls += e.kind != EventKind::kCompute;
+    double held = 0;
+    for (const Phase& p : sig.phases) {
+      held += p.ranks[rank].weight * static_cast<double>(p.ranks[rank].events.size());
+    }
+    EXPECT_EQ(held, calls) << "rank " << r << "\n" << FormatSignatureTable(sig);
+  }
+  const int halo = PhaseOfWeight(sig, 7);
+  ASSERT_GE(halo, 0) << FormatSignatureTable(sig);
+  EXPECT_NE(FormatSequence(sig.sequence).find("x2.33 {3, 2, 2}"), std::string::npos)
+      << FormatSequence(sig.sequence);
+  ExpectTotalsAreWeights(sig);
+}
+
 TEST(Order, CountAtKeepsAFirstCountAndSpreadsTheRest) {
   std::vector<std::int64_t> counts;
   for (int k = 0; k < 4; ++k) counts.push_back(SequenceCountAt(30, 4, k, {3}));

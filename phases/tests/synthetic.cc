@@ -147,12 +147,16 @@ TraceData MakeStencil(const StencilSpec& s) {
 }
 
 TraceData MakeNested(int nprocs, int outer, int inner) {
+  return MakeNested(nprocs, std::vector<int>(static_cast<std::size_t>(outer), inner));
+}
+
+TraceData MakeNested(int nprocs, const std::vector<int>& inner) {
   Gen g(nprocs, "nested");
   g.Init();
   std::vector<std::vector<int>> nb(static_cast<std::size_t>(nprocs));
   for (int r = 0; r < nprocs; ++r) nb[r] = {(r + nprocs - 1) % nprocs, (r + 1) % nprocs};
-  for (int o = 0; o < outer; ++o) {
-    for (int i = 0; i < inner; ++i) {
+  for (const int halos : inner) {
+    for (int i = 0; i < halos; ++i) {
       std::vector<std::int64_t> cpu(static_cast<std::size_t>(nprocs));
       for (int r = 0; r < nprocs; ++r)
         cpu[r] = static_cast<std::int64_t>(100000 * (1 + 0.05 * g.Noise()));

@@ -60,6 +60,8 @@ TraceData MakeStencil(const StencilSpec& spec);
 
 // `outer` x { `inner` x {ring halo: irecv/isend +-1, waitall, compute}, allreduce }.
 TraceData MakeNested(int nprocs, int outer, int inner);
+// The same with `inner[o]` halos in outer iteration o.
+TraceData MakeNested(int nprocs, const std::vector<int>& inner);
 
 // Rank 0 hands out one task to every worker per iteration, collects the results with
 // Waitany in an order that changes every iteration, and acknowledges each result as it
