@@ -315,6 +315,16 @@ void RankCompressor::AddEvent(std::int64_t step, const Event& e) {
     pending_time_ += duration;
     return;
   }
+  // A collective on MPI_COMM_SELF (or a communicator made from it) waits for no one and
+  // moves nothing at any count: its time is the rank's own, like a failed test's. (PETSc's
+  // rank 0 broadcasts what it read on PETSC_COMM_SELF, which the other ranks never call; as a
+  // call it made rank 0's phases differ from the others'.) A split that has one member at
+  // some count only (every 4th rank at 4) is a communicator like any other.
+  if (e.kind == EventKind::kCommCreate && self_comms_.count(e.comm)) self_comms_.insert(e.new_comm);
+  if (IsCollective(e.kind) && self_comms_.count(e.comm)) {
+    pending_time_ += duration;
+    return;
+  }
 
   Node node;
   Leaf& l = node.leaf;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -274,6 +275,7 @@ class RankCompressor {
 
   int nprocs_;
   std::map<CommId, std::vector<std::int32_t>> comm_members_;  // this rank's communicators
+  std::set<CommId> self_comms_ = {kCommSelf};  // MPI_COMM_SELF and those made from it
   // Per (kind, communicator): the communicator rank of the latest root, and whether the root
   // has moved by one since the first call (only then is a repeated root "the same").
   struct RootTrack {

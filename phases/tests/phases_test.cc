@@ -196,6 +196,50 @@ TEST(Phases, ShortLoopWhoseCountVariesKeepsEveryCall) {
   ExpectSignatureHolds(sig);
 }
 
+// Collectives on MPI_COMM_SELF and its duplicates wait for no one and move nothing: PETSc's rank
+// 0 broadcasts the options it read on PETSC_COMM_SELF, which no other rank calls. Taken as
+// calls they made rank 0's phases differ from the others' (matched by logical time, and the
+// run synthesized from them had rank 0 waiting in a world broadcast alone). They are the
+// rank's own time now, and every rank has the same phases.
+TEST(Phases, CollectivesOnMpiCommSelfAreTheRanksOwnTime) {
+  TraceData data = testing::MakeNested(8, 6, 3);
+  Event created;
+  created.kind = EventKind::kCommCreate;
+  created.comm = kCommSelf;
+  created.new_comm = 100;  // 100 + rank: the tracer names a communicator by its members
+  auto& rank0 = data.ranks[0];
+  for (std::size_t i = rank0.size() - 1; i > 1; --i) {
+    if (rank0[i].kind != EventKind::kAllreduce) continue;
+    // Before each allreduce: a broadcast on MPI_COMM_SELF and one on a duplicate of it.
+    Event self_bcast = MakeCollective(EventKind::kBcast, 64, 0, 0, kCommSelf);
+    Event dup_bcast = MakeCollective(EventKind::kBcast, 64, 0, 0, 100);
+    self_bcast.wall_start_ns = self_bcast.wall_end_ns = rank0[i].wall_start_ns;
+    dup_bcast.wall_start_ns = dup_bcast.wall_end_ns = rank0[i].wall_start_ns;
+    rank0.insert(rank0.begin() + static_cast<std::ptrdiff_t>(i), {self_bcast, dup_bcast});
+  }
+  Event dup = created;
+  dup.members = {0};
+  dup.wall_start_ns = dup.wall_end_ns = rank0[1].wall_start_ns;
+  rank0.insert(rank0.begin() + 1, dup);
+  for (int r = 1; r < 8; ++r) {
+    Event mine = created;
+    mine.new_comm = 100 + r;
+    mine.members = {r};
+    mine.wall_start_ns = mine.wall_end_ns = data.ranks[r][1].wall_start_ns;
+    data.ranks[r].insert(data.ranks[r].begin() + 1, mine);
+  }
+  const Signature sig = Analyze(std::move(data));
+  for (const std::string& w : sig.warnings) {
+    EXPECT_EQ(w.find("differs from the other ranks"), std::string::npos) << w;
+  }
+  for (const Phase& p : sig.phases) EXPECT_EQ(CountKind(p, 0, EventKind::kBcast), 0) << p.id;
+  // init (with the communicator's creation), the halo x 18, the allreduce x 6, finalize.
+  ASSERT_EQ(sig.phases.size(), 4u) << FormatSignatureTable(sig);
+  EXPECT_EQ(sig.phases[1].weight, 18) << FormatSignatureTable(sig);
+  EXPECT_EQ(sig.phases[2].weight, 6) << FormatSignatureTable(sig);
+  ExpectSignatureHolds(sig);
+}
+
 TEST(Phases, NestedLoopsGiveInnerAndOuterWeights) {
   Signature sig = Analyze(testing::MakeNested(6, 10, 20));
   bool inner = false, outer = false;

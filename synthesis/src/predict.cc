@@ -881,13 +881,19 @@ StreamTotals ReadTotals(const TraceSource& trace, int rank) {
   std::uint64_t world = 0x57;
   for (int r = 0; r < trace.nprocs(); ++r) world = mix(world, static_cast<std::uint64_t>(r));
   members[kCommWorld] = world;
+  // MPI_COMM_SELF and the communicators made from it: their collectives move nothing and
+  // wait for no one (the analysis takes them as the rank's own time), so they are not
+  // compared.
+  std::set<CommId> alone = {kCommSelf};
   Event e;
   while (source->Next(&e)) {
     if (e.kind == EventKind::kCommCreate) {
       std::uint64_t h = 0x57;
       for (const std::int32_t m : e.members) h = mix(h, static_cast<std::uint64_t>(m));
       members[e.new_comm] = h;
+      if (alone.count(e.comm)) alone.insert(e.new_comm);
     }
+    if (IsCollective(e.kind) && alone.count(e.comm)) continue;
     if (IsCollective(e.kind)) {
       const auto it = members.find(e.comm);
       std::uint64_t h = it == members.end() ? 0 : it->second;
