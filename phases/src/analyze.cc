@@ -1925,7 +1925,7 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
     p.time_s = p.weight > 0 ? p.total_time_s / p.weight : 0;
     p.time_per_rank_max_s = max_occ;
     p.time_per_rank_min_s = min_occ;
-    p.description = DescribePhase(p, n);
+    p.description = DescribePhase(p, n, sig.communicators);
     sum_total_s += p.total_time_s;
     sig.phases.push_back(std::move(p));
   }
@@ -2111,8 +2111,21 @@ std::string PeerPattern(const std::vector<std::pair<int, int>>& pairs, int nproc
 
 }  // namespace
 
-std::string DescribePhase(const Phase& phase, int nprocs) {
+std::string DescribePhase(const Phase& phase, int nprocs,
+                          const std::vector<Communicator>& communicators) {
   if (phase.ranks.empty()) return "nothing";
+  std::set<CommId> world = {kCommWorld};
+  for (const Communicator& c : communicators) {
+    if (c.origin != static_cast<std::int32_t>(CommOrigin::kDup) &&
+        c.origin != static_cast<std::int32_t>(CommOrigin::kCart)) {
+      continue;
+    }
+    bool identity = static_cast<int>(c.members.size()) == nprocs;
+    for (std::size_t i = 0; i < c.members.size() && identity; ++i) {
+      identity = c.members[i] == static_cast<std::int32_t>(i);
+    }
+    if (identity) world.insert(c.id);
+  }
   // Per kind: calls per rank and occurrence, pairs, bytes.
   struct KindInfo {
     double calls = 0;
@@ -2136,7 +2149,7 @@ std::string DescribePhase(const Phase& phase, int nprocs) {
         k.moving_root = true;
       }
       if (IsPointToPoint(e.kind) && e.peer >= 0) k.pairs.emplace_back(rp.rank, e.peer);
-      if (IsCollective(e.kind) && e.comm != kCommWorld) k.sub_comm = true;
+      if (IsCollective(e.kind) && !world.count(e.comm)) k.sub_comm = true;
     }
   }
   std::vector<std::string> parts;

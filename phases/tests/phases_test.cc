@@ -240,6 +240,33 @@ TEST(Phases, CollectivesOnMpiCommSelfAreTheRanksOwnTime) {
   ExpectSignatureHolds(sig);
 }
 
+// Libraries duplicate the world (PETSc's PETSC_COMM_WORLD): collectives on a duplicate in
+// the world's order are described as the world's, not as sub-communicators'.
+TEST(Phases, CollectivesOnADuplicateOfTheWorldAreDescribedAsTheWorlds) {
+  TraceData data = testing::MakeNested(8, 6, 3);
+  for (int r = 0; r < 8; ++r) {
+    auto& events = data.ranks[static_cast<std::size_t>(r)];
+    for (Event& e : events) {
+      if (e.kind == EventKind::kAllreduce) e.comm = 50;
+    }
+    Event dup;
+    dup.kind = EventKind::kCommCreate;
+    dup.comm = kCommWorld;
+    dup.new_comm = 50;
+    dup.value = static_cast<std::int64_t>(CommOrigin::kDup);
+    dup.members = {0, 1, 2, 3, 4, 5, 6, 7};
+    dup.wall_start_ns = dup.wall_end_ns = events[1].wall_start_ns;
+    events.insert(events.begin() + 1, dup);
+  }
+  const Signature sig = Analyze(std::move(data));
+  bool allreduce = false;
+  for (const Phase& p : sig.phases) {
+    EXPECT_EQ(p.description.find("sub-communicator"), std::string::npos) << p.description;
+    allreduce = allreduce || p.description.find("allreduce (16 B)") != std::string::npos;
+  }
+  EXPECT_TRUE(allreduce) << FormatSignatureTable(sig);
+}
+
 TEST(Phases, NestedLoopsGiveInnerAndOuterWeights) {
   Signature sig = Analyze(testing::MakeNested(6, 10, 20));
   bool inner = false, outer = false;

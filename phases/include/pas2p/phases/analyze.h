@@ -131,7 +131,10 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options 
 
 // Words for what a phase communicates, e.g. "4 isends to 4 neighbours (+-1, +-4),
 // 4 irecvs, 1 waitall, 1 allreduce (8 B)"; built from all ranks' events of one occurrence.
-std::string DescribePhase(const Phase& phase, int nprocs);
+// `communicators`: the run's (Signature::communicators); a duplicate or cartesian copy of the
+// world in the world's order is described as the world.
+std::string DescribePhase(const Phase& phase, int nprocs,
+                          const std::vector<Communicator>& communicators = {});
 
 // Human-readable table of a signature (what `pas2p analyze` prints).
 std::string FormatSignatureTable(const Signature& signature);
