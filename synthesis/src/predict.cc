@@ -323,6 +323,46 @@ std::vector<std::string> ProblemSizeLimits(const AppModel& model, std::int64_t n
   return out;
 }
 
+std::vector<std::string> UntracedExtents(const AppModel& model, std::int64_t nprocs) {
+  std::vector<std::string> out;
+  std::set<std::string> grids;  // one line per grid
+  for (const PhaseModel& phase : model.phases) {
+    for (const SlotModel& s : phase.slots) {
+      for (const auto* eq : {&s.peer, &s.recv_peer}) {
+        if (!*eq || (*eq)->family != patterns::Family::kStencil) continue;
+        const patterns::GridRule& grid = (*eq)->grid;
+        const auto at_target = grid.Extents(nprocs);
+        if (!at_target) continue;
+        std::vector<std::int64_t> most(at_target->size(), 0);
+        std::string traced;
+        for (const int c : model.counts) {
+          const auto e = grid.Extents(c);
+          if (!e || e->size() != most.size()) continue;
+          for (std::size_t d = 0; d < most.size(); ++d) most[d] = std::max(most[d], (*e)[d]);
+          traced += (traced.empty() ? "" : ", ") + patterns::GridRule::FormatExtents(*e) + " at " +
+                    std::to_string(c);
+        }
+        std::string dims;
+        for (std::size_t d = 0; d < most.size(); ++d) {
+          if (most[d] > 0 && most[d] <= 2 && (*at_target)[d] > 2) {
+            dims += (dims.empty() ? "" : ", ") + std::to_string(d);
+          }
+        }
+        if (dims.empty() || !grids.insert(grid.Describe()).second) continue;
+        out.push_back(
+            "phase " + std::to_string(phase.index) + " exchanges on a " + grid.Describe() +
+            " grid (" + traced + "; " + patterns::GridRule::FormatExtents(*at_target) + " at " +
+            std::to_string(nprocs) + "): along dimension " + dims +
+            " (fastest first) every traced count has at most 2 ranks, where a rank's "
+            "neighbours either way are one rank or none, so the traces cannot tell the "
+            "exchanges in each direction apart and the prediction guesses them. Trace a count "
+            "with at least 3 ranks along every dimension");
+      }
+    }
+  }
+  return out;
+}
+
 Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machine& machine,
                    const PredictOptions& options) {
   if (model.counts.empty()) throw UserError("the model has no traced counts");
@@ -356,6 +396,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   pred.check_message = check.valid ? "" : check.message;
   const std::int64_t n = check.run_count;
   pred.limits = ProblemSizeLimits(model, n);
+  pred.untraced_extents = UntracedExtents(model, n);
   std::string error;
   if (!machine.IsValidFor(static_cast<int>(n), &error)) {
     throw UserError("the machine \"" + machine.name + "\" cannot run " + std::to_string(n) +
@@ -614,6 +655,7 @@ std::string FormatPrediction(const Prediction& p, const std::string& machine_nam
   out << "valid counts: " << p.valid_counts << "\n";
   if (!p.check_message.empty()) out << "note: " << p.check_message << "\n";
   for (const auto& l : p.limits) out << "warning: " << l << "\n";
+  for (const auto& l : p.untraced_extents) out << "warning: " << l << "\n";
   out << "\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-5s %10s %14s %14s %7s  %s\n", "phase", "weight",
@@ -651,6 +693,7 @@ std::string PredictionToJson(const Prediction& p, const std::string& machine_nam
   j["note"] = p.check_message;
   j["self_check"] = SelfCheckJson(p.self_check);
   j["limits"] = p.limits;
+  j["untraced_extents"] = p.untraced_extents;
   json phases = json::array();
   for (const auto& r : p.phases) {
     phases.push_back(json{{"phase", r.phase},
@@ -1261,6 +1304,7 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   PredictOptions o = options;
   o.allow_idle = false;
   const Prediction pred = Predict(model, held_out, machine, o);
+  for (const auto& w : pred.untraced_extents) v.model_warnings.push_back(w);
   v.predicted_time_s = pred.predicted_time_s;
   v.real_simulated_time_s = SimulateTime(real, machine, nullptr);
 

@@ -164,6 +164,23 @@ TEST(ValidateAgainstTest, CollectivesOnMpiCommSelfAreNotCommunication) {
   EXPECT_LT(v.bytes_error, 1e-3);
 }
 
+// Traced only where a dimension of the grid has 2 ranks (8, 12, 16: 2 x 2 x 2, 3 x 2 x 2,
+// 4 x 2 x 2), the swaps along it cannot be told apart by direction: the prediction at 27
+// (3 x 3 x 3) says so, naming the dimensions; at a traced count nothing is untraced.
+TEST(PredictTest, DimensionsTracedWithTwoRanksAtMostAreNamed) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 12, 16}) sigs.push_back(testing::Analyze(testing::SwapHalo3D(n)));
+  const AppModel m = BuildModel(sigs);
+  const std::vector<std::string> at27 = UntracedExtents(m, 27);
+  ASSERT_EQ(at27.size(), 1u) << DescribeModel(m);
+  EXPECT_NE(at27.front().find("along dimension 1, 2 (fastest first)"), std::string::npos)
+      << at27.front();
+  EXPECT_NE(at27.front().find("3 x 3 x 3 at 27"), std::string::npos) << at27.front();
+  EXPECT_TRUE(UntracedExtents(m, 16).empty());
+  const Prediction p = Predict(m, 27, TestMachine());
+  EXPECT_EQ(p.untraced_extents, at27);
+}
+
 TEST(ValidateAgainstTest, HeldOutMustBeLargerAndOfTheSameApplication) {
   std::vector<phases::Signature> sigs;
   for (int n : {9, 16, 25}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));

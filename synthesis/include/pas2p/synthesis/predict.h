@@ -113,10 +113,16 @@ struct Prediction {
   // many ranks; the application most likely cannot run here with this input). One line per
   // phase, in words; empty when nothing is out of range.
   std::vector<std::string> limits;
+  // Grid dimensions along which every traced count had at most 2 ranks and the target has
+  // more: a rank's neighbours either way along it were one rank (or none), so the traces
+  // could not tell the exchanges in each direction apart. One line per grid, in words.
+  std::vector<std::string> untraced_extents;
 };
 
 // The `limits` of a prediction at `nprocs` (see Prediction::limits).
 std::vector<std::string> ProblemSizeLimits(const AppModel& model, std::int64_t nprocs);
+// The `untraced_extents` of a prediction at `nprocs` (see Prediction::untraced_extents).
+std::vector<std::string> UntracedExtents(const AppModel& model, std::int64_t nprocs);
 
 // What one occurrence of a phase does at `nprocs` (calls, partners' grid, bytes at that
 // count), e.g. "4 irecv on a 64 x 64 grid, 301 B each; 4 isend on a 64 x 64 grid, ...".
