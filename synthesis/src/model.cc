@@ -3385,6 +3385,36 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     if (k >= 1) folded[p.id] = {best, k};
   }
   double total = 0, unmodelled = 0;
+  // Bytes sent in a phase, over the ranks and its occurrences.
+  auto bytes_of = [](const phases::Phase& p) {
+    double bytes = 0;
+    for (const phases::RankPhase& rp : p.ranks) {
+      for (const phases::PhaseEvent& e : rp.events) {
+        if (IsCollective(e.kind) || e.kind == EventKind::kSend || e.kind == EventKind::kIsend ||
+            e.kind == EventKind::kSendrecv) {
+          bytes += rp.weight * e.bytes.mean;
+        }
+      }
+    }
+    return bytes;
+  };
+  double total_bytes = 0, unmodelled_bytes = 0;
+  for (const auto& p : largest.phases) {
+    const double bytes = bytes_of(p);
+    total_bytes += bytes;
+    if (group_of_largest_id.count(p.id)) continue;
+    double rest = bytes;
+    // A folded phase makes k occurrences of its modelled phase's calls per occurrence: what
+    // it sends beyond those is not in the prediction.
+    if (auto f = folded.find(p.id); f != folded.end()) {
+      const phases::Phase* m = largest.FindPhase(model.phases[f->second.first].ids.back());
+      if (m && m->weight > 0) {
+        rest -= static_cast<double>(f->second.second) * p.weight * bytes_of(*m) / m->weight;
+      }
+    }
+    unmodelled_bytes += std::max(0.0, rest);
+  }
+  model.unmodelled_bytes_share = total_bytes > 0 ? unmodelled_bytes / total_bytes : 0;
   for (const auto& p : largest.phases) {
     total += p.total_time_s;
     if (group_of_largest_id.count(p.id)) continue;
@@ -3613,7 +3643,12 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.1f%%", 100 * model.unmodelled_share);
   out << "phases modelled: " << model.phases.size() << " (unmodelled remainder at "
-      << model.largest_count() << ": " << buf << " of the traced time)\n";
+      << model.largest_count() << ": " << buf << " of the traced time";
+  if (model.unmodelled_bytes_share > 0) {
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * model.unmodelled_bytes_share);
+    out << ", " << buf << " of the bytes";
+  }
+  out << ")\n";
   for (const auto& p : model.phases) {
     out << "\nphase " << p.index << (p.relevant ? " (relevant)" : "") << ": " << p.description
         << "\n";
@@ -3726,6 +3761,7 @@ std::string ModelToJson(const AppModel& model) {
   j["valid_counts"] = model.valid.Describe();
   j["warnings"] = model.warnings;
   j["unmodelled_share"] = model.unmodelled_share;
+  j["unmodelled_bytes_share"] = model.unmodelled_bytes_share;
   j["sequence"] = json::parse(phases::SequenceToJsonText(model.sequence));
   json phases_j = json::array();
   for (const auto& p : model.phases) {
@@ -3835,6 +3871,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
     model.counts = j.at("counts").get<std::vector<int>>();
     model.warnings = j.at("warnings").get<std::vector<std::string>>();
     model.unmodelled_share = j.at("unmodelled_share").get<double>();
+    model.unmodelled_bytes_share = j.value("unmodelled_bytes_share", 0.0);
     // Version 1's flat [[index, repetitions], ...] reads as a sequence without loops.
     try {
       model.sequence = phases::SequenceFromJsonText(j.at("sequence").dump(), origin);

@@ -385,6 +385,16 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
         "would extrapolate a small part of the run. Trace counts whose runs have the same "
         "phases (compare `pas2p analyze` of each), or add --allow-remainder to predict anyway");
   }
+  if (model.unmodelled_bytes_share > kMostlyUnmodelled && !options.allow_remainder) {
+    char share[32];
+    std::snprintf(share, sizeof share, "%.1f%%", 100 * model.unmodelled_bytes_share);
+    throw UserError(
+        std::string(share) + " of the bytes sent at " + std::to_string(model.counts.back()) +
+        " processes are in phases the model leaves out (phases missing at some counts, or "
+        "whose communication no pattern family reproduces: see the warnings), so the "
+        "prediction would leave out most of the traffic. Trace counts whose runs have the same "
+        "phases (compare `pas2p analyze` of each), or add --allow-remainder to predict anyway");
+  }
   std::vector<std::int64_t> traced(model.counts.begin(), model.counts.end());
   const patterns::TargetCheck check =
       patterns::RequireTarget(model.valid, target, options.allow_idle, traced);
@@ -1295,6 +1305,7 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   v.count = held_out;
   v.training_counts = model.counts;
   v.unmodelled_share = model.unmodelled_share;
+  v.unmodelled_bytes_share = model.unmodelled_bytes_share;
   for (const auto& w : model.warnings) {
     if (w.find(phases::kUntracedCallsWarning) == std::string::npos &&
         w.find(phases::kOversubscribedWarning) == std::string::npos) {
@@ -1611,11 +1622,12 @@ std::string FormatValidation(const Validation& v, const std::string& application
   if (const std::string check = SelfCheckLine(v.self_check); !check.empty()) {
     out << "  self-check     " << check << "\n";
   }
-  if (v.unmodelled_share > 0) {
+  if (v.unmodelled_share > 0 || v.unmodelled_bytes_share > 0) {
     std::snprintf(line, sizeof line,
                   "  remainder      %7.2f%%  of the largest training run is in phases the model "
-                  "leaves out (kept at its traced share in the time, not in the other figures)\n",
-                  100 * v.unmodelled_share);
+                  "leaves out (kept at its traced share in the time, not in the other figures), "
+                  "%.2f%% of its bytes\n",
+                  100 * v.unmodelled_share, 100 * v.unmodelled_bytes_share);
     out << line;
   }
   if (v.noise_draws > 0) {
@@ -1678,6 +1690,7 @@ std::string ValidationToJson(const Validation& v, const std::string& application
          {"in_interval", v.in_interval},
          {"self_check", SelfCheckJson(v.self_check)},
          {"unmodelled_share", v.unmodelled_share},
+         {"unmodelled_bytes_share", v.unmodelled_bytes_share},
          {"noise_draws", v.noise_draws},
          {"noise_floor", v.noise_draws > 0 ? json(v.noise_floor) : json(nullptr)},
          {"noise_time_s",

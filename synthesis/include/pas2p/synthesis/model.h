@@ -293,6 +293,9 @@ struct AppModel {
   // folded into the phase whose calls they repeat) and counted in `unmodelled_share`.
   phases::Sequence sequence;
   double unmodelled_share = 0;  // share of the largest count's time in unmodelled phases
+  // Share of the largest count's bytes (sent by point-to-point calls and collectives) in
+  // unmodelled phases: a phase can be a small part of the time and most of the traffic.
+  double unmodelled_bytes_share = 0;
   patterns::ValidCountSet valid;
   std::vector<std::string> warnings;
 

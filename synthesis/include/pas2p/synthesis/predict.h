@@ -231,6 +231,8 @@ struct Validation {
   // The share of the largest training run in phases the model leaves out (predicted at its
   // traced share, not synthesized: bytes, compute and peers compare the modelled part only).
   double unmodelled_share = 0;
+  double unmodelled_bytes_share = 0;  // the same for the bytes sent
+
   double bytes_error = 0;    // |predicted - real| / real, bytes sent
   double compute_error = 0;  // same for the CPU time of compute bursts
   double time_error = 0;     // predicted time vs simulated real trace (rescheduled: above)
