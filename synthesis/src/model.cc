@@ -2297,17 +2297,17 @@ struct ChainCarry {
   std::map<int, RequestCarry> carry;  // modelled phases only
   std::set<int> chained;
 };
+bool AllZero(const std::vector<int>& v) {
+  return std::all_of(v.begin(), v.end(), [](int x) { return x == 0; });
+}
 ChainCarry ChainCarries(const phases::Signature& sig, int nprocs, const std::set<int>& modelled,
                         const Adjacency& adj) {
   ChainCarry cc;
-  auto none = [](const std::vector<int>& v) {
-    return std::all_of(v.begin(), v.end(), [](int x) { return x == 0; });
-  };
   for (int id : modelled) {
     const phases::Phase* ph = sig.FindPhase(id);
     if (!ph) continue;
     RequestCarry c = CarryOf(*ph, nprocs);
-    if (c.left == c.owed && !none(c.left)) cc.chained.insert(id);
+    if (c.left == c.owed && !AllZero(c.left)) cc.chained.insert(id);
     cc.carry.emplace(id, std::move(c));
   }
   const RequestCarry zero{std::vector<int>(static_cast<std::size_t>(nprocs), 0),
@@ -2345,29 +2345,41 @@ ChainCarry ChainCarries(const phases::Signature& sig, int nprocs, const std::set
   return cc;
 }
 
+// One count's run as CarriedAcrossPhases sees it, computed once for every phase: which phase
+// can follow which, and what each modelled phase carries across its boundaries.
+struct RunCarries {
+  Adjacency adj;
+  ChainCarry chain;
+};
+std::vector<RunCarries> RunCarriesOf(const std::vector<const phases::Signature*>& sigs,
+                                     const std::vector<int>& counts,
+                                     const std::vector<std::set<int>>& modelled) {
+  std::vector<RunCarries> out(counts.size());
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    out[ci].adj = RunAdjacency(sigs[ci]->sequence);
+    out[ci].chain = ChainCarries(*sigs[ci], counts[ci], modelled[ci], out[ci].adj);
+  }
+  return out;
+}
+
 // Whether the requests a phase leaves pending (`out`) or completes from before it (`in`) are
 // those of the phases next to it in the run, at every count: a halo swap cut by a phase
 // boundary (its receive posted at the end of one phase, its send and wait at the start of the
 // next, as LAMMPS's swaps are where a loop of steps meets a re-neighbouring step). Then the
 // calls stay, and the synthesized run carries the request from one phase to the next, as the
 // program does; dropped, every such boundary lost a message. Every phase next to it must be
-// modelled (`modelled`: per count, the phase ids the model builds) and carry the same
+// modelled (`runs`: per count, built from the phase ids the model builds) and carry the same
 // requests per rank, and so must the phases next to those (ChainCarries). `as_traced`: the
 // phase owes what it leaves and carries both at every count, so it is not rotated.
 struct Carried {
   bool out = false, in = false, as_traced = false;
 };
-Carried CarriedAcrossPhases(const phases::PhaseGroup& group,
-                            const std::vector<const phases::Signature*>& sigs,
-                            const std::vector<int>& counts,
-                            const std::vector<std::set<int>>& modelled) {
+Carried CarriedAcrossPhases(const phases::PhaseGroup& group, const std::vector<RunCarries>& runs) {
   bool out = true, in = true, as_traced = true;
-  for (std::size_t ci = 0; ci < counts.size() && (out || in); ++ci) {
-    const phases::Signature& sig = *sigs[ci];
+  for (std::size_t ci = 0; ci < runs.size() && (out || in); ++ci) {
     const int id = group.phase_ids[ci];
-    if (!sig.FindPhase(id) || ci >= modelled.size()) return {};
-    const Adjacency adj = RunAdjacency(sig.sequence);
-    const ChainCarry chain = ChainCarries(sig, counts[ci], modelled[ci], adj);
+    const Adjacency& adj = runs[ci].adj;
+    const ChainCarry& chain = runs[ci].chain;
     auto carry_of = [&](int phase) -> const RequestCarry* {
       auto it = chain.carry.find(phase);
       return it == chain.carry.end() ? nullptr : &it->second;
@@ -2376,14 +2388,11 @@ Carried CarriedAcrossPhases(const phases::PhaseGroup& group,
     if (!own) return {};  // not among the phases the model builds
     const RequestCarry& mine = *own;
     as_traced = as_traced && chain.chained.count(id) > 0;
-    auto none = [](const std::vector<int>& v) {
-      return std::all_of(v.begin(), v.end(), [](int x) { return x == 0; });
-    };
     // Every phase after `a` owes what `a` leaves, and every phase before each of those
     // leaves it.
     auto hands_on = [&](int a) {
       const RequestCarry* ca = carry_of(a);
-      if (!ca || none(ca->left) || !adj.next.count(a)) return false;
+      if (!ca || AllZero(ca->left) || !adj.next.count(a)) return false;
       for (int b : adj.next.at(a)) {
         const RequestCarry* cb = carry_of(b);
         if (!cb || cb->owed != ca->left || !adj.prev.count(b)) return false;
@@ -2396,7 +2405,7 @@ Carried CarriedAcrossPhases(const phases::PhaseGroup& group,
     };
     out = out && hands_on(id);
     if (in) {
-      bool all = !none(mine.owed) && adj.prev.count(id);
+      bool all = !AllZero(mine.owed) && adj.prev.count(id);
       for (int a : all ? adj.prev.at(id) : std::set<int>{}) all = all && hands_on(a);
       in = all;
     }
@@ -2406,7 +2415,7 @@ Carried CarriedAcrossPhases(const phases::PhaseGroup& group,
 
 PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
                         const std::vector<const phases::Signature*>& sigs,
-                        const std::vector<int>& counts, const std::vector<std::set<int>>& modelled,
+                        const std::vector<int>& counts, const std::vector<RunCarries>& runs,
                         std::size_t block_length) {
   PhaseBuild build;
   PhaseModel& pm = build.model;
@@ -2600,19 +2609,15 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // is posted at the end of one iteration and completed in the next). Synthesizing it as is
   // leaves the last occurrence's request unmatched, so the slots are rotated to the first
   // start at which no rank has a request pending across the occurrence boundary.
-  std::set<int> carried;                // calls (by index in accs) kept across the phase's boundary
-  std::optional<Carried> carried_memo;  // CarriedAcrossPhases, when it is needed
-  auto carried_across = [&]() -> const Carried& {
-    if (!carried_memo) carried_memo = CarriedAcrossPhases(group, sigs, counts, modelled);
-    return *carried_memo;
-  };
+  std::set<int> carried;  // calls (by index in accs) kept across the phase's boundary
+  const Carried carried_across = CarriedAcrossPhases(group, runs);
   // A phase that needs a rotation to close and whose messages do not all have their receives
   // in the occurrence is not closed by it: it hands requests on to the phases around it
   // (PeersBalanced), as below.
   if (wildcard_pool) {
     // kept as traced
   } else if (const std::size_t k = ClosedRotation(build.data, counts);
-             k > 0 && PeersBalanced(build.data, counts) && !carried_across().as_traced) {
+             k > 0 && PeersBalanced(build.data, counts) && !carried_across.as_traced) {
     std::rotate(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end());
     place();
   } else if (!ClosedFrom(build.data, counts, 0)) {
@@ -2626,7 +2631,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     // Unless the phases around it carry the same requests (CarriedAcrossPhases).
     const std::vector<bool> dangling = DanglingSlots(build.data, counts);
     const std::vector<bool> orphan = OrphanSlots(build.data, counts);
-    const bool carry_out = carried_across().out, carry_in = carried_across().in;
+    const bool carry_out = carried_across.out, carry_in = carried_across.in;
     std::vector<int> kept;
     for (std::size_t s = 0; s < order.size(); ++s) {
       if ((!dangling[s] || carry_out) && (!orphan[s] || carry_in)) kept.push_back(order[s]);
@@ -2703,7 +2708,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
 
 PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
                       const std::vector<const phases::Signature*>& sigs,
-                      const std::vector<int>& counts, const std::vector<std::set<int>>& modelled) {
+                      const std::vector<int>& counts, const std::vector<RunCarries>& runs) {
   // A phase that repeats one block of calls a number of times that changes with the count is
   // modelled as a block when its calls are the stages of one exchange (butterfly stages, one
   // exchange per other rank): each block slot's partners over the iterations are one
@@ -2713,12 +2718,12 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   // reproduces; it is modelled call by call, each step aligned with its own across counts.
   if (const std::size_t block_length = BlockLength(group, sigs, counts); block_length > 0) {
     try {
-      return BuildPhaseAs(index, group, sigs, counts, modelled, block_length);
+      return BuildPhaseAs(index, group, sigs, counts, runs, block_length);
     } catch (const patterns::PatternFitError&) {
       // modelled call by call below
     }
   }
-  return BuildPhaseAs(index, group, sigs, counts, modelled, 0);
+  return BuildPhaseAs(index, group, sigs, counts, runs, 0);
 }
 
 }  // namespace
@@ -3270,6 +3275,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     if (!group.complete || (!group.relevant && !options.keep_irrelevant)) continue;
     for (std::size_t ci = 0; ci < counts.size(); ++ci) modelled[ci].insert(group.phase_ids[ci]);
   }
+  const std::vector<RunCarries> runs = RunCarriesOf(sigs, counts, modelled);
   for (const phases::PhaseGroup& group : corr.groups) {
     if (!group.complete) {
       if (group.relevant) {
@@ -3286,7 +3292,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     if (!group.relevant && !options.keep_irrelevant) continue;
     const int index = static_cast<int>(model.phases.size());
     try {
-      PhaseBuild build = BuildPhase(index, group, sigs, counts, modelled);
+      PhaseBuild build = BuildPhase(index, group, sigs, counts, runs);
       ShareBitStepBytes(&build.model, counts);
       WarnUnextendedBitSteps(build.model, counts, &build.warnings);
       std::vector<regression::Point> w;
