@@ -11,20 +11,12 @@
 #                                                 with OUT_DIR, traces there are reused)
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-build="$(cd "${1:-$here/build}" && pwd)"
-pas2p="$build/bin/pas2p"
-[ -x "$pas2p" ] || { echo "gromacs_study: $pas2p is not built" >&2; exit 1; }
 for tool in gmx gmx_mpi; do
   command -v "$tool" >/dev/null ||
     { echo "gromacs_study: $tool is not installed (apt-get install gromacs)" >&2; exit 1; }
 done
-out="${2:-}"
-if [ -z "$out" ]; then
-  out="$(mktemp -d)"
-  trap 'rm -rf "$out"' EXIT
-fi
-mkdir -p "$out"
-cd "$out" || exit 1
+. "$here/bench/study_common.sh"
+study_setup gromacs_study "${1:-}" "${2:-}"
 if [ ! -f water.tpr ]; then
   cp "$here/bench/gromacs/md.mdp" "$here/bench/gromacs/topol.top" .
   gmx -quiet solvate -cs spc216.gro -box 6 6 6 -o water.gro -p topol.top >solvate.log 2>&1 ||

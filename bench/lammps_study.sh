@@ -11,17 +11,9 @@
 #                                                 with OUT_DIR, traces there are reused)
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
-build="$(cd "${1:-$here/build}" && pwd)"
-pas2p="$build/bin/pas2p"
-[ -x "$pas2p" ] || { echo "lammps_study: $pas2p is not built" >&2; exit 1; }
 command -v lmp >/dev/null || { echo "lammps_study: lmp is not installed (apt-get install lammps)" >&2; exit 1; }
-out="${2:-}"
-if [ -z "$out" ]; then
-  out="$(mktemp -d)"
-  trap 'rm -rf "$out"' EXIT
-fi
-mkdir -p "$out"
-cd "$out" || exit 1
+. "$here/bench/study_common.sh"
+study_setup lammps_study "${1:-}" "${2:-}"
 cp "$here/bench/lammps/in.lj" in.lj
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [ -d train/lmp.48 ] || "$pas2p" trace -n 27,36,45,48 -o train -- lmp -in in.lj -log none -screen none
