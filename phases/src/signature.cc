@@ -539,6 +539,7 @@ std::string SignatureToJson(const Signature& sig) {
   j["sequence"] = SequenceJson(sig.sequence, 1);
   if (sig.scheduled_rounds > 0) j["scheduled_rounds"] = sig.scheduled_rounds;
   if (sig.rounds_separated) j["rounds_separated"] = true;
+  if (!sig.scheduled_task_cpu_ns.empty()) j["scheduled_task_cpu_ns"] = sig.scheduled_task_cpu_ns;
   Json phases = Json::array();
   for (const Phase& p : sig.phases) {
     Json jp;
@@ -627,6 +628,9 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
     sig.sequence = SequenceFrom(j.at("sequence"), 1, origin);
     if (j.contains("scheduled_rounds")) sig.scheduled_rounds = j.at("scheduled_rounds").get<int>();
     if (j.contains("rounds_separated")) sig.rounds_separated = j.at("rounds_separated").get<bool>();
+    if (j.contains("scheduled_task_cpu_ns")) {
+      sig.scheduled_task_cpu_ns = j.at("scheduled_task_cpu_ns").get<std::vector<std::int64_t>>();
+    }
     for (const Json& jp : j.at("phases")) {
       Phase p;
       p.id = jp.at("id").get<int>();

@@ -3132,6 +3132,58 @@ void AddValidCounts(AppModel* model) {
 
 namespace {
 
+// The per-task cost profile of a self-scheduled phase (PhaseModel::task_profile): every
+// count ran the same number of tasks, and each count's costs relative to its mean task
+// agree task by task - their spread between the counts (mean variance) is at most a
+// twentieth of the profile's own variance, so the order of costs is a property of the
+// application, not of one run's timing. Costs drawn at random (data or timing dependent)
+// fail the test and keep the per-task draws.
+void DecideTaskProfile(PhaseModel* pm, const std::vector<const phases::Signature*>& sigs) {
+  if (sigs.size() < 2) return;
+  const std::size_t len = sigs.front()->scheduled_task_cpu_ns.size();
+  if (len < 2) return;
+  std::vector<std::vector<double>> rel;
+  std::vector<regression::Point> means;
+  for (const phases::Signature* s : sigs) {
+    if (s->scheduled_task_cpu_ns.size() != len) return;
+    double sum = 0;
+    for (std::int64_t c : s->scheduled_task_cpu_ns) sum += static_cast<double>(c);
+    if (!(sum > 0)) return;
+    const double mean = sum / static_cast<double>(len);
+    means.push_back({double(s->nprocs), mean});
+    std::vector<double> r(len);
+    for (std::size_t i = 0; i < len; ++i) {
+      r[i] = static_cast<double>(s->scheduled_task_cpu_ns[i]) / mean;
+    }
+    rel.push_back(std::move(r));
+  }
+  const double k = static_cast<double>(rel.size());
+  std::vector<double> profile(len, 0.0);
+  double within = 0;
+  for (std::size_t i = 0; i < len; ++i) {
+    double m = 0;
+    for (const auto& r : rel) m += r[i];
+    m /= k;
+    double v = 0;
+    for (const auto& r : rel) v += (r[i] - m) * (r[i] - m);
+    within += v / k;
+    profile[i] = m;
+  }
+  within /= static_cast<double>(len);
+  double signal = 0;
+  for (double m : profile) signal += (m - 1) * (m - 1);
+  signal /= static_cast<double>(len);
+  if (!(signal > 0) || within > signal / 20) return;
+  // Four significant digits: the model file stays readable, and the traced costs are not
+  // known better than that.
+  for (double& m : profile) {
+    m = m > 0 ? std::round(m * 1e4) / 1e4 : 0;
+  }
+  pm->task_profile = std::move(profile);
+  pm->task_profile_spread = std::sqrt(within);
+  pm->task_cpu_ns = FitQuantity(means, "phase " + std::to_string(pm->index) + " CPU ns per task");
+}
+
 // A self-scheduled phase (PhaseModel::scheduled): at every count one rank replies to the
 // latest wildcard source and the other ranks repeat their calls a number of times of their
 // own. Fits the workers' summed occurrences (their tasks) as a function of P. Throws
@@ -3184,6 +3236,7 @@ void DecideScheduled(PhaseModel* pm, const phases::PhaseGroup& group,
   pm->tasks = FitQuantity(tasks, "phase " + std::to_string(pm->index) + " tasks of the workers" +
                                      (several ? " per round" : ""));
   if (several) pm->rounds = FitQuantity(rounds, "phase " + std::to_string(pm->index) + " rounds");
+  DecideTaskProfile(pm, sigs);
 }
 
 }  // namespace
@@ -3671,6 +3724,23 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
       out << " (split over the workers by a list schedule at synthesis";
       if (p.rounds.present) out << ", one per round";
       out << ")\n";
+      if (!p.task_profile.empty()) {
+        double lo = p.task_profile.front(), hi = lo;
+        for (double m : p.task_profile) {
+          lo = std::min(lo, m);
+          hi = std::max(hi, m);
+        }
+        char line[256];
+        std::snprintf(line, sizeof line,
+                      "  task costs: the same %zu tasks at every count, each costing the same "
+                      "relative to the mean task (from %.3g to %.3g times it; the counts agree "
+                      "to %.2g%% rms): the list schedule runs them in the traced hand-out "
+                      "order\n",
+                      p.task_profile.size(), lo, hi, 100 * p.task_profile_spread);
+        out << line << "  " << p.task_cpu_ns.Describe("CPU ns per task (mean over tasks)");
+        if (target > 0) out << "; at P = " << target << ": " << p.task_cpu_ns.At(double(target));
+        out << "\n";
+      }
       if (p.rounds.present) {
         out << "  rounds: " << p.rounds.Describe("rounds (a new pool of tasks each)");
         if (target > 0) out << "; at P = " << target << ": " << p.rounds.At(double(target));
@@ -3783,6 +3853,11 @@ std::string ModelToJson(const AppModel& model) {
       pj["master"] = p.master;
       pj["tasks"] = QuantityJson(p.tasks);
       if (p.rounds.present) pj["rounds"] = QuantityJson(p.rounds);
+      if (!p.task_profile.empty()) {
+        pj["task_profile"] = p.task_profile;
+        pj["task_profile_spread"] = p.task_profile_spread;
+        pj["task_cpu_ns"] = QuantityJson(p.task_cpu_ns);
+      }
     }
     if (p.rotated_ranks != RankSet::kNone) {
       pj["rotated_ranks"] = RankSetName(p.rotated_ranks);
@@ -3903,6 +3978,18 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         p.master = pj.at("master").get<int>();
         p.tasks = QuantityFromJson(pj.at("tasks"));
         if (pj.contains("rounds")) p.rounds = QuantityFromJson(pj.at("rounds"));
+        if (pj.contains("task_profile")) {
+          p.task_profile = pj.at("task_profile").get<std::vector<double>>();
+          p.task_profile_spread = pj.value("task_profile_spread", 0.0);
+          p.task_cpu_ns = QuantityFromJson(pj.at("task_cpu_ns"));
+          for (double m : p.task_profile) {
+            if (!(m >= 0) || !std::isfinite(m)) {
+              throw UserError(origin + ": phase " + std::to_string(p.index) +
+                              ": task_profile holds " + std::to_string(m) +
+                              ", expected costs >= 0 relative to the mean task");
+            }
+          }
+        }
       }
       if (pj.contains("rotated_ranks")) {
         const std::string name = pj.at("rotated_ranks").get<std::string>();

@@ -95,6 +95,15 @@ struct SynthesizedTrace::Impl {
     // master's replies and each rank's tasks; one round holds the whole run.
     std::vector<std::int64_t> round_tasks;
     std::vector<std::vector<std::int32_t>> round_tasks_of;
+    // The model's task profile (PhaseModel::task_profile) when this run hands out exactly
+    // its tasks (null otherwise): the i-th task handed out costs profile[i] times the mean
+    // task. Then, per round, the profile index of its first task and each worker's tasks
+    // (profile indices in the order it runs them: ids[first[w] .. first[w + 1])).
+    const std::vector<double>* profile = nullptr;
+    double profile_scale = 1;  // the model's task CPU at N over the worker slots' CPU
+    std::vector<std::int64_t> round_base;
+    std::vector<std::vector<std::int64_t>> round_first;
+    std::vector<std::vector<std::int64_t>> round_ids;
     double makespan_ns = 0;  // the schedule's last completion (summed over the rounds)
     std::int64_t busy = 0;   // workers with at least one task
     // The master's loop has no occurrence at N (fewer tasks than workers); the phase is kept
@@ -317,8 +326,14 @@ class ListSchedule {
  public:
   using Schedule = SynthesizedTrace::Impl::Schedule;
   // Round `round` of `tasks` tasks (a run of one round: round 0 of all the tasks).
-  ListSchedule(const Schedule& s, std::int64_t nprocs, std::int64_t tasks, std::uint64_t round)
-      : s_(s), tasks_(tasks), round_(round), given_(static_cast<std::size_t>(nprocs), 0) {
+  // `workers`: if not null, receives the worker of each task in hand-out order.
+  ListSchedule(const Schedule& s, std::int64_t nprocs, std::int64_t tasks, std::uint64_t round,
+               std::vector<std::int32_t>* workers = nullptr)
+      : s_(s),
+        tasks_(tasks),
+        round_(round),
+        given_(static_cast<std::size_t>(nprocs), 0),
+        workers_(workers) {
     for (std::int64_t w = 0; w < nprocs && assigned_ < tasks_; ++w) {
       if (w == s_.master) continue;
       Give(static_cast<std::int32_t>(w), clock_);
@@ -342,11 +357,19 @@ class ListSchedule {
   void Give(std::int32_t w, double at) {
     double cost = 0;
     const std::uint64_t k = static_cast<std::uint64_t>(given_[static_cast<std::size_t>(w)]);
-    for (std::size_t i = 0; i < s_.worker_slots.size(); ++i) {
-      cost +=
-          static_cast<double>(s_.worker_cpu_ns[i]) *
-          BurstFactor(*s_.worker_slots[i], static_cast<std::uint64_t>(w), TaskDrawKey(round_, k));
+    if (s_.profile) {
+      const double f =
+          s_.profile_scale * (*s_.profile)[static_cast<std::size_t>(
+                                 s_.round_base[static_cast<std::size_t>(round_)] + assigned_)];
+      for (std::int64_t c : s_.worker_cpu_ns) cost += static_cast<double>(c) * f;
+    } else {
+      for (std::size_t i = 0; i < s_.worker_slots.size(); ++i) {
+        cost +=
+            static_cast<double>(s_.worker_cpu_ns[i]) *
+            BurstFactor(*s_.worker_slots[i], static_cast<std::uint64_t>(w), TaskDrawKey(round_, k));
+      }
     }
+    if (workers_) workers_->push_back(w);
     free_.emplace(at + cost, w);
     ++given_[static_cast<std::size_t>(w)];
     ++assigned_;
@@ -361,6 +384,7 @@ class ListSchedule {
   std::int64_t assigned_ = 0;
   double clock_ = 0;  // the master's clock
   double makespan_ns_ = 0;
+  std::vector<std::int32_t>* workers_ = nullptr;
 };
 
 class SynthRank : public RankEventSource {
@@ -446,8 +470,12 @@ class SynthRank : public RankEventSource {
         cpu = (cpu + k / 2) / k;
         if (ins > 0) ins = (ins + k / 2) / k;
       }
-      if (cpu > 0 &&
-          (cur_->spread_between > 0 || cur_->spread_within > 0 || cur_->spread_shared > 0)) {
+      if (double f = 0; cpu > 0 && ProfiledTask(&f)) {
+        // A task of a self-scheduled phase with a cost profile: its own cost, as the list
+        // schedule that handed it to this worker took it.
+        cpu = static_cast<std::int64_t>(std::llround(static_cast<double>(cpu) * f));
+      } else if (cpu > 0 &&
+                 (cur_->spread_between > 0 || cur_->spread_within > 0 || cur_->spread_shared > 0)) {
         // The rank's own factors (BurstFactor) and the shared one: the same on every rank in
         // the same occurrence of the phase.
         const double own = BurstFactor(*cur_, static_cast<std::uint64_t>(rank_), DrawOccurrence());
@@ -665,6 +693,20 @@ class SynthRank : public RankEventSource {
                          static_cast<std::uint64_t>(rep_));
     }
     return occurrence_;
+  }
+  // A worker's burst in a task of the self-scheduled phase when the model has a task
+  // profile: `*factor` = that task's cost relative to the mean task.
+  bool ProfiledTask(double* factor) const {
+    const auto& sch = impl_->schedule;
+    if (!sch.profile || rank_ == sch.master || cur_phase_ != sch.phase) return false;
+    const auto round = static_cast<std::size_t>(ScheduleRound());
+    if (round >= sch.round_first.size()) return false;
+    const std::int64_t at =
+        sch.round_first[round][static_cast<std::size_t>(rank_)] + static_cast<std::int64_t>(rep_);
+    if (at >= sch.round_first[round][static_cast<std::size_t>(rank_) + 1]) return false;
+    *factor = sch.profile_scale * (*sch.profile)[static_cast<std::size_t>(
+                                      sch.round_ids[round][static_cast<std::size_t>(at)])];
+    return true;
   }
   // The round whose schedule the master's replies follow: the latest run of the scheduled
   // phase in a model of several rounds; the only round otherwise.
@@ -1287,11 +1329,45 @@ void SynthesizedTrace::BuildSchedule() {
       sch.round_tasks.assign(1, sch.tasks);
     if (sch.round_tasks.empty()) sch.round_tasks.assign(1, 0);
   }
+  {
+    // The task profile holds this run's tasks when it hands out as many as were traced.
+    const PhaseModel& pm = model_.phases[static_cast<std::size_t>(sch.phase)];
+    if (!pm.task_profile.empty() && static_cast<std::size_t>(sch.tasks) == pm.task_profile.size()) {
+      std::int64_t base = 0;
+      for (std::int64_t t : sch.round_tasks) {
+        sch.round_base.push_back(base);
+        base += t;
+      }
+      double slots = 0;
+      for (std::int64_t c : sch.worker_cpu_ns) slots += static_cast<double>(c);
+      const double task =
+          pm.task_cpu_ns.present ? pm.task_cpu_ns.At(static_cast<double>(nprocs_)) : 0;
+      if (base == sch.tasks && slots > 0 && task > 0) {
+        sch.profile = &pm.task_profile;
+        sch.profile_scale = task / slots;
+      }
+    }
+  }
   sch.tasks_of.assign(static_cast<std::size_t>(nprocs_), 0);
   sch.makespan_ns = 0;
   for (std::size_t k = 0; k < sch.round_tasks.size(); ++k) {
-    ListSchedule run(sch, nprocs_, sch.round_tasks[k], k);
+    std::vector<std::int32_t> workers;
+    ListSchedule run(sch, nprocs_, sch.round_tasks[k], k, sch.profile ? &workers : nullptr);
     while (run.Next() >= 0) {
+    }
+    if (sch.profile) {
+      // Each worker's tasks, as profile indices in the order it runs them.
+      std::vector<std::int64_t> first(static_cast<std::size_t>(nprocs_) + 1, 0);
+      for (std::int32_t w : workers) ++first[static_cast<std::size_t>(w) + 1];
+      for (std::size_t r = 0; r < static_cast<std::size_t>(nprocs_); ++r) first[r + 1] += first[r];
+      std::vector<std::int64_t> ids(workers.size());
+      std::vector<std::int64_t> fill(first.begin(), first.end() - 1);
+      for (std::size_t i = 0; i < workers.size(); ++i) {
+        ids[static_cast<std::size_t>(fill[static_cast<std::size_t>(workers[i])]++)] =
+            sch.round_base[k] + static_cast<std::int64_t>(i);
+      }
+      sch.round_first.push_back(std::move(first));
+      sch.round_ids.push_back(std::move(ids));
     }
     sch.makespan_ns += run.makespan_ns();
     std::vector<std::int32_t> of(static_cast<std::size_t>(nprocs_), 0);

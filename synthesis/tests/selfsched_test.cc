@@ -135,6 +135,96 @@ TEST_P(SelfScheduledTest, ValidatesAgainstASkewedRunWithItsTasksRescheduled) {
   EXPECT_NE(text.find("traced assignment"), std::string::npos) << text;
 }
 
+// Task t costs 1 + (7t mod 13) units at every count, handed out in the order t = 0, 1, ...:
+// the model keeps the costs in that order (PhaseModel::task_profile) and their mean as a
+// function of P, and the list schedule at synthesis gives the i-th task handed out the
+// i-th cost, so the prediction runs the real sequence of tasks.
+TEST_P(SelfScheduledTest, TaskCostsAreKeptInTheOrderTheMasterHandsThemOut) {
+  const std::vector<phases::Signature> sigs = Train(GetParam());
+  for (const phases::Signature& s : sigs) {
+    ASSERT_EQ(s.scheduled_task_cpu_ns.size(), static_cast<std::size_t>(kTasks)) << s.nprocs;
+    for (int t = 0; t < kTasks; ++t) {
+      EXPECT_EQ(s.scheduled_task_cpu_ns[static_cast<std::size_t>(t)], 100000 * (1 + (t * 7) % 13))
+          << "task " << t << " at " << s.nprocs;
+    }
+  }
+  const AppModel m = BuildModel(sigs);
+  const PhaseModel* p = ScheduledPhase(m);
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(p->task_profile.size(), static_cast<std::size_t>(kTasks)) << DescribeModel(m);
+  double mean = 0;
+  for (int t = 0; t < kTasks; ++t) mean += 100000.0 * (1 + (t * 7) % 13) / kTasks;
+  for (int t = 0; t < kTasks; ++t) {
+    EXPECT_NEAR(p->task_profile[static_cast<std::size_t>(t)], 100000.0 * (1 + (t * 7) % 13) / mean,
+                1e-4)
+        << "task " << t;
+  }
+  EXPECT_NEAR(p->task_cpu_ns.At(25), mean, 1e-6 * mean);
+  EXPECT_NE(DescribeModel(m).find("task costs: the same 400 tasks"), std::string::npos)
+      << DescribeModel(m);
+  // The i-th task handed out at 25 costs the i-th cost: the workers' task bursts, taken in
+  // the master's order of sends to them, are the traced costs.
+  const SynthesizedTrace syn(m, 25);
+  std::vector<std::vector<std::int64_t>> burst(25);
+  for (int r = 1; r < 25; ++r) {
+    auto s = syn.OpenRank(r);
+    Event e;
+    std::int64_t cpu = 0;
+    bool open = false;
+    while (s->Next(&e)) {
+      if (e.kind == EventKind::kRecv) {
+        cpu = 0;
+        open = true;
+      } else if (e.kind == EventKind::kCompute && open) {
+        cpu += e.cpu_ns;
+      } else if (e.kind == EventKind::kSend && open) {
+        burst[static_cast<std::size_t>(r)].push_back(cpu);
+        open = false;
+      }
+    }
+  }
+  auto master = syn.OpenRank(0);
+  std::vector<std::size_t> next(25, 0);
+  Event e;
+  int handed = 0;
+  while (master->Next(&e) && handed < kTasks) {
+    if (e.kind != EventKind::kSend) continue;
+    const auto w = static_cast<std::size_t>(e.peer);
+    if (next[w] >= burst[w].size()) continue;  // a stop
+    const double want = 100000.0 * (1 + (handed * 7) % 13);
+    EXPECT_NEAR(static_cast<double>(burst[w][next[w]++]), want, 0.01 * want) << "task " << handed;
+    ++handed;
+  }
+  EXPECT_EQ(handed, kTasks);
+  // Against the run generated at 25 (a list schedule of the same costs).
+  MemoryTrace real(MakeSelfScheduled(25, kTasks, GetParam()));
+  const Validation v = ValidateAgainst(sigs, real, TestMachine());
+  EXPECT_LT(v.compute_error, 0.002);
+  EXPECT_LT(v.time_error, 0.02);
+  EXPECT_GT(v.pattern_match, 0.9);
+}
+
+// Costs that change from count to count task by task (a task's cost depends on the run, not
+// on its number) give no profile: the per-task draws stay.
+TEST(SelfScheduledProfileTest, CostsThatDoNotRepeatAcrossCountsGiveNoProfile) {
+  std::vector<phases::Signature> sigs = Train(MasterShape::kWaitany);
+  std::uint64_t x = 12345;
+  for (phases::Signature& s : sigs) {
+    for (std::int64_t& c : s.scheduled_task_cpu_ns) {
+      x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+      c = 100000 + static_cast<std::int64_t>((x >> 33) % 1200000);
+    }
+  }
+  const AppModel m = BuildModel(sigs);
+  const PhaseModel* p = ScheduledPhase(m);
+  ASSERT_NE(p, nullptr);
+  EXPECT_TRUE(p->task_profile.empty()) << DescribeModel(m);
+  // And counts that ran different numbers of tasks give none either.
+  sigs = Train(MasterShape::kWaitany);
+  sigs.back().scheduled_task_cpu_ns.pop_back();
+  EXPECT_TRUE(ScheduledPhase(BuildModel(sigs))->task_profile.empty());
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, SelfScheduledTest,
                          ::testing::Values(MasterShape::kWaitany, MasterShape::kIrecvWait,
                                            MasterShape::kBlockingRecv),

@@ -287,6 +287,13 @@ struct Signature {
   // in a loop of scheduled_rounds iterations. False when the rounds could not be told apart
   // on every rank (no collective of all ranks ends a round): the phases then mix the rounds.
   bool rounds_separated = false;
+  // A self-scheduled run: the CPU time of each task (ns, the worker's compute from the
+  // master's message to its next one, when that piece sends a result to the master), in the
+  // order the master handed the tasks out, over the whole run. Empty when the run is not
+  // self-scheduled, when its workers receive the master's messages other than with blocking
+  // receives, or when it has more than kMaxTaskCosts tasks.
+  std::vector<std::int64_t> scheduled_task_cpu_ns;
+  static constexpr std::size_t kMaxTaskCosts = std::size_t{1} << 20;
   std::vector<Phase> phases;
   bool operator==(const Signature&) const = default;
 

@@ -256,6 +256,18 @@ struct PhaseModel {
   int master = 0;
   Quantity tasks;
   Quantity rounds;
+  // Each task's cost relative to the mean task (mean 1), in the order the master hands the
+  // tasks out, over the whole run: when every traced count ran the same tasks and each
+  // task cost the same at every count (phases::Signature::scheduled_task_cpu_ns; the codes
+  // whose task t costs f(t)). Synthesis then gives the i-th task handed out this cost
+  // instead of a draw, so the list schedule runs the real sequence of costs. Empty
+  // otherwise. task_profile_spread: the per-task spread between the counts (rms, relative).
+  // task_cpu_ns: the mean task's CPU time (ns) as a function of P, from the same costs
+  // (the workers' per-call means weigh a worker that ran few costly tasks like one that ran
+  // many cheap ones; the mean over tasks does not).
+  std::vector<double> task_profile;
+  double task_profile_spread = 0;
+  Quantity task_cpu_ns;
   // The ranks of `rotated_ranks` make the slots from `rotated_start` to the end, then those
   // before it (their own traced order, a rotation of the slots'); kNone: every rank in slot
   // order.
