@@ -9,7 +9,9 @@
 # and root, 100%), bytes_error (target <= 2%), compute_error,
 # time_error (target <= 5%, against the simulation of the real trace on the same machine),
 # noise_floor (how far the real trace's own time moves when its compute noise is shuffled in
-# time: the error a model that knew the traced noise exactly would still have).
+# time: the error a model that knew the traced noise exactly would still have); a
+# self-scheduled run adds its master's partner match and its peers floor (the same match
+# between the real trace and itself with its noise shuffled).
 # A row that fails prints the first line of the error instead.
 #
 #   bench/validate_table.sh [BUILD_DIR]     (default: build; needs BUILD_DIR/bin/pas2p)
@@ -36,11 +38,14 @@ v = json.load(open(path))
 ok = (v["pattern_match"] == 1.0 and v.get("collective_match", 1.0) == 1.0
       and v["bytes_error"] <= 0.02 and v["time_error"] <= 0.05)
 floor = "%8.2f%%" % (100 * v["noise_floor"]) if v.get("noise_floor") is not None else "%9s" % "-"
-print("%-13s %-18s %6d %9.2f%% %8.2f%% %8.2f%% %8.2f%% %8.2f%% %s %9s  %s" % (
+peers_floor = v.get("scheduled_match_floor")
+print("%-13s %-18s %6d %9.2f%% %8.2f%% %8.2f%% %8.2f%% %8.2f%% %s %9s  %s%s" % (
     app, check, v["count"], 100 * v["pattern_match"], 100 * v.get("collective_match", 1.0),
     100 * v["bytes_error"],
     100 * v["compute_error"], 100 * v["time_error"], floor, "yes" if v["in_interval"] else "no",
-    "yes" if ok else "no"))
+    "yes" if ok else "no",
+    "" if peers_floor is None else "  (self-scheduled master: %.2f%% of its partners matched, "
+    "peers floor %.2f%%)" % (100 * v["scheduled_match"], 100 * peers_floor)))
 sys.exit(0 if ok else 3)
 PY
     [ $? -eq 0 ] && pass=$((pass + 1))

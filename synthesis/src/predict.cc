@@ -28,6 +28,10 @@ using nlohmann::json;
 
 namespace {
 
+// Draws of the task costs of a self-scheduled phase with a task profile, for the interval
+// of its span (SynthOptions::task_draw).
+constexpr int kTaskDraws = 8;
+
 double SimulateTime(const TraceSource& trace, const sim::Machine& machine, std::uint64_t* events) {
   sim::SimOptions options;
   const sim::SimResult result = sim::Simulate(trace, machine, options);
@@ -422,6 +426,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   struct Times {
     double t1 = 0, occ = 0, w_low = 0, w_high = 0;
     double scheduled_s = -1;  // a self-scheduled phase: the list schedule's span
+    double scheduled_low_s = -1, scheduled_high_s = -1;  // ... at the interval ends
   };
   std::vector<Times> times;
   double sum = 0, sum_low = 0, sum_high = 0;
@@ -494,6 +499,30 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
       const SynthesizedTrace& at = *full;
       const double w = std::max(1.0, row.weight);
       t.scheduled_s = at.ScheduledPhase() == ph ? at.ScheduleMakespanS() : 0;
+      if (options.intervals && at.ScheduledPhase() == ph) {
+        // The span with the tasks' compute (and the other slots') at the ends of their
+        // regression intervals, and with each task's cost drawn within how far the traced
+        // counts disagreed on it (a task profile's spread): which worker gets the next task
+        // turns on near-ties, so small differences move the span.
+        t.scheduled_low_s = t.scheduled_high_s = t.scheduled_s;
+        auto take = [&](const SynthOptions& o) {
+          const double span = SynthesizedTrace(model, n, o).ScheduleMakespanS();
+          t.scheduled_low_s = std::min(t.scheduled_low_s, span);
+          t.scheduled_high_s = std::max(t.scheduled_high_s, span);
+        };
+        for (const int side : {-1, +1}) {
+          SynthOptions o;
+          o.side = side;
+          take(o);
+        }
+        if (!pm.task_profile.empty() && pm.task_profile_spread > 0) {
+          for (int d = 1; d <= kTaskDraws; ++d) {
+            SynthOptions o;
+            o.task_draw = d;
+            take(o);
+          }
+        }
+      }
       t.t1 = t.scheduled_s / w;
     } else if (self_scheduled) {
       // The phases around a self-scheduled one may exchange messages with it (the master's
@@ -562,7 +591,10 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     const PhasePrediction& row = pred.phases[i];
     const Times& t = times[i];
     double low = total_of(t.t1, t.occ, t.w_low), high = total_of(t.t1, t.occ, t.w_high);
-    if (t.scheduled_s >= 0) low = high = t.scheduled_s;
+    if (t.scheduled_s >= 0) {
+      low = t.scheduled_low_s >= 0 ? t.scheduled_low_s : t.scheduled_s;
+      high = t.scheduled_high_s >= 0 ? t.scheduled_high_s : t.scheduled_s;
+    }
     if (low_job[i] != kNone) {
       const double tl = pool.Take(low_job[i], &pred.simulated_events);
       const double th = pool.Take(high_job[i], &pred.simulated_events);
@@ -1261,24 +1293,55 @@ class RedrawnTrace : public TraceSource {
 
 // The simulated time of `trace`, its self-scheduled tasks handed out by the simulation
 // when `reschedule` (sim::RescheduledTrace).
-double SimulateMaybeRescheduled(const TraceSource& trace, const sim::Machine& machine,
-                                bool reschedule) {
-  if (!reschedule) return SimulateTime(trace, machine, nullptr);
-  const sim::RescheduledTrace rescheduled(trace);
-  return sim::Simulate(rescheduled, machine, rescheduled.Attach({})).predicted_time_s;
+// Messages of `b` whose partner is in `a` as often (the multisets' intersection).
+std::uint64_t MultisetMatched(const std::vector<std::int32_t>& a,
+                              const std::vector<std::int32_t>& b) {
+  std::map<std::int32_t, std::int64_t> to;
+  for (std::int32_t p : a) ++to[p];
+  std::uint64_t m = 0;
+  for (std::int32_t p : b) {
+    auto it = to.find(p);
+    if (it != to.end() && it->second > 0) {
+      --it->second;
+      ++m;
+    }
+  }
+  return m;
 }
 
-void NoiseFloor(const TraceSource& real, const sim::Machine& machine, int draws, Validation* v) {
+// The simulated time of `trace`, rescheduled when `reschedule`; then `*master_peers` (if not
+// null) = the master's send destinations in the rescheduled replay.
+double SimulateMaybeRescheduled(const TraceSource& trace, const sim::Machine& machine,
+                                bool reschedule, int master = -1,
+                                std::vector<std::int32_t>* master_peers = nullptr) {
+  if (!reschedule) return SimulateTime(trace, machine, nullptr);
+  const sim::RescheduledTrace rescheduled(trace);
+  const double t = sim::Simulate(rescheduled, machine, rescheduled.Attach({})).predicted_time_s;
+  if (master_peers && rescheduled.run().rescheduled && master >= 0) {
+    *master_peers = rescheduled.send_peers_by_rank()[static_cast<std::size_t>(master)];
+  }
+  return t;
+}
+
+// `master_peers`: the master's destinations in the rescheduled replay of `real` (empty
+// without one); each draw's are compared with them (Validation::scheduled_match_floor).
+void NoiseFloor(const TraceSource& real, const sim::Machine& machine, int draws, int master,
+                const std::vector<std::int32_t>& master_peers, Validation* v) {
   if (draws <= 0) {
     v->noise_note = "not computed (--noise-draws 0)";
     return;
   }
   try {
     const BurstNoise noise(real, machine);
-    double sum = 0, low = 0, high = 0;
+    double sum = 0, low = 0, high = 0, peers = 0;
     for (int d = 0; d < draws; ++d) {
       const RedrawnTrace trace(real, noise, noise.Draw(d));
-      const double t = SimulateMaybeRescheduled(trace, machine, v->rescheduled);
+      std::vector<std::int32_t> drawn;
+      const double t = SimulateMaybeRescheduled(trace, machine, v->rescheduled, master, &drawn);
+      if (!master_peers.empty()) {
+        peers += static_cast<double>(MultisetMatched(master_peers, drawn)) /
+                 static_cast<double>(master_peers.size());
+      }
       sum += t;
       low = d == 0 ? t : std::min(low, t);
       high = d == 0 ? t : std::max(high, t);
@@ -1288,6 +1351,7 @@ void NoiseFloor(const TraceSource& real, const sim::Machine& machine, int draws,
     v->noise_high_s = high;
     v->noise_mean_s = sum / draws;
     v->noise_floor = RelError(v->noise_mean_s, v->real_simulated_time_s);
+    if (!master_peers.empty()) v->scheduled_match_floor = peers / draws;
   } catch (const UserError& e) {
     v->noise_note = std::string("not computed: ") + e.what();
   } catch (const sim::SimulationError& e) {
@@ -1356,7 +1420,10 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   v.interval_high_s = pred.interval_high_s;
   v.in_interval =
       v.real_simulated_time_s >= v.interval_low_s && v.real_simulated_time_s <= v.interval_high_s;
-  NoiseFloor(real, machine, options.noise_draws, &v);
+  NoiseFloor(real, machine, options.noise_draws, master,
+             v.rescheduled ? rescheduled_peers[static_cast<std::size_t>(master)]
+                           : std::vector<std::int32_t>{},
+             &v);
 
   std::uint64_t matched = 0, scheduled_matched = 0, collectives_matched = 0;
   std::uint64_t scheduled_matched_traced = 0;
@@ -1366,21 +1433,7 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
     const StreamTotals b = ReadTotals(synth, r);
     v.messages += a.send_peers.size();
     if (r == master) {
-      // Messages of `b` whose partner is in `a` as often (the multisets' intersection).
-      auto multiset_matched = [](const std::vector<std::int32_t>& a_peers,
-                                 const std::vector<std::int32_t>& b_peers) {
-        std::map<std::int32_t, std::int64_t> to;
-        for (std::int32_t p : a_peers) ++to[p];
-        std::uint64_t m = 0;
-        for (std::int32_t p : b_peers) {
-          auto it = to.find(p);
-          if (it != to.end() && it->second > 0) {
-            --it->second;
-            ++m;
-          }
-        }
-        return m;
-      };
+      const auto multiset_matched = MultisetMatched;
       scheduled_matched_traced = multiset_matched(a.send_peers, b.send_peers);
       scheduled_matched =
           v.rescheduled
@@ -1563,6 +1616,14 @@ std::string FormatValidation(const Validation& v, const std::string& application
                   "compared, not their order): %.2f%% matched\n",
                   static_cast<unsigned long long>(v.scheduled_messages), 100 * v.scheduled_match);
     out << line;
+    if (v.scheduled_match_floor >= 0) {
+      std::snprintf(line, sizeof line,
+                    "    peers floor: the real trace with its compute noise shuffled in time "
+                    "(%d draws) hands %.2f%% of them to the same workers as often: the timing "
+                    "noise alone moves the rest\n",
+                    v.noise_draws, 100 * v.scheduled_match_floor);
+      out << line;
+    }
     if (v.rescheduled) {
       std::snprintf(line, sizeof line,
                     "    self-scheduled: the real run's workers computed %.6g s, %.6g s each if "
@@ -1705,6 +1766,8 @@ std::string ValidationToJson(const Validation& v, const std::string& application
     j["rescheduled"] = v.rescheduled;
     j["reschedule_note"] = v.reschedule_note;
     j["scheduled_match_traced_assignment"] = v.scheduled_match_traced_assignment;
+    j["scheduled_match_floor"] =
+        v.scheduled_match_floor >= 0 ? json(v.scheduled_match_floor) : json(nullptr);
     j["rescheduled_tasks"] = v.rescheduled_tasks;
     j["rescheduled_busiest_worker_cpu_s"] =
         v.rescheduled ? json(v.rescheduled_busiest_worker_cpu_s) : json(nullptr);

@@ -100,7 +100,8 @@ struct SynthesizedTrace::Impl {
     // task. Then, per round, the profile index of its first task and each worker's tasks
     // (profile indices in the order it runs them: ids[first[w] .. first[w + 1])).
     const std::vector<double>* profile = nullptr;
-    double profile_scale = 1;  // the model's task CPU at N over the worker slots' CPU
+    double profile_scale = 1;           // the model's task CPU at N over the worker slots' CPU
+    std::vector<double> drawn_profile;  // SynthOptions::task_draw > 0: the drawn costs
     std::vector<std::int64_t> round_base;
     std::vector<std::vector<std::int64_t>> round_first;
     std::vector<std::vector<std::int64_t>> round_ids;
@@ -739,6 +740,16 @@ class SynthRank : public RankEventSource {
     return w >= 0 ? w : kProcNull;
   }
 
+  // The master's next reply partner, drawn now (a wildcard receive completes with its
+  // result) and used by the reply.
+  std::int32_t PeekReplyPeer() {
+    if (!has_peek_) {
+      peek_ = ReplyPeer();
+      has_peek_ = true;
+    }
+    return peek_;
+  }
+
   bool Present(const SlotAt& s) const {
     if (s.model->carried && trace_->options().only_phase >= 0) return false;
     switch (s.model->presence) {
@@ -917,7 +928,8 @@ class SynthRank : public RankEventSource {
     auto peer = static_cast<std::int32_t>(dests_[i]);
     if (m.reply && impl_->schedule.phase >= 0 &&
         (m.kind == EventKind::kSend || m.kind == EventKind::kIsend)) {
-      peer = ReplyPeer();
+      peer = has_peek_ ? peek_ : ReplyPeer();
+      has_peek_ = false;
     }
     switch (m.kind) {
       case EventKind::kSend:
@@ -925,6 +937,15 @@ class SynthRank : public RankEventSource {
         break;
       case EventKind::kRecv:
         SetP2P(event, EventKind::kRecv, peer, WorkerTag(peer, m.tag), s.bytes, 0);
+        if (peer == kAnySource && rank_ == impl_->schedule.master && impl_->schedule.phase >= 0 &&
+            !counting_) {
+          // The master's blocking wildcard receive: recorded as a tracer records one (the
+          // actual source, recv_peer = kAnySource), the worker its next reply goes to.
+          if (const std::int32_t w = PeekReplyPeer(); w >= 0) {
+            event->peer = w;
+            event->recv_peer = kAnySource;
+          }
+        }
         break;
       case EventKind::kIsend:
         SetP2P(event, EventKind::kIsend, peer, m.tag, s.bytes, next_request_++);
@@ -967,6 +988,13 @@ class SynthRank : public RankEventSource {
       const EventKind created = p.slot->model->kind;
       if (created == EventKind::kIrecv) {
         c.peer = p.peer;
+        if (p.peer == kAnySource && rank_ == impl_->schedule.master && impl_->schedule.phase >= 0 &&
+            !counting_) {
+          // The master's wildcard receive completes with the result the schedule has arrive
+          // next: the worker its next reply goes to (the stream names its replies' sources
+          // as a traced one does, so that a replay can hand the tasks out anew).
+          if (const std::int32_t w = PeekReplyPeer(); w >= 0) c.peer = w;
+        }
         c.tag = p.slot->model->tag;
         c.bytes = p.slot->bytes;
       }
@@ -1101,6 +1129,10 @@ class SynthRank : public RankEventSource {
   std::string message_;
   bool counting_ = false;
   std::int64_t replies_ = 0;
+  // The master's next reply partner, drawn from the schedule when a wildcard receive
+  // completed (its source) and not yet used by the reply.
+  bool has_peek_ = false;
+  std::int32_t peek_ = kProcNull;
   // Sorted partners of the current block slot with more than kCacheFrom of them (only such
   // ranks hold them: a master, O(P)).
   static constexpr std::size_t kCacheFrom = 64;
@@ -1340,11 +1372,21 @@ void SynthesizedTrace::BuildSchedule() {
       }
       double slots = 0;
       for (std::int64_t c : sch.worker_cpu_ns) slots += static_cast<double>(c);
-      const double task =
-          pm.task_cpu_ns.present ? pm.task_cpu_ns.At(static_cast<double>(nprocs_)) : 0;
+      const double task = pm.task_cpu_ns.present
+                              ? pm.task_cpu_ns.At(static_cast<double>(nprocs_), options_.side)
+                              : 0;
       if (base == sch.tasks && slots > 0 && task > 0) {
         sch.profile = &pm.task_profile;
         sch.profile_scale = task / slots;
+        if (options_.task_draw > 0 && pm.task_profile_spread > 0) {
+          sch.drawn_profile = pm.task_profile;
+          const std::uint64_t key = SplitMix(static_cast<std::uint64_t>(options_.task_draw));
+          for (std::size_t i = 0; i < sch.drawn_profile.size(); ++i) {
+            sch.drawn_profile[i] *=
+                std::max(0.0, 1 + pm.task_profile_spread * Normalish(key ^ SplitMix(i + 1)));
+          }
+          sch.profile = &sch.drawn_profile;
+        }
       }
     }
   }

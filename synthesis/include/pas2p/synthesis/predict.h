@@ -206,6 +206,12 @@ struct Validation {
   double scheduled_match = 1;  // share of scheduled_messages matched that way
   // (against the rescheduled replay's destinations when `rescheduled`, see below)
   double scheduled_match_traced_assignment = 1;  // the same against the traced destinations
+  // The same share between the rescheduled replay and the rescheduled replays of the real
+  // trace with its compute noise shuffled in time (the noise floor's draws, below; mean over
+  // the draws): how far the traced noise alone moves which worker gets how many tasks, so
+  // the most a model that knew each task's mean cost could match. -1 when not computed
+  // (no rescheduled replay or no noise draws).
+  double scheduled_match_floor = -1;
   // Collective calls of the real run (per rank, in order), and the share of them that the
   // prediction makes as the same collective on a communicator with the same members (and,
   // rooted ones, the same root): a collective's "peers".

@@ -65,6 +65,11 @@ struct SynthOptions {
   // shared factor is the same on every rank in the same occurrence of the phase; false =
   // every rank computes exactly the model's value.
   bool spread = true;
+  // A self-scheduled phase with a task profile (PhaseModel::task_profile): 0 runs the
+  // profile's costs; k > 0 multiplies each task's cost by (1 + task_profile_spread x z), z a
+  // deterministic pseudo-normal number of (k, task) - one draw of how far the traced counts
+  // disagreed task by task, to see how far that moves the schedule (predict's interval).
+  int task_draw = 0;
 };
 
 class SynthesizedTrace : public TraceSource {
