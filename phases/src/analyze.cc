@@ -155,15 +155,41 @@ bool SameInstances(const std::vector<std::vector<Instance>>& seqs) {
   return true;
 }
 
-// MergeEqualInstances for all ranks. When every rank has the same instances, a merge is
-// decided once for all of them, on the compute summed over the ranks: each rank deciding
-// on its own compute (which differs from rank to rank, more so on oversubscribed runs) would
-// merge the same runs on some ranks and not on others, and ranks with different phases can
-// only be matched by logical time. Otherwise each rank decides alone.
+// Every rank has as many instances, none with dropped calls, and the same ones repeat on
+// every rank: instance k has the structure (hash) of instance j < k on one rank exactly when
+// it does on all. The ranks' calls may differ (a grid's boundary ranks have fewer partners),
+// but their runs correspond one to one.
+bool SameRepeats(const std::vector<std::vector<Instance>>& seqs) {
+  if (seqs.empty() || !SameLengths(seqs)) return false;
+  // Per rank: each instance's first instance of the same structure.
+  auto labels = [](const std::vector<Instance>& s) {
+    std::unordered_map<std::uint64_t, std::size_t> first;
+    std::vector<std::size_t> out;
+    out.reserve(s.size());
+    for (std::size_t k = 0; k < s.size(); ++k)
+      out.push_back(first.try_emplace(s[k].hash, k).first->second);
+    return out;
+  };
+  const std::vector<std::size_t> ref = labels(seqs.front());
+  for (const auto& s : seqs) {
+    for (const Instance& inst : s) {
+      if (inst.dropped_calls != 0) return false;
+    }
+    if (labels(s) != ref) return false;
+  }
+  return true;
+}
+
+// MergeEqualInstances for all ranks. When every rank has the same instances, or its runs
+// correspond one to one (SameRepeats), a merge is decided once for all of them, on the
+// compute summed over the ranks: each rank deciding on its own compute (which differs from
+// rank to rank, more so on oversubscribed runs) would merge the same runs on some ranks and
+// not on others, and ranks with different phases can only be matched by logical time.
+// Otherwise each rank decides alone.
 void MergeEqualInstancesOfRanks(std::vector<std::vector<Instance>>* seqs, const AnalyzeOptions& o,
                                 std::vector<std::vector<std::size_t>>* merged_into) {
   merged_into->assign(seqs->size(), {});
-  if (!SameInstances(*seqs)) {
+  if (!SameInstances(*seqs) && !SameRepeats(*seqs)) {
     for (std::size_t r = 0; r < seqs->size(); ++r) {
       MergeEqualInstances(&(*seqs)[r], o, &(*merged_into)[r]);
     }
@@ -187,7 +213,7 @@ void MergeEqualInstancesOfRanks(std::vector<std::vector<Instance>>* seqs, const 
       bool same = true;
       for (std::size_t r = 0; r < n && same; ++r) {
         const Instance& prev = out[r][it->second];
-        same = prev.hash == (*seqs)[r][k].hash && prev.leaves.size() == inst.leaves.size();
+        same = prev.hash == (*seqs)[r][k].hash && prev.leaves.size() == (*seqs)[r][k].leaves.size();
       }
       if (same && SimilarRuns(summed(out, it->second), cpu, o)) {
         into = it->second;

@@ -825,5 +825,57 @@ TEST(Phases, RunsOfOneLoopMergeAlikeOnEveryRank) {
   ExpectSignatureHolds(sig);
 }
 
+// The same on a line of ranks that is not periodic: the two end ranks have one neighbour
+// (irecv, isend, waitall) and the others two (two of each, waitall), so the ranks' loops
+// differ in their calls, but their runs correspond one to one (the same runs repeat on every
+// rank). The merge is still decided once for all ranks (a 3-D PETSc grid's boundary ranks
+// gave some counts different phases per rank before).
+TEST(Phases, RunsOfOneLoopMergeAlikeWhenBoundaryRanksMakeFewerCalls) {
+  const int n = 6;
+  testing::Gen g(n, "line");
+  g.Init();
+  std::vector<int> all(n);
+  for (int r = 0; r < n; ++r) all[static_cast<std::size_t>(r)] = r;
+  auto line = [&](int iterations, std::int64_t slow_cpu_ns) {
+    for (int it = 0; it < iterations; ++it) {
+      for (int r = 0; r < n; ++r) g.Compute(r, r < n / 2 ? 1000000 : slow_cpu_ns);
+      std::vector<std::int64_t> ready(n);
+      for (int r = 0; r < n; ++r) {
+        ready[r] = std::max(g.clock(std::max(0, r - 1)), g.clock(std::min(n - 1, r + 1)));
+      }
+      for (int r = 0; r < n; ++r) {
+        std::vector<RequestId> reqs;
+        std::vector<Completion> done;
+        for (int peer : {r - 1, r + 1}) {
+          if (peer < 0 || peer >= n) continue;
+          reqs.push_back(g.NewRequest(r));
+          g.Local(r, MakeIrecv(peer, 1, 4096, reqs.back()));
+          done.push_back(Completion{reqs.back(), peer, 1, 4096});
+        }
+        for (int peer : {r - 1, r + 1}) {
+          if (peer < 0 || peer >= n) continue;
+          reqs.push_back(g.NewRequest(r));
+          g.Local(r, MakeIsend(peer, 1, 4096, reqs.back()));
+          done.push_back(Completion{reqs.back(), kNoRank, kAnyTag, 0});
+        }
+        Event w = MakeWaitall(reqs);
+        w.completed = done;
+        g.Blocking(r, w, ready[r] + 5000);
+      }
+    }
+  };
+  line(10, 1000000);
+  g.Collective(all, EventKind::kAllreduce, 8);
+  line(10, 1600000);
+  g.Collective(all, EventKind::kBarrier, 0);
+  g.Finalize();
+  const Signature sig = Analyze(g.Take());
+  for (const std::string& w : sig.warnings) {
+    EXPECT_EQ(w.find("loop structure of ranks"), std::string::npos) << w << "\n"
+                                                                    << FormatSignatureTable(sig);
+  }
+  EXPECT_EQ(Heaviest(sig).weight, 20) << FormatSignatureTable(sig);
+}
+
 }  // namespace
 }  // namespace pas2p::phases
