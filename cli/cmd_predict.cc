@@ -26,6 +26,7 @@ struct PredictCliOptions {
   double bytes_tolerance = -1;  // < 0: pas2p chooses (synthesis::AnalyzeForModel)
   bool self_check = true;
   int threads = 0;
+  int noise_replays = 4;
 };
 
 void RunPredict(const PredictCliOptions& o) {
@@ -62,6 +63,8 @@ void RunPredict(const PredictCliOptions& o) {
   po.allow_remainder = o.allow_remainder;
   if (o.threads < 0) throw UserError("--threads must be >= 0 (0: the hardware threads, up to 4)");
   po.threads = o.threads;
+  if (o.noise_replays < 0) throw UserError("--noise-replays must be >= 0 (0: none)");
+  po.noise_replays = o.noise_replays;
   if (!o.sweep.empty()) {
     const auto colon = o.sweep.find(':');
     long long a = 0, b = 0;
@@ -111,8 +114,10 @@ void SetupPredict(CLI::App& root) {
       "Builds the scaling model from the traces (or reads a model file), synthesizes the run\n"
       "at --target N and simulates it on the machine (default: the shipped\n"
       "datasets/machines/default.toml; $PAS2P_DATA_DIR overrides the datasets directory).\n"
-      "Prints the predicted time with an interval (the regressions' interval ends simulated,\n"
-      "widened by the self-check), the self-check (from traces at >= 4 counts: the model of\n"
+      "Prints the predicted time with an interval (the regressions' interval ends simulated;\n"
+      "for a run of at most 2 million events, --noise-replays more replays with the compute\n"
+      "noise drawn anew, default 4; widened by the self-check), the self-check (from traces\n"
+      "at >= 4 counts: the model of\n"
       "all but the largest count predicts the largest, compared with the simulation of its\n"
       "trace as `pas2p validate` does; the interval is at least +- that error),\n"
       "the per-phase breakdown (weight at N, time of one occurrence, total, share; PAS2P's\n"
@@ -150,6 +155,9 @@ void SetupPredict(CLI::App& root) {
   cmd->add_option("--points", o->sweep_points, "Sweep: at most this many counts (default 12)");
   cmd->add_option("--threads", o->threads,
                   "Simulations run at once (default 0: hardware threads, up to 4)");
+  cmd->add_option("--noise-replays", o->noise_replays,
+                  "Replays with the compute noise drawn anew, held by the interval (runs of at "
+                  "most 2 million events; default 4, 0: none)");
   cmd->add_flag("--json", o->json, "Print JSON");
   AddBytesToleranceOption(cmd, &o->bytes_tolerance);
   cmd->add_flag("!--no-self-check", o->self_check,

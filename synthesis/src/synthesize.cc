@@ -1188,6 +1188,7 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       SlotAt& at = slots[s];
       at.model = &sm;
       at.id = (static_cast<std::uint64_t>(ph) << 32) | static_cast<std::uint64_t>(s);
+      if (options_.noise_seed != 0) at.id ^= SplitMix(options_.noise_seed ^ 0x4E4F495345ULL);
       if (options_.spread) {
         at.spread_between = sm.cpu_spread_between;
         at.spread_within = sm.cpu_spread_within;

@@ -37,8 +37,9 @@ std::string RowName(const ::testing::TestParamInfo<Row>& info) {
 // Targets not met yet, as "<app>/<check>/<target>" (check: largest or heldout; target:
 // peers, bytes). Everything else must meet peers 100% and bytes within 2%.
 const std::set<std::string> kNotYet = {
-    // Self-scheduled: which worker gets how many tasks follows the timing; the traces (up
-    // to 49 ranks on 2 cores) gave most tasks to a few workers, the list schedule balances.
+    // Self-scheduled: which worker gets how many tasks turns on near-ties between workers;
+    // the real trace replayed with its compute noise shuffled matches its own partners no
+    // better (Validation::scheduled_match_floor, about 94% and 93% here).
     "masterworker/largest/peers",
     "masterworker/heldout/peers",
 };

@@ -181,6 +181,31 @@ TEST(PredictTest, DimensionsTracedWithTwoRanksAtMostAreNamed) {
   EXPECT_EQ(p.untraced_extents, at27);
 }
 
+// A prediction is one draw of the model's compute noise: with noise replays, the interval
+// holds the same model run with the noise drawn anew (bundled stencil2d, whose traced
+// bursts vary from rank to rank and burst to burst).
+TEST(PredictTest, TheIntervalHoldsRunsWithTheNoiseDrawnAnew) {
+  const auto sigs = LoadSignatures(ExpandTraceArgs(
+      {(std::filesystem::path(PAS2P_SOURCE_DIR) / "datasets" / "traces" / "stencil2d").string()}));
+  const AppModel m = BuildModel(sigs);
+  PredictOptions o;
+  o.noise_replays = 3;
+  const Prediction p = Predict(m, 49, TestMachine(), o);
+  ASSERT_EQ(p.noise_replays, 3);
+  EXPECT_LT(p.noise_low_s, p.noise_high_s) << "the draws differ";
+  EXPECT_LE(p.interval_low_s, p.noise_low_s);
+  EXPECT_GE(p.interval_high_s, p.noise_high_s);
+  EXPECT_NE(FormatPrediction(p, "m").find("3 more replays with the compute noise drawn anew"),
+            std::string::npos);
+  // The prediction itself is the seed-0 draw, whatever the replays.
+  o.noise_replays = 0;
+  const Prediction q = Predict(m, 49, TestMachine(), o);
+  EXPECT_EQ(q.noise_replays, 0);
+  EXPECT_EQ(q.predicted_time_s, p.predicted_time_s);
+  EXPECT_LE(p.interval_low_s, q.interval_low_s);
+  EXPECT_GE(p.interval_high_s, q.interval_high_s);
+}
+
 TEST(ValidateAgainstTest, HeldOutMustBeLargerAndOfTheSameApplication) {
   std::vector<phases::Signature> sigs;
   for (int n : {9, 16, 25}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));

@@ -55,6 +55,13 @@ struct PredictOptions {
   // Occurrences a repeated phase is simulated with for its steady cost (>= 2).
   std::int64_t steady_occurrences = kSteadyOccurrences;
   bool intervals = true;  // simulate the low/high ends (costs two more simulations per phase)
+  // With intervals and a full replay of at most noise_replay_events events: that many more
+  // full replays with the compute noise drawn anew (SynthOptions::noise_seed 1, 2, ...; and
+  // task_draw, for a self-scheduled run with a task profile), and
+  // the interval holds them all (a run of the model is one draw of its noise; another run
+  // would draw other noise). 0 = none.
+  int noise_replays = 4;
+  std::uint64_t noise_replay_events = 2'000'000;
   // Validation only: simulations of the real trace with its compute noise re-drawn, for the
   // noise floor (Validation::noise_floor); 0 = do not compute it.
   int noise_draws = 8;
@@ -105,6 +112,9 @@ struct Prediction {
   double remainder_s = 0;  // unmodelled phases (kept at their traced share)
   std::string method;      // "full replay of the synthesized run" or "PET"
   std::uint64_t simulated_events = 0;
+  // PredictOptions::noise_replays done (0: none) and the range of their times.
+  int noise_replays = 0;
+  double noise_low_s = 0, noise_high_s = 0;
   std::vector<PhasePrediction> phases;
   SelfCheck self_check;  // set by WidenBySelfCheck; done = false when not checked
   // Where the model is extrapolated past what the traced problem can give at this count:

@@ -70,6 +70,9 @@ struct SynthOptions {
   // deterministic pseudo-normal number of (k, task) - one draw of how far the traced counts
   // disagreed task by task, to see how far that moves the schedule (predict's interval).
   int task_draw = 0;
+  // The seed of the compute noise draws (spread): 0 is the prediction's own draw; another
+  // seed draws every burst's noise anew (the same model, another run of it).
+  std::uint64_t noise_seed = 0;
 };
 
 class SynthesizedTrace : public TraceSource {
