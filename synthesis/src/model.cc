@@ -1283,6 +1283,20 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
                               Precision::kMeasured);
       cc.instructions = FitQuantity(ip, what + "instructions before the call, ranks " + mask,
                                     Precision::kMeasured);
+      if (cp.size() < 3 && slot.cpu_ns.present) {
+        double sum = 0;
+        int seen = 0;
+        for (const regression::Point& c : cp) {
+          for (const regression::Point& all : cpu) {
+            if (all.p == c.p && all.y > 0) {
+              sum += c.y / all.y;
+              ++seen;
+              break;
+            }
+          }
+        }
+        if (seen > 0 && sum > 0) cc.cpu_relative = sum / seen;
+      }
       slot.class_compute.push_back(std::move(cc));
     }
   }
@@ -3920,9 +3934,11 @@ std::string ModelToJson(const AppModel& model) {
       sj["instructions"] = QuantityJson(s.instructions);
       json classes = json::array();
       for (const auto& cc : s.class_compute) {
-        classes.push_back(json{{"mask", cc.mask},
-                               {"cpu_ns", QuantityJson(cc.cpu_ns)},
-                               {"instructions", QuantityJson(cc.instructions)}});
+        json c{{"mask", cc.mask},
+               {"cpu_ns", QuantityJson(cc.cpu_ns)},
+               {"instructions", QuantityJson(cc.instructions)}};
+        if (cc.cpu_relative > 0) c["cpu_relative"] = cc.cpu_relative;
+        classes.push_back(std::move(c));
       }
       sj["class_compute"] = classes;
       slots.push_back(sj);
@@ -4066,6 +4082,11 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
           cc.mask = cj.at("mask").get<std::string>();
           cc.cpu_ns = QuantityFromJson(cj.at("cpu_ns"));
           cc.instructions = QuantityFromJson(cj.at("instructions"));
+          cc.cpu_relative = cj.value("cpu_relative", 0.0);
+          if (!(cc.cpu_relative >= 0) || !std::isfinite(cc.cpu_relative)) {
+            throw UserError(origin + ": phase " + std::to_string(p.index) +
+                            ": class_compute cpu_relative must be a number >= 0");
+          }
           s.class_compute.push_back(std::move(cc));
         }
         FitSlotEquations(&s, SlotLabel(p, p.slots.size(), s));

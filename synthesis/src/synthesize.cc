@@ -1226,7 +1226,10 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         for (std::size_t k = 0; k < cc.mask.size(); ++k) {
           if (cc.mask[k] == '1') v.bits[k / 64] |= std::uint64_t{1} << (k % 64);
         }
-        v.cpu_ns = static_cast<std::int64_t>(Round(cc.cpu_ns.At(p, cpu_side) * cpu_factor));
+        v.cpu_ns = static_cast<std::int64_t>(
+            Round((cc.cpu_relative > 0 ? cc.cpu_relative * sm.cpu_ns.At(p, cpu_side)
+                                       : cc.cpu_ns.At(p, cpu_side)) *
+                  cpu_factor));
         v.instructions = cc.instructions.present
                              ? static_cast<std::int64_t>(Round(cc.instructions.At(p, side)))
                              : kNotMeasured;

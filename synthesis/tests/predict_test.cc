@@ -206,6 +206,42 @@ TEST(PredictTest, TheIntervalHoldsRunsWithTheNoiseDrawnAnew) {
   EXPECT_GE(p.interval_high_s, q.interval_high_s);
 }
 
+// On a mesh sweep every rank computes the same at every traced count, but the run at 16
+// computed twice as much as the law of the others (one count's shift, as a run taken under
+// heavier contention shows). Interior ranks (a recv from the north and the west, a send to
+// the south and the east) exist only from 9 on: seen at 2 counts, they have no law of their
+// own, and take the call's law times their traced ratio to it (1 here), so at 25 they
+// compute as the edge ranks do, not at the level of their two traced values.
+TEST(PredictTest, ARankClassSeenAtTwoCountsFollowsTheCallsLaw) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 9, 16}) {
+    testing::AppParams p;
+    p.compute_ns = n == 16 ? 8e9 : 4e9;
+    sigs.push_back(testing::Analyze(testing::MeshWavefront(n, p)));
+  }
+  const AppModel m = BuildModel(sigs);
+  bool relative = false;
+  for (const auto& ph : m.phases) {
+    for (const auto& s : ph.slots) {
+      for (const auto& c : s.class_compute) relative = relative || c.cpu_relative > 0;
+    }
+  }
+  EXPECT_TRUE(relative) << DescribeModel(m);
+  EXPECT_EQ(ModelToJson(ModelFromJson(ModelToJson(m), "test")), ModelToJson(m));
+  const SynthesizedTrace t(m, 25);
+  auto compute = [&](int rank) {
+    auto s = t.OpenRank(rank);
+    Event e;
+    std::int64_t cpu = 0;
+    while (s->Next(&e)) cpu += e.kind == EventKind::kCompute ? e.cpu_ns : 0;
+    return static_cast<double>(cpu);
+  };
+  // Rank 1 (an edge: recv from the west) and rank 6 (interior) both compute before their
+  // send to the south.
+  const double edge = compute(1), interior = compute(6);
+  EXPECT_NEAR(interior, edge, 0.01 * edge) << DescribeModel(m, 25);
+}
+
 TEST(ValidateAgainstTest, HeldOutMustBeLargerAndOfTheSameApplication) {
   std::vector<phases::Signature> sigs;
   for (int n : {9, 16, 25}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));

@@ -228,6 +228,12 @@ struct SlotModel {
     std::string mask;
     Quantity cpu_ns;
     Quantity instructions;
+    // A class seen at fewer than 3 counts (ranks with a neighbour set the smaller grids do
+    // not have) has no law of its own: > 0, its CPU is this factor times the slot's
+    // (cpu_ns above is then its traced value, not used), the mean of its CPU over the
+    // slot's at the counts where it was seen. One count's shift of the whole slot is not
+    // then taken for the class's level.
+    double cpu_relative = 0;
   };
   std::vector<ClassCompute> class_compute;
 
