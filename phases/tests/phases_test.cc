@@ -781,6 +781,24 @@ TEST(Phases, UnrolledCallsKeepTheirTags) {
 namespace pas2p::phases {
 namespace {
 
+// Runs `run` (iterations, the second half's compute per iteration) 10 times at 1 ms, an
+// allreduce, 10 times at 1.6 ms, a barrier; the two runs must be one phase on every rank.
+template <typename Run>
+void ExpectOnePhaseOfTwoRuns(testing::Gen* g, const std::vector<int>& all, Run run) {
+  run(10, 1000000);
+  g->Collective(all, EventKind::kAllreduce, 8);
+  run(10, 1600000);
+  g->Collective(all, EventKind::kBarrier, 0);
+  g->Finalize();
+  const Signature sig = Analyze(g->Take());
+  for (const std::string& w : sig.warnings) {
+    EXPECT_EQ(w.find("loop structure of ranks"), std::string::npos) << w << "\n"
+                                                                    << FormatSignatureTable(sig);
+  }
+  EXPECT_EQ(Heaviest(sig).weight, 20) << FormatSignatureTable(sig);
+  ExpectSignatureHolds(sig);
+}
+
 // Two runs of one loop (a ring exchange), separated by different collectives, whose compute
 // is the same on half of the ranks and 60% larger in the second run on the others. Decided
 // on each rank's own compute, half of the ranks would make the runs one phase and the others
@@ -811,18 +829,7 @@ TEST(Phases, RunsOfOneLoopMergeAlikeOnEveryRank) {
       }
     }
   };
-  ring(10, 1000000);
-  g.Collective(all, EventKind::kAllreduce, 8);
-  ring(10, 1600000);
-  g.Collective(all, EventKind::kBarrier, 0);
-  g.Finalize();
-  const Signature sig = Analyze(g.Take());
-  for (const std::string& w : sig.warnings) {
-    EXPECT_EQ(w.find("loop structure of ranks"), std::string::npos) << w << "\n"
-                                                                    << FormatSignatureTable(sig);
-  }
-  EXPECT_EQ(Heaviest(sig).weight, 20) << FormatSignatureTable(sig);
-  ExpectSignatureHolds(sig);
+  ExpectOnePhaseOfTwoRuns(&g, all, ring);
 }
 
 // The same on a line of ranks that is not periodic: the two end ranks have one neighbour
@@ -864,17 +871,7 @@ TEST(Phases, RunsOfOneLoopMergeAlikeWhenBoundaryRanksMakeFewerCalls) {
       }
     }
   };
-  line(10, 1000000);
-  g.Collective(all, EventKind::kAllreduce, 8);
-  line(10, 1600000);
-  g.Collective(all, EventKind::kBarrier, 0);
-  g.Finalize();
-  const Signature sig = Analyze(g.Take());
-  for (const std::string& w : sig.warnings) {
-    EXPECT_EQ(w.find("loop structure of ranks"), std::string::npos) << w << "\n"
-                                                                    << FormatSignatureTable(sig);
-  }
-  EXPECT_EQ(Heaviest(sig).weight, 20) << FormatSignatureTable(sig);
+  ExpectOnePhaseOfTwoRuns(&g, all, line);
 }
 
 }  // namespace
