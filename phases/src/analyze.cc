@@ -1659,16 +1659,16 @@ std::string OversubscriptionWarning(const TraceMetadata& metadata) {
          "rank per core";
 }
 
-// The CPU time of each task of a self-scheduled run, in the order `master` handed them out
-// (Signature::scheduled_task_cpu_ns). A second read of the trace: each worker's stream is
-// cut at its blocking receives from the master into pieces (its compute up to its next
-// receive from the master); a piece that sends to the master is a task's body. The master's
-// k-th message to a worker is followed there by the worker's k-th piece, so the master's
-// messages in program order name the tasks in hand-out order (the stops, pieces without a
-// result, are left out). Empty when a worker receives from the master otherwise (a
-// nonblocking receive or a wildcard: the pairing would be a guess), when the pieces and
-// messages do not pair, or beyond Signature::kMaxTaskCosts tasks.
-std::vector<std::int64_t> TaskCostsInHandOutOrder(const TraceSource& source, int master) {
+// The tasks of a self-scheduled run (Signature::scheduled_tasks, scheduled_task_cpu_sum_ns,
+// scheduled_task_cpu_ns). A second read of the trace: each worker's stream is cut at its
+// blocking receives from the master into pieces (its compute up to its next receive from
+// the master); a piece that sends to the master is a task's body. The master's k-th message
+// to a worker is followed there by the worker's k-th piece, so the master's messages in
+// program order name the tasks in hand-out order (the stops, pieces without a result, are
+// left out). Nothing when a worker receives from the master otherwise (a nonblocking
+// receive: the pairing would be a guess); no order when the pieces and messages do not pair
+// or beyond Signature::kMaxTaskCosts pieces (their number and sum are still kept).
+void FindTaskCosts(const TraceSource& source, int master, Signature* sig) {
   const int n = source.nprocs();
   struct Piece {
     std::int64_t cpu_ns = 0;
@@ -1676,17 +1676,26 @@ std::vector<std::int64_t> TaskCostsInHandOutOrder(const TraceSource& source, int
   };
   std::vector<std::vector<Piece>> pieces(static_cast<std::size_t>(n));
   std::size_t total = 0;
+  std::int64_t tasks = 0, sum_ns = 0;
   try {
     for (int r = 0; r < n; ++r) {
       if (r == master) continue;
       auto in = source.OpenRank(r);
       std::vector<Piece>& out = pieces[static_cast<std::size_t>(r)];
       std::optional<Piece> open;
+      auto close = [&] {
+        if (!open) return;
+        if (open->task) {
+          ++tasks;
+          sum_ns += open->cpu_ns;
+        }
+        if (total <= Signature::kMaxTaskCosts) out.push_back(*open);
+      };
       Event e;
       while (in->Next(&e)) {
         const bool recv = (e.kind == EventKind::kRecv && e.peer == master) ||
                           (e.kind == EventKind::kSendrecv && e.recv_peer == master);
-        if (e.kind == EventKind::kIrecv && (e.peer == master || e.peer == kAnySource)) return {};
+        if (e.kind == EventKind::kIrecv && (e.peer == master || e.peer == kAnySource)) return;
         if (open &&
             (e.kind == EventKind::kSend || e.kind == EventKind::kIsend ||
              e.kind == EventKind::kSendrecv) &&
@@ -1694,15 +1703,18 @@ std::vector<std::int64_t> TaskCostsInHandOutOrder(const TraceSource& source, int
           open->task = true;
         }
         if (recv) {
-          if (open) out.push_back(*open);
+          close();
           open = Piece{};
-          if (++total > Signature::kMaxTaskCosts) return {};
+          ++total;
           continue;
         }
         if (open && e.kind == EventKind::kCompute) open->cpu_ns += e.cpu_ns;
       }
-      if (open) out.push_back(*open);
+      close();
     }
+    sig->scheduled_tasks = tasks;
+    sig->scheduled_task_cpu_sum_ns = sum_ns;
+    if (total > Signature::kMaxTaskCosts) return;
     std::vector<std::size_t> next(static_cast<std::size_t>(n), 0);
     std::vector<std::int64_t> costs;
     auto in = source.OpenRank(master);
@@ -1715,18 +1727,20 @@ std::vector<std::int64_t> TaskCostsInHandOutOrder(const TraceSource& source, int
       if (e.peer < 0 || e.peer >= n || e.peer == master) continue;
       const auto w = static_cast<std::size_t>(e.peer);
       const std::size_t k = next[w]++;
-      if (k >= pieces[w].size()) return {};
+      if (k >= pieces[w].size()) return;
       if (pieces[w][k].task) costs.push_back(pieces[w][k].cpu_ns);
     }
     for (int r = 0; r < n; ++r) {
       if (r != master &&
           next[static_cast<std::size_t>(r)] != pieces[static_cast<std::size_t>(r)].size()) {
-        return {};
+        return;
       }
     }
-    return costs;
+    sig->scheduled_task_cpu_ns = std::move(costs);
   } catch (const TraceError&) {
-    return {};  // a cut trace: the first read reported it
+    // A cut trace: the first read reported it.
+    sig->scheduled_tasks = 0;
+    sig->scheduled_task_cpu_sum_ns = 0;
   }
 }
 
@@ -1853,7 +1867,7 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
       &seqs, &parts, *std::max_element(reply_rounds.begin(), reply_rounds.end()) > 1);
   if (master >= 0) {
     sig.scheduled_rounds = static_cast<int>(reply_rounds[static_cast<std::size_t>(master)]);
-    sig.scheduled_task_cpu_ns = TaskCostsInHandOutOrder(source, master);
+    FindTaskCosts(source, master, &sig);
   }
   std::vector<RankInstances> aligned;
   // A self-scheduled run's aligned phases are in the run's order (its ranks' instances were

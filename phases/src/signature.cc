@@ -539,6 +539,10 @@ std::string SignatureToJson(const Signature& sig) {
   j["sequence"] = SequenceJson(sig.sequence, 1);
   if (sig.scheduled_rounds > 0) j["scheduled_rounds"] = sig.scheduled_rounds;
   if (sig.rounds_separated) j["rounds_separated"] = true;
+  if (sig.scheduled_tasks > 0) {
+    j["scheduled_tasks"] = sig.scheduled_tasks;
+    j["scheduled_task_cpu_sum_ns"] = sig.scheduled_task_cpu_sum_ns;
+  }
   if (!sig.scheduled_task_cpu_ns.empty()) j["scheduled_task_cpu_ns"] = sig.scheduled_task_cpu_ns;
   Json phases = Json::array();
   for (const Phase& p : sig.phases) {
@@ -628,6 +632,8 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
     sig.sequence = SequenceFrom(j.at("sequence"), 1, origin);
     if (j.contains("scheduled_rounds")) sig.scheduled_rounds = j.at("scheduled_rounds").get<int>();
     if (j.contains("rounds_separated")) sig.rounds_separated = j.at("rounds_separated").get<bool>();
+    sig.scheduled_tasks = j.value("scheduled_tasks", std::int64_t{0});
+    sig.scheduled_task_cpu_sum_ns = j.value("scheduled_task_cpu_sum_ns", std::int64_t{0});
     if (j.contains("scheduled_task_cpu_ns")) {
       sig.scheduled_task_cpu_ns = j.at("scheduled_task_cpu_ns").get<std::vector<std::int64_t>>();
     }

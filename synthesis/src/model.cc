@@ -3146,25 +3146,33 @@ void AddValidCounts(AppModel* model) {
 
 namespace {
 
-// The per-task cost profile of a self-scheduled phase (PhaseModel::task_profile): every
-// count ran the same number of tasks, and each count's costs relative to its mean task
-// agree task by task - their spread between the counts (mean variance) is at most a
-// twentieth of the profile's own variance, so the order of costs is a property of the
-// application, not of one run's timing. Costs drawn at random (data or timing dependent)
-// fail the test and keep the per-task draws.
-void DecideTaskProfile(PhaseModel* pm, const std::vector<const phases::Signature*>& sigs) {
+// The tasks' costs of a self-scheduled phase. The mean task's CPU (PhaseModel::task_cpu_ns)
+// when every count's signature has its tasks: their summed CPU over their number, as a
+// function of P. The per-task cost profile (PhaseModel::task_profile) when, besides, every
+// count ran the same number of tasks and each count's costs relative to its mean task agree
+// task by task - their spread between the counts (mean variance) is at most a twentieth of
+// the profile's own variance, so the order of costs is a property of the application, not
+// of one run's timing. Costs drawn at random (data or timing dependent) fail that test and
+// keep the per-task draws.
+void DecideTaskCosts(PhaseModel* pm, const std::vector<const phases::Signature*>& sigs) {
+  if (sigs.empty()) return;
+  std::vector<regression::Point> means;
+  for (const phases::Signature* s : sigs) {
+    if (s->scheduled_tasks <= 0 || s->scheduled_task_cpu_sum_ns <= 0) return;
+    means.push_back({double(s->nprocs), static_cast<double>(s->scheduled_task_cpu_sum_ns) /
+                                            static_cast<double>(s->scheduled_tasks)});
+  }
+  pm->task_cpu_ns = FitQuantity(means, "phase " + std::to_string(pm->index) + " CPU ns per task");
   if (sigs.size() < 2) return;
   const std::size_t len = sigs.front()->scheduled_task_cpu_ns.size();
   if (len < 2) return;
   std::vector<std::vector<double>> rel;
-  std::vector<regression::Point> means;
   for (const phases::Signature* s : sigs) {
     if (s->scheduled_task_cpu_ns.size() != len) return;
     double sum = 0;
     for (std::int64_t c : s->scheduled_task_cpu_ns) sum += static_cast<double>(c);
     if (!(sum > 0)) return;
     const double mean = sum / static_cast<double>(len);
-    means.push_back({double(s->nprocs), mean});
     std::vector<double> r(len);
     for (std::size_t i = 0; i < len; ++i) {
       r[i] = static_cast<double>(s->scheduled_task_cpu_ns[i]) / mean;
@@ -3195,7 +3203,6 @@ void DecideTaskProfile(PhaseModel* pm, const std::vector<const phases::Signature
   }
   pm->task_profile = std::move(profile);
   pm->task_profile_spread = std::sqrt(within);
-  pm->task_cpu_ns = FitQuantity(means, "phase " + std::to_string(pm->index) + " CPU ns per task");
 }
 
 // A self-scheduled phase (PhaseModel::scheduled): at every count one rank replies to the
@@ -3250,7 +3257,7 @@ void DecideScheduled(PhaseModel* pm, const phases::PhaseGroup& group,
   pm->tasks = FitQuantity(tasks, "phase " + std::to_string(pm->index) + " tasks of the workers" +
                                      (several ? " per round" : ""));
   if (several) pm->rounds = FitQuantity(rounds, "phase " + std::to_string(pm->index) + " rounds");
-  DecideTaskProfile(pm, sigs);
+  DecideTaskCosts(pm, sigs);
 }
 
 }  // namespace
@@ -3751,9 +3758,12 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
                       "to %.2g%% rms): the list schedule runs them in the traced hand-out "
                       "order\n",
                       p.task_profile.size(), lo, hi, 100 * p.task_profile_spread);
-        out << line << "  " << p.task_cpu_ns.Describe("CPU ns per task (mean over tasks)");
+        out << line;
+      }
+      if (p.task_cpu_ns.present) {
+        out << "  " << p.task_cpu_ns.Describe("CPU ns per task (mean over tasks)");
         if (target > 0) out << "; at P = " << target << ": " << p.task_cpu_ns.At(double(target));
-        out << "\n";
+        out << " (the workers' calls are scaled to it)\n";
       }
       if (p.rounds.present) {
         out << "  rounds: " << p.rounds.Describe("rounds (a new pool of tasks each)");
@@ -3867,10 +3877,10 @@ std::string ModelToJson(const AppModel& model) {
       pj["master"] = p.master;
       pj["tasks"] = QuantityJson(p.tasks);
       if (p.rounds.present) pj["rounds"] = QuantityJson(p.rounds);
+      if (p.task_cpu_ns.present) pj["task_cpu_ns"] = QuantityJson(p.task_cpu_ns);
       if (!p.task_profile.empty()) {
         pj["task_profile"] = p.task_profile;
         pj["task_profile_spread"] = p.task_profile_spread;
-        pj["task_cpu_ns"] = QuantityJson(p.task_cpu_ns);
       }
     }
     if (p.rotated_ranks != RankSet::kNone) {
@@ -3994,10 +4004,10 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         p.master = pj.at("master").get<int>();
         p.tasks = QuantityFromJson(pj.at("tasks"));
         if (pj.contains("rounds")) p.rounds = QuantityFromJson(pj.at("rounds"));
+        if (pj.contains("task_cpu_ns")) p.task_cpu_ns = QuantityFromJson(pj.at("task_cpu_ns"));
         if (pj.contains("task_profile")) {
           p.task_profile = pj.at("task_profile").get<std::vector<double>>();
           p.task_profile_spread = pj.value("task_profile_spread", 0.0);
-          p.task_cpu_ns = QuantityFromJson(pj.at("task_cpu_ns"));
           for (double m : p.task_profile) {
             if (!(m >= 0) || !std::isfinite(m)) {
               throw UserError(origin + ": phase " + std::to_string(p.index) +

@@ -100,7 +100,7 @@ struct SynthesizedTrace::Impl {
     // task. Then, per round, the profile index of its first task and each worker's tasks
     // (profile indices in the order it runs them: ids[first[w] .. first[w + 1])).
     const std::vector<double>* profile = nullptr;
-    double profile_scale = 1;           // the model's task CPU at N over the worker slots' CPU
+    double task_scale = 1;              // the model's mean task CPU at N over the worker slots' CPU
     std::vector<double> drawn_profile;  // SynthOptions::task_draw > 0: the drawn costs
     std::vector<std::int64_t> round_base;
     std::vector<std::vector<std::int64_t>> round_first;
@@ -360,13 +360,13 @@ class ListSchedule {
     const std::uint64_t k = static_cast<std::uint64_t>(given_[static_cast<std::size_t>(w)]);
     if (s_.profile) {
       const double f =
-          s_.profile_scale * (*s_.profile)[static_cast<std::size_t>(
-                                 s_.round_base[static_cast<std::size_t>(round_)] + assigned_)];
+          s_.task_scale * (*s_.profile)[static_cast<std::size_t>(
+                              s_.round_base[static_cast<std::size_t>(round_)] + assigned_)];
       for (std::int64_t c : s_.worker_cpu_ns) cost += static_cast<double>(c) * f;
     } else {
       for (std::size_t i = 0; i < s_.worker_slots.size(); ++i) {
         cost +=
-            static_cast<double>(s_.worker_cpu_ns[i]) *
+            static_cast<double>(s_.worker_cpu_ns[i]) * s_.task_scale *
             BurstFactor(*s_.worker_slots[i], static_cast<std::uint64_t>(w), TaskDrawKey(round_, k));
       }
     }
@@ -481,7 +481,10 @@ class SynthRank : public RankEventSource {
         // the same occurrence of the phase.
         const double own = BurstFactor(*cur_, static_cast<std::uint64_t>(rank_), DrawOccurrence());
         const double shared = SharedFactor();
-        cpu = static_cast<std::int64_t>(std::llround(static_cast<double>(cpu) * own * shared));
+        cpu = static_cast<std::int64_t>(
+            std::llround(static_cast<double>(cpu) * own * shared * TaskScale()));
+      } else if (cpu > 0) {
+        cpu = static_cast<std::int64_t>(std::llround(static_cast<double>(cpu) * TaskScale()));
       }
       if (cpu > 0 || ins > 0) {
         SetCompute(event, cpu, ins);
@@ -695,6 +698,12 @@ class SynthRank : public RankEventSource {
     }
     return occurrence_;
   }
+  // A worker's burst in a task of the self-scheduled phase: the scale of the workers' calls
+  // to the model's mean task (Schedule::task_scale); 1 elsewhere.
+  double TaskScale() const {
+    const auto& sch = impl_->schedule;
+    return sch.phase >= 0 && rank_ != sch.master && cur_phase_ == sch.phase ? sch.task_scale : 1;
+  }
   // A worker's burst in a task of the self-scheduled phase when the model has a task
   // profile: `*factor` = that task's cost relative to the mean task.
   bool ProfiledTask(double* factor) const {
@@ -705,8 +714,8 @@ class SynthRank : public RankEventSource {
     const std::int64_t at =
         sch.round_first[round][static_cast<std::size_t>(rank_)] + static_cast<std::int64_t>(rep_);
     if (at >= sch.round_first[round][static_cast<std::size_t>(rank_) + 1]) return false;
-    *factor = sch.profile_scale * (*sch.profile)[static_cast<std::size_t>(
-                                      sch.round_ids[round][static_cast<std::size_t>(at)])];
+    *factor = sch.task_scale * (*sch.profile)[static_cast<std::size_t>(
+                                   sch.round_ids[round][static_cast<std::size_t>(at)])];
     return true;
   }
   // The round whose schedule the master's replies follow: the latest run of the scheduled
@@ -1366,22 +1375,22 @@ void SynthesizedTrace::BuildSchedule() {
     if (sch.round_tasks.empty()) sch.round_tasks.assign(1, 0);
   }
   {
-    // The task profile holds this run's tasks when it hands out as many as were traced.
+    // The workers' calls scaled to the model's mean task, when it has one.
     const PhaseModel& pm = model_.phases[static_cast<std::size_t>(sch.phase)];
+    double slots = 0;
+    for (std::int64_t c : sch.worker_cpu_ns) slots += static_cast<double>(c);
+    const double task =
+        pm.task_cpu_ns.present ? pm.task_cpu_ns.At(static_cast<double>(nprocs_), options_.side) : 0;
+    if (slots > 0 && task > 0) sch.task_scale = task / slots;
+    // The task profile holds this run's tasks when it hands out as many as were traced.
     if (!pm.task_profile.empty() && static_cast<std::size_t>(sch.tasks) == pm.task_profile.size()) {
       std::int64_t base = 0;
       for (std::int64_t t : sch.round_tasks) {
         sch.round_base.push_back(base);
         base += t;
       }
-      double slots = 0;
-      for (std::int64_t c : sch.worker_cpu_ns) slots += static_cast<double>(c);
-      const double task = pm.task_cpu_ns.present
-                              ? pm.task_cpu_ns.At(static_cast<double>(nprocs_), options_.side)
-                              : 0;
       if (base == sch.tasks && slots > 0 && task > 0) {
         sch.profile = &pm.task_profile;
-        sch.profile_scale = task / slots;
         if (options_.task_draw > 0 && pm.task_profile_spread > 0) {
           sch.drawn_profile = pm.task_profile;
           const std::uint64_t key = SplitMix(static_cast<std::uint64_t>(options_.task_draw));

@@ -287,13 +287,16 @@ struct Signature {
   // in a loop of scheduled_rounds iterations. False when the rounds could not be told apart
   // on every rank (no collective of all ranks ends a round): the phases then mix the rounds.
   bool rounds_separated = false;
-  // A self-scheduled run: the CPU time of each task (ns, the worker's compute from the
-  // master's message to its next one, when that piece sends a result to the master), in the
-  // order the master handed the tasks out, over the whole run. Empty when the run is not
-  // self-scheduled, when its workers receive the master's messages other than with blocking
-  // receives, or when it has more than kMaxTaskCosts tasks.
+  // A self-scheduled run: its tasks (a worker's compute from a message of the master to
+  // its next one, when that piece sends a result to the master) over the whole run, their
+  // number and summed CPU time (0 when the run is not self-scheduled or its workers receive
+  // the master's messages other than with blocking receives), and each task's CPU time in
+  // the order the master handed the tasks out (empty beyond kMaxTaskCosts tasks, or when the
+  // master's messages and the workers' pieces do not pair).
+  std::int64_t scheduled_tasks = 0;
+  std::int64_t scheduled_task_cpu_sum_ns = 0;
   std::vector<std::int64_t> scheduled_task_cpu_ns;
-  static constexpr std::size_t kMaxTaskCosts = std::size_t{1} << 20;
+  static constexpr std::size_t kMaxTaskCosts = std::size_t{1} << 16;
   std::vector<Phase> phases;
   bool operator==(const Signature&) const = default;
 

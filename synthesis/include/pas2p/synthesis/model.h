@@ -268,9 +268,11 @@ struct PhaseModel {
   // whose task t costs f(t)). Synthesis then gives the i-th task handed out this cost
   // instead of a draw, so the list schedule runs the real sequence of costs. Empty
   // otherwise. task_profile_spread: the per-task spread between the counts (rms, relative).
-  // task_cpu_ns: the mean task's CPU time (ns) as a function of P, from the same costs
-  // (the workers' per-call means weigh a worker that ran few costly tasks like one that ran
-  // many cheap ones; the mean over tasks does not).
+  // task_cpu_ns: the mean task's CPU time (ns) as a function of P, from every count's tasks
+  // (phases::Signature::scheduled_tasks and scheduled_task_cpu_sum_ns; absent when a count
+  // lacks them), profile or not: synthesis scales the workers' calls to it (their per-call
+  // means weigh a worker that ran few costly tasks like one that ran many cheap ones; the
+  // mean over tasks does not).
   std::vector<double> task_profile;
   double task_profile_spread = 0;
   Quantity task_cpu_ns;
