@@ -36,6 +36,23 @@ std::vector<phases::Signature> Train(MasterShape shape) {
   return sigs;
 }
 
+// The CPU of the workers' tasks (ranks 1.., master 0) in `t`: their compute between a
+// receive from the master and their result's send.
+double WorkersTaskCpu(const TraceSource& t) {
+  double cpu = 0;
+  for (int r = 1; r < t.nprocs(); ++r) {
+    auto s = t.OpenRank(r);
+    Event e;
+    bool task = false;
+    while (s->Next(&e)) {
+      if (e.kind == EventKind::kRecv) task = true;
+      if (e.kind == EventKind::kSend) task = false;
+      if (e.kind == EventKind::kCompute && task) cpu += static_cast<double>(e.cpu_ns);
+    }
+  }
+  return cpu;
+}
+
 const PhaseModel* ScheduledPhase(const AppModel& m) {
   for (const auto& p : m.phases) {
     if (p.scheduled) return &p;
@@ -261,22 +278,7 @@ TEST(SelfScheduledProfileTest, WithoutAProfileTheWorkersComputeTheMeanTask) {
   double mean = 0;
   for (int t = 0; t < kTasks; ++t) mean += 100000.0 * (1 + (t * 7) % 13) / kTasks;
   EXPECT_NEAR(p->task_cpu_ns.At(25), mean, 1e-6 * mean);
-  auto workers_cpu = [](const AppModel& model) {
-    const SynthesizedTrace t(model, 25);
-    double cpu = 0;
-    for (int r = 1; r < 25; ++r) {
-      auto s = t.OpenRank(r);
-      Event e;
-      bool task = false;
-      while (s->Next(&e)) {
-        if (e.kind == EventKind::kRecv) task = true;
-        if (e.kind == EventKind::kSend) task = false;
-        if (e.kind == EventKind::kCompute && task) cpu += static_cast<double>(e.cpu_ns);
-      }
-    }
-    return cpu;
-  };
-  EXPECT_NEAR(workers_cpu(m), kTasks * mean, 0.03 * kTasks * mean);
+  EXPECT_NEAR(WorkersTaskCpu(SynthesizedTrace(m, 25)), kTasks * mean, 0.03 * kTasks * mean);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, SelfScheduledTest,
@@ -519,17 +521,7 @@ TEST(SelfScheduledProfileTest, WithoutAProfileTheBundledRunComputesItsTasksTotal
   for (int d = 1; d <= kDraws; ++d) {
     SynthOptions o;
     o.noise_seed = static_cast<std::uint64_t>(d);
-    const SynthesizedTrace t(m, 49, o);
-    for (int r = 1; r < 49; ++r) {
-      auto s = t.OpenRank(r);
-      Event e;
-      bool task = false;
-      while (s->Next(&e)) {
-        if (e.kind == EventKind::kRecv) task = true;
-        if (e.kind == EventKind::kSend) task = false;
-        if (e.kind == EventKind::kCompute && task) cpu += static_cast<double>(e.cpu_ns) / kDraws;
-      }
-    }
+    cpu += WorkersTaskCpu(SynthesizedTrace(m, 49, o)) / kDraws;
   }
   const auto total = static_cast<double>(real.scheduled_task_cpu_sum_ns);
   EXPECT_NEAR(cpu, total, 0.015 * total);
