@@ -97,13 +97,15 @@ struct SynthesizedTrace::Impl {
     std::vector<std::vector<std::int32_t>> round_tasks_of;
     // The model's task profile (PhaseModel::task_profile) when this run hands out exactly
     // its tasks (null otherwise): the i-th task handed out costs profile[i] times the mean
-    // task. Then, per round, the profile index of its first task and each worker's tasks
-    // (profile indices in the order it runs them: ids[first[w] .. first[w + 1])).
+    // task. Then, per round, the profile index of its first task and each worker's tasks:
+    // round_workers[round] lists (worker, first) by worker for the workers with tasks, and
+    // its tasks are round_ids[round][first ..) up to the next worker's first (profile
+    // indices in the order it runs them). O(tasks), whatever the number of ranks.
     const std::vector<double>* profile = nullptr;
     double task_scale = 1;              // the model's mean task CPU at N over the worker slots' CPU
     std::vector<double> drawn_profile;  // SynthOptions::task_draw > 0: the drawn costs
     std::vector<std::int64_t> round_base;
-    std::vector<std::vector<std::int64_t>> round_first;
+    std::vector<std::vector<std::pair<std::int32_t, std::int64_t>>> round_workers;
     std::vector<std::vector<std::int64_t>> round_ids;
     double makespan_ns = 0;  // the schedule's last completion (summed over the rounds)
     std::int64_t busy = 0;   // workers with at least one task
@@ -710,10 +712,16 @@ class SynthRank : public RankEventSource {
     const auto& sch = impl_->schedule;
     if (!sch.profile || rank_ == sch.master || cur_phase_ != sch.phase) return false;
     const auto round = static_cast<std::size_t>(ScheduleRound());
-    if (round >= sch.round_first.size()) return false;
-    const std::int64_t at =
-        sch.round_first[round][static_cast<std::size_t>(rank_)] + static_cast<std::int64_t>(rep_);
-    if (at >= sch.round_first[round][static_cast<std::size_t>(rank_) + 1]) return false;
+    if (round >= sch.round_workers.size()) return false;
+    const auto& workers = sch.round_workers[round];
+    const auto it = std::lower_bound(workers.begin(), workers.end(),
+                                     std::pair<std::int32_t, std::int64_t>{rank_, 0});
+    if (it == workers.end() || it->first != rank_) return false;
+    const std::int64_t end = std::next(it) == workers.end()
+                                 ? static_cast<std::int64_t>(sch.round_ids[round].size())
+                                 : std::next(it)->second;
+    const std::int64_t at = it->second + static_cast<std::int64_t>(rep_);
+    if (at >= end) return false;
     *factor = sch.task_scale * (*sch.profile)[static_cast<std::size_t>(
                                    sch.round_ids[round][static_cast<std::size_t>(at)])];
     return true;
@@ -1411,17 +1419,25 @@ void SynthesizedTrace::BuildSchedule() {
     while (run.Next() >= 0) {
     }
     if (sch.profile) {
-      // Each worker's tasks, as profile indices in the order it runs them.
-      std::vector<std::int64_t> first(static_cast<std::size_t>(nprocs_) + 1, 0);
-      for (std::int32_t w : workers) ++first[static_cast<std::size_t>(w) + 1];
-      for (std::size_t r = 0; r < static_cast<std::size_t>(nprocs_); ++r) first[r + 1] += first[r];
+      // Each worker's tasks, as profile indices in the order it runs them: the tasks sorted
+      // by worker, stably (hand-out order within a worker).
       std::vector<std::int64_t> ids(workers.size());
-      std::vector<std::int64_t> fill(first.begin(), first.end() - 1);
-      for (std::size_t i = 0; i < workers.size(); ++i) {
-        ids[static_cast<std::size_t>(fill[static_cast<std::size_t>(workers[i])]++)] =
-            sch.round_base[k] + static_cast<std::int64_t>(i);
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        ids[i] = sch.round_base[k] + static_cast<std::int64_t>(i);
       }
-      sch.round_first.push_back(std::move(first));
+      const std::int64_t base = sch.round_base[k];
+      std::stable_sort(ids.begin(), ids.end(), [&](std::int64_t a, std::int64_t b) {
+        return workers[static_cast<std::size_t>(a - base)] <
+               workers[static_cast<std::size_t>(b - base)];
+      });
+      std::vector<std::pair<std::int32_t, std::int64_t>> firsts;
+      for (std::size_t i = 0; i < ids.size(); ++i) {
+        const std::int32_t w = workers[static_cast<std::size_t>(ids[i] - base)];
+        if (firsts.empty() || firsts.back().first != w) {
+          firsts.emplace_back(w, static_cast<std::int64_t>(i));
+        }
+      }
+      sch.round_workers.push_back(std::move(firsts));
       sch.round_ids.push_back(std::move(ids));
     }
     sch.makespan_ns += run.makespan_ns();
