@@ -1322,8 +1322,6 @@ class RedrawnTrace : public TraceSource {
   std::vector<std::vector<std::int64_t>> values_;
 };
 
-// The simulated time of `trace`, its self-scheduled tasks handed out by the simulation
-// when `reschedule` (sim::RescheduledTrace).
 // Messages of `b` whose partner is in `a` as often (the multisets' intersection).
 std::uint64_t MultisetMatched(const std::vector<std::int32_t>& a,
                               const std::vector<std::int32_t>& b) {
@@ -1340,8 +1338,9 @@ std::uint64_t MultisetMatched(const std::vector<std::int32_t>& a,
   return m;
 }
 
-// The simulated time of `trace`, rescheduled when `reschedule`; then `*master_peers` (if not
-// null) = the master's send destinations in the rescheduled replay.
+// The simulated time of `trace`, its self-scheduled tasks handed out by the simulation when
+// `reschedule` (sim::RescheduledTrace); then `*master_peers` (if not null) = the master's
+// send destinations in that replay.
 double SimulateMaybeRescheduled(const TraceSource& trace, const sim::Machine& machine,
                                 bool reschedule, int master = -1,
                                 std::vector<std::int32_t>* master_peers = nullptr) {
@@ -1464,11 +1463,10 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
     const StreamTotals b = ReadTotals(synth, r);
     v.messages += a.send_peers.size();
     if (r == master) {
-      const auto multiset_matched = MultisetMatched;
-      scheduled_matched_traced = multiset_matched(a.send_peers, b.send_peers);
+      scheduled_matched_traced = MultisetMatched(a.send_peers, b.send_peers);
       scheduled_matched =
           v.rescheduled
-              ? multiset_matched(rescheduled_peers[static_cast<std::size_t>(r)], b.send_peers)
+              ? MultisetMatched(rescheduled_peers[static_cast<std::size_t>(r)], b.send_peers)
               : scheduled_matched_traced;
       v.scheduled_messages += a.send_peers.size();
       matched += scheduled_matched;
