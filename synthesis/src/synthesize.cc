@@ -757,9 +757,13 @@ class SynthRank : public RankEventSource {
     return w >= 0 ? w : kProcNull;
   }
 
-  // The master's next reply partner, drawn now (a wildcard receive completes with its
-  // result) and used by the reply.
-  std::int32_t PeekReplyPeer() {
+  // The source a wildcard receive posted as `posted` completes with: on the master of a
+  // self-scheduled run, the worker its next reply goes to (drawn now from the schedule and
+  // used by the reply), so the stream names its sources as a traced one does and a replay
+  // can hand the tasks out anew; -1 otherwise (not a wildcard, not the master, or counting).
+  std::int32_t WildcardSource(std::int32_t posted) {
+    const auto& sch = impl_->schedule;
+    if (posted != kAnySource || rank_ != sch.master || sch.phase < 0 || counting_) return -1;
     if (!has_peek_) {
       peek_ = ReplyPeer();
       has_peek_ = true;
@@ -954,14 +958,11 @@ class SynthRank : public RankEventSource {
         break;
       case EventKind::kRecv:
         SetP2P(event, EventKind::kRecv, peer, WorkerTag(peer, m.tag), s.bytes, 0);
-        if (peer == kAnySource && rank_ == impl_->schedule.master && impl_->schedule.phase >= 0 &&
-            !counting_) {
-          // The master's blocking wildcard receive: recorded as a tracer records one (the
-          // actual source, recv_peer = kAnySource), the worker its next reply goes to.
-          if (const std::int32_t w = PeekReplyPeer(); w >= 0) {
-            event->peer = w;
-            event->recv_peer = kAnySource;
-          }
+        // A blocking wildcard receive, recorded as a tracer records one: the actual source,
+        // recv_peer = kAnySource.
+        if (const std::int32_t w = WildcardSource(peer); w >= 0) {
+          event->peer = w;
+          event->recv_peer = kAnySource;
         }
         break;
       case EventKind::kIsend:
@@ -1005,13 +1006,7 @@ class SynthRank : public RankEventSource {
       const EventKind created = p.slot->model->kind;
       if (created == EventKind::kIrecv) {
         c.peer = p.peer;
-        if (p.peer == kAnySource && rank_ == impl_->schedule.master && impl_->schedule.phase >= 0 &&
-            !counting_) {
-          // The master's wildcard receive completes with the result the schedule has arrive
-          // next: the worker its next reply goes to (the stream names its replies' sources
-          // as a traced one does, so that a replay can hand the tasks out anew).
-          if (const std::int32_t w = PeekReplyPeer(); w >= 0) c.peer = w;
-        }
+        if (const std::int32_t w = WildcardSource(p.peer); w >= 0) c.peer = w;
         c.tag = p.slot->model->tag;
         c.bytes = p.slot->bytes;
       }
