@@ -856,6 +856,59 @@ std::vector<regression::Point> TrainingPoints(const Quantity& q) {
   return pts;
 }
 
+// A rank class's CPU before a call as a share of the slot's (the mean over every rank making
+// the call): `ratio` is the mean over the class's counts of class / slot; `loo_error` the
+// root mean square relative error of predicting each of the class's counts from the others
+// (the ratio of the other counts times the slot's law refitted without that count); +inf when
+// it cannot be measured (fewer than 3 counts).
+struct RelativeCpu {
+  double ratio = 0;
+  double loo_error = std::numeric_limits<double>::infinity();
+};
+
+RelativeCpu ClassRelativeCpu(const Quantity& slot, const std::vector<regression::Point>& slot_cpu,
+                             const std::vector<regression::Point>& class_cpu) {
+  RelativeCpu out;
+  std::vector<std::pair<double, double>> ratios;  // (p, class / slot)
+  for (const regression::Point& c : class_cpu) {
+    for (const regression::Point& all : slot_cpu) {
+      if (all.p == c.p && all.y > 0) {
+        ratios.emplace_back(c.p, c.y / all.y);
+        break;
+      }
+    }
+  }
+  if (ratios.empty()) return out;
+  double sum = 0;
+  for (const auto& [p, r] : ratios) sum += r;
+  out.ratio = sum / static_cast<double>(ratios.size());
+  if (ratios.size() < 3 || ratios.size() != class_cpu.size() || !(out.ratio > 0)) return out;
+  const regression::Options options = FitOptions(Precision::kMeasured);
+  const std::vector<regression::Point>& law_points = slot.model.training;  // as fitted
+  double m2 = 0;
+  for (std::size_t i = 0; i < ratios.size(); ++i) {
+    const double p = ratios[i].first;
+    const double others = (sum - ratios[i].second) / static_cast<double>(ratios.size() - 1);
+    std::vector<regression::Point> rest;
+    for (const regression::Point& q : law_points) {
+      if (q.p != p) rest.push_back(q);
+    }
+    regression::Curve refit;
+    if (slot.model.curve.coefficients.empty() || rest.size() < 2 ||
+        !regression::FitCurve(slot.model.curve, rest, options, &refit)) {
+      refit = slot.model.curve;
+    }
+    double law = refit.Evaluate(p);
+    if (slot.divided_by_p) law /= p;
+    const double y = class_cpu[i].y;
+    if (!(y > 0)) return out;
+    const double e = (others * std::max(0.0, law) - y) / y;
+    m2 += e * e;
+  }
+  out.loo_error = std::sqrt(m2 / static_cast<double>(ratios.size()));
+  return out;
+}
+
 // A measured quantity whose model misses the left-out counts by more than kNoLawLooError
 // becomes the median of its traced values (NoLawModel).
 void UnlessSupported(Quantity* q) {
@@ -1283,19 +1336,21 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
                               Precision::kMeasured);
       cc.instructions = FitQuantity(ip, what + "instructions before the call, ranks " + mask,
                                     Precision::kMeasured);
-      if (cp.size() < 3 && slot.cpu_ns.present) {
-        double sum = 0;
-        int seen = 0;
-        for (const regression::Point& c : cp) {
-          for (const regression::Point& all : cpu) {
-            if (all.p == c.p && all.y > 0) {
-              sum += c.y / all.y;
-              ++seen;
-              break;
-            }
-          }
+      if (slot.cpu_ns.present) {
+        const RelativeCpu rel = ClassRelativeCpu(slot.cpu_ns, cpu, cp);
+        // Seen at fewer than 3 counts: no law of its own. Seen at more: the slot's law times
+        // the class's ratio to it when that predicts the class's left-out counts better than
+        // its own law, or when its own series follows no law (kNoLawLooError) but the slot's
+        // does. A class left with the median of its traced values while the others follow
+        // the slot's law would stand apart from them at the target by whatever the counts'
+        // noise left in that median (a burst that moves between neighbouring calls from one
+        // count to the next: PETSc's halo waits).
+        const double own = std::max(cc.cpu_ns.model.loo_error, kMeasuredNoiseFloor);
+        const bool no_law = cc.cpu_ns.model.loo_error > kNoLawLooError &&
+                            slot.cpu_ns.model.loo_error <= kNoLawLooError;
+        if (rel.ratio > 0 && (cp.size() < 3 || rel.loo_error < own || no_law)) {
+          cc.cpu_relative = rel.ratio;
         }
-        if (seen > 0 && sum > 0) cc.cpu_relative = sum / seen;
       }
       slot.class_compute.push_back(std::move(cc));
     }
