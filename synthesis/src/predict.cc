@@ -657,7 +657,7 @@ namespace {
 // [low, high] widened to at least predicted x (1 +- |check.error|), low not below 0.
 void Widen(const SelfCheck& check, double predicted, double* low, double* high) {
   if (!check.done) return;
-  const double half = std::fabs(check.error) * predicted;
+  const double half = std::max(std::fabs(check.error), check.noise_spread) * predicted;
   *low = std::max(0.0, std::min(*low, predicted - half));
   *high = std::max(*high, predicted + half);
 }
@@ -689,8 +689,13 @@ std::string SelfCheckLine(const SelfCheck& c) {
   if (c.done) {
     out << "trained on " << JoinCounts(c.training_counts) << " only, it predicts " << c.count
         << " at " << Seconds(c.predicted_s) << " against " << Seconds(c.real_simulated_s)
-        << " for the trace (" << Percent(c.error) << "); the interval is at least +-"
-        << Percent(std::fabs(c.error)).substr(1);
+        << " for the trace (" << Percent(c.error) << ")";
+    if (c.noise_draws > 0) {
+      out << "; its compute noise shuffled in time (" << c.noise_draws
+          << " draws) moves the trace's own time by up to " << Percent(c.noise_spread).substr(1);
+    }
+    out << "; the interval is at least +-"
+        << Percent(std::max(std::fabs(c.error), c.noise_spread)).substr(1);
   } else if (!c.note.empty()) {
     out << "not done: " << c.note;
   }
@@ -703,7 +708,9 @@ json SelfCheckJson(const SelfCheck& c) {
                        {"training_counts", c.training_counts},
                        {"predicted_s", c.predicted_s},
                        {"real_simulated_s", c.real_simulated_s},
-                       {"error", c.error}}
+                       {"error", c.error},
+                       {"noise_draws", c.noise_draws},
+                       {"noise_spread", c.noise_spread}}
                 : json{{"done", false}, {"note", c.note}};
 }
 
@@ -1580,6 +1587,10 @@ Validation ValidateAgainst(const std::vector<phases::Signature>& training, const
   return v;
 }
 
+// Draws of the largest traced run's noise in the self-check (SelfCheck::noise_spread): each
+// is one more simulation of that trace.
+constexpr int kSelfCheckNoiseDraws = 4;
+
 SelfCheck CheckLargestCount(const std::vector<phases::Signature>& signatures,
                             const TraceSource* largest, const sim::Machine& machine,
                             const PredictOptions& options) {
@@ -1594,7 +1605,7 @@ SelfCheck CheckLargestCount(const std::vector<phases::Signature>& signatures,
     return c;
   }
   PredictOptions o = options;
-  o.noise_draws = 0;
+  o.noise_draws = kSelfCheckNoiseDraws;
   o.allow_idle = false;
   o.intervals = false;  // only the predicted time is used
   try {
@@ -1609,6 +1620,11 @@ SelfCheck CheckLargestCount(const std::vector<phases::Signature>& signatures,
     c.predicted_s = v.predicted_time_s;
     c.real_simulated_s = v.real_simulated_time_s;
     c.error = v.predicted_time_s / v.real_simulated_time_s - 1;
+    if (v.noise_draws > 0) {
+      c.noise_draws = v.noise_draws;
+      c.noise_spread = std::max(RelError(v.noise_low_s, v.real_simulated_time_s),
+                                RelError(v.noise_high_s, v.real_simulated_time_s));
+    }
   } catch (const UserError& e) {
     // The first line of the reason (`pas2p model` on those counts prints all of it).
     std::string why = e.what();

@@ -96,6 +96,13 @@ struct SelfCheck {
   double predicted_s = 0;
   double real_simulated_s = 0;
   double error = 0;  // predicted / real - 1 (signed)
+  // How far the largest traced run's own time moves when its compute noise is shuffled in
+  // time (Validation's noise floor draws, kSelfCheckNoiseDraws of them): the largest
+  // |draw - real_simulated_s| / real_simulated_s (0 when not measured, noise_draws 0). A run
+  // at the target varies from one run to the next at least as much as the traced one, whose
+  // bursts were only one draw of its noise; the interval is widened to at least +- this too.
+  int noise_draws = 0;
+  double noise_spread = 0;
   std::string note;  // why it was not done (empty when done)
 };
 
