@@ -121,7 +121,7 @@ void SetupPredict(CLI::App& root) {
       "all but the largest count predicts the largest, compared with the simulation of its\n"
       "trace as `pas2p validate` does, and that trace simulated 4 more times with its\n"
       "compute noise shuffled in time; the interval is at least +- the larger of that\n"
-      "error and how far the shuffles moved the trace's own time),\n"
+      "error and half the range of the shuffled times over their mean),\n"
       "the per-phase breakdown (weight at N, time of one occurrence, total, share; PAS2P's\n"
       "PET = sum of time x weight) and the valid-count check. A target the application cannot\n"
       "run at is an error naming the nearest valid counts; with --allow-idle the run is\n"

@@ -692,7 +692,7 @@ std::string SelfCheckLine(const SelfCheck& c) {
         << " for the trace (" << Percent(c.error) << ")";
     if (c.noise_draws > 0) {
       out << "; its compute noise shuffled in time (" << c.noise_draws
-          << " draws) moves the trace's own time by up to " << Percent(c.noise_spread).substr(1);
+          << " draws) spreads the trace's own time over +-" << Percent(c.noise_spread).substr(1);
     }
     out << "; the interval is at least +-"
         << Percent(std::max(std::fabs(c.error), c.noise_spread)).substr(1);
@@ -1622,8 +1622,8 @@ SelfCheck CheckLargestCount(const std::vector<phases::Signature>& signatures,
     c.error = v.predicted_time_s / v.real_simulated_time_s - 1;
     if (v.noise_draws > 0) {
       c.noise_draws = v.noise_draws;
-      c.noise_spread = std::max(RelError(v.noise_low_s, v.real_simulated_time_s),
-                                RelError(v.noise_high_s, v.real_simulated_time_s));
+      c.noise_spread =
+          v.noise_mean_s > 0 ? (v.noise_high_s - v.noise_low_s) / (2 * v.noise_mean_s) : 0.0;
     }
   } catch (const UserError& e) {
     // The first line of the reason (`pas2p model` on those counts prints all of it).

@@ -851,8 +851,8 @@ TEST(SelfCheckTest, ChecksTheLargestCountOrSaysWhyNot) {
 }
 
 // The largest traced run had stragglers of its own (a rank slow in some of its bursts): its
-// time moves when that noise is shuffled in time, and the interval is at least that wide
-// even where the model predicts the run almost exactly.
+// time moves from one shuffle of that noise to the next, and the interval is at least that
+// wide even where the model predicts the run exactly.
 TEST(SelfCheckTest, TheIntervalIsAtLeastAsWideAsTheTracedRunsOwnNoise) {
   TraceData noisy = testing::TorusStencil(36);
   for (std::size_t r = 0; r < noisy.ranks.size(); ++r) {

@@ -96,11 +96,14 @@ struct SelfCheck {
   double predicted_s = 0;
   double real_simulated_s = 0;
   double error = 0;  // predicted / real - 1 (signed)
-  // How far the largest traced run's own time moves when its compute noise is shuffled in
-  // time (Validation's noise floor draws, kSelfCheckNoiseDraws of them): the largest
-  // |draw - real_simulated_s| / real_simulated_s (0 when not measured, noise_draws 0). A run
-  // at the target varies from one run to the next at least as much as the traced one, whose
-  // bursts were only one draw of its noise; the interval is widened to at least +- this too.
+  // How much the largest traced run's time depends on how its compute noise falls in time:
+  // the trace simulated with each rank's noise shuffled (Validation's noise floor draws,
+  // kSelfCheckNoiseDraws of them), half the range of those times over their mean (0 when not
+  // measured, noise_draws 0). A run at the target is one arrangement of its noise as the
+  // traced run was, and varies from one run to the next at least as much; the interval is
+  // widened to at least +- this too. (The draws' offset from the trace itself, the noise
+  // floor, is left out: noise the real run had correlated in time shows there, and it is no
+  // spread between runs.)
   int noise_draws = 0;
   double noise_spread = 0;
   std::string note;  // why it was not done (empty when done)
