@@ -492,6 +492,12 @@ regression::Options FitOptions(Precision precision) {
 // at 4-32 ranks) extrapolates that noise: 9 us at 64 ranks, where the burst took 3.4 us.
 constexpr double kNoLawLooError = 0.3;
 
+// A left-out phase is folded into a modelled one (k occurrences of it) only when those
+// compute at most this factor times what the left-out phase computed, plus the slack, on
+// the busiest rank (BuildModel).
+constexpr double kFoldCpuFactor = 2.0;
+constexpr double kFoldCpuSlackNs = 50'000;
+
 // The median of the traced values, with the traced range as its interval (its LOO error:
 // the median of the other counts against each count).
 regression::FittedModel NoLawModel(const std::vector<regression::Point>& points) {
@@ -3490,12 +3496,21 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   // phase's operations among many others (an allreduce amid a factorization's sends) is
   // no repetition of it, and stays a remainder.
   std::map<int, std::pair<int, std::int64_t>> folded;  // unmodelled id -> (model phase, k)
+  // The most CPU any rank spends in one occurrence of a phase.
+  auto busiest_rank_cpu_ns = [](const phases::Phase& ph) {
+    double most = 0;
+    for (const phases::RankPhase& rp : ph.ranks) {
+      if (rp.compute.cpu_ns.n > 0) most = std::max(most, rp.compute.cpu_ns.mean);
+    }
+    return most;
+  };
   for (const auto& p : largest.phases) {
     if (group_of_largest_id.count(p.id)) continue;
     const std::map<std::string, double> left = calls_by_op(p);
     double left_calls = 0;
     for (const auto& [op, n] : left) left_calls += n;
     int best = -1;
+    const phases::Phase* best_phase = nullptr;
     double best_weight = 0, best_matching = 0, best_calls = 0;
     for (const auto& [id, index] : group_of_largest_id) {
       const phases::Phase* m = largest.FindPhase(id);
@@ -3511,12 +3526,21 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       }
       if (!subset || calls <= 0 || matching < 0.5 * left_calls) continue;
       best = index;
+      best_phase = m;
       best_weight = m->weight;
       best_matching = matching;
       best_calls = calls;
     }
     if (best < 0) continue;
     const auto k = static_cast<std::int64_t>(std::llround(best_matching / best_calls));
+    // Nor when k occurrences of the modelled phase would compute far more than the left-out
+    // phase did on its busiest rank: the calls repeat, the work around them does not (a
+    // set-up phase whose root reads the input before one broadcast, folded 70 times for a
+    // run's small broadcasts, made the root compute 120 ms it never did).
+    if (k >= 1 && static_cast<double>(k) * busiest_rank_cpu_ns(*best_phase) >
+                      kFoldCpuFactor * busiest_rank_cpu_ns(p) + kFoldCpuSlackNs) {
+      continue;
+    }
     if (k >= 1) folded[p.id] = {best, k};
   }
   double total = 0, unmodelled = 0;

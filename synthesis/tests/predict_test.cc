@@ -1370,5 +1370,56 @@ TEST(RemainderTest, APhaseThatOnlyContainsAModelledOperationIsNoRepetitionOfIt) 
   EXPECT_NE(ValidationToJson(v, "t").find("\"unmodelled_share\""), std::string::npos);
 }
 
+// A phase of the largest run made of the modelled allreduce phase's call, but with almost
+// no compute around it (a code's small broadcasts, where the modelled phase is the set-up
+// whose root reads the input before its one broadcast). Folded as occurrences of the
+// modelled phase, each would repeat that phase's compute: the calls repeat, the work does
+// not. It stays a remainder at its traced time, and the run synthesized at 64 computes what
+// the run without it does.
+TEST(RemainderTest, APhaseIsNotFoldedIntoOneThatComputesFarMore) {
+  testing::AppParams p;
+  p.iterations = 20;
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
+  const AppModel plain = BuildModel(sigs);
+  phases::Signature& largest = sigs.back();
+  const phases::Phase* reduce = nullptr;
+  double total = 0;
+  int next_id = 0;
+  for (const phases::Phase& ph : largest.phases) {
+    total += ph.total_time_s;
+    next_id = std::max(next_id, ph.id + 1);
+    const auto& events = ph.ranks.front().events;
+    if (events.size() == 1 && events.front().kind == EventKind::kAllreduce) reduce = &ph;
+  }
+  ASSERT_NE(reduce, nullptr) << phases::FormatSignatureTable(largest);
+  ASSERT_GT(reduce->ranks.front().compute.cpu_ns.mean, 1e6);
+  phases::Phase odd = *reduce;
+  odd.id = next_id;
+  odd.weight = 40;
+  odd.time_s = 0.1 * total / odd.weight;
+  odd.total_time_s = odd.weight * odd.time_s;
+  odd.relevant = false;
+  for (phases::RankPhase& rp : odd.ranks) {
+    rp.compute = {};
+    rp.compute.cpu_ns.Add(1000);
+    rp.events.front().compute = {};
+    rp.events.front().compute.cpu_ns.Add(1000);
+    rp.weight = odd.weight;
+  }
+  largest.phases.push_back(odd);
+  const AppModel m = BuildModel(sigs);
+  EXPECT_NEAR(m.unmodelled_share, 0.1 / 1.1, 0.01) << DescribeModel(m);
+  auto compute = [](const AppModel& model) {
+    const SynthesizedTrace t(model, 64);
+    auto s = t.OpenRank(0);
+    Event e;
+    double cpu = 0;
+    while (s->Next(&e)) cpu += e.kind == EventKind::kCompute ? static_cast<double>(e.cpu_ns) : 0;
+    return cpu;
+  };
+  EXPECT_NEAR(compute(m), compute(plain), 0.01 * compute(plain));
+}
+
 }  // namespace
 }  // namespace pas2p::synthesis
