@@ -1416,6 +1416,7 @@ PhaseEvent ToPhaseEvent(const Leaf& l) {
   e.bytes = l.bytes;
   e.recv_bytes = l.recv_bytes;
   e.polls = l.polls;
+  e.tested = l.tested;
   e.compute = l.compute;
   e.root_step = l.root_step;
   if (l.root_step != RootStep::kFixed) {

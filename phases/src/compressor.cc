@@ -119,6 +119,7 @@ void Leaf::Merge(const Leaf& later) {
   root_recv_bytes.Merge(later.root_recv_bytes);
   root_cpu_ns.Merge(later.root_cpu_ns);
   polls.Merge(later.polls);
+  tested.Merge(later.tested);
   MergeCompute(&compute, later.compute);
   last_cpu_ns = later.last_cpu_ns;
   last_bytes = later.last_bytes;
@@ -423,6 +424,7 @@ void RankCompressor::AddEvent(std::int64_t step, const Event& e) {
     l.recv_bytes.Add(static_cast<double>(moved_in));
   }
   l.polls.Add(static_cast<double>(pending_polls_));
+  if (IsTestKind(e.kind)) l.tested.Add(1.0);
   l.compute.cpu_ns.Add(pending_cpu_);
   if (pending_has_ins_) l.compute.instructions.Add(pending_ins_);
   if (pending_has_cyc_) l.compute.cycles.Add(pending_cyc_);

@@ -75,6 +75,8 @@ struct Leaf {
   // their own tags when the loop is unrolled, or the copies' messages no longer match.
   std::vector<std::int32_t> tags;
   Stats bytes, recv_bytes, polls;
+  // One sample per test that completed (a poll found it): tested.n of the polls.n calls.
+  Stats tested;
   ComputeStats compute;
   // A root that moves: the occurrences in which this rank was the root (a subset of those in
   // bytes, recv_bytes and compute, which hold every occurrence).

@@ -578,6 +578,7 @@ std::string SignatureToJson(const Signature& sig) {
         je["bytes"] = StatsJson(e.bytes);
         je["recv_bytes"] = StatsJson(e.recv_bytes);
         je["polls"] = StatsJson(e.polls);
+        if (e.tested.n > 0) je["tested"] = StatsJson(e.tested);
         je["compute"] = ComputeJson(e.compute);
         if (e.reply) je["reply"] = true;
         if (e.root_step != RootStep::kFixed) {
@@ -672,6 +673,7 @@ Signature SignatureFromJson(const std::string& text, const std::string& origin) 
           e.bytes = StatsFrom(je.at("bytes"));
           e.recv_bytes = StatsFrom(je.at("recv_bytes"));
           e.polls = StatsFrom(je.at("polls"));
+          if (je.contains("tested")) e.tested = StatsFrom(je.at("tested"));
           e.compute = ComputeFrom(je.at("compute"));
           e.reply = je.contains("reply") && je.at("reply").get<bool>();
           if (je.contains("root_step")) {

@@ -452,10 +452,16 @@ class SynthRank : public RankEventSource {
   bool StepBody(Event* event) {
     for (;;) {
       if (call_index_ < num_calls_) {
+        // A polled completion's wait comes after the burst that followed its test, before
+        // the rank's next call (SlotModel::polled).
+        if (has_deferred_) return EmitDeferred(event);
         EmitCall(event, call_index_++);
         return true;
       }
-      if (!NextSlot()) return false;
+      if (!NextSlot()) {
+        if (has_deferred_) return EmitDeferred(event);
+        return false;
+      }
       std::int64_t cpu = cur_->cpu_ns, ins = cur_->instructions;
       for (const auto& c : cur_->classes) {
         if (std::equal(c.bits.begin(), c.bits.end(), made_.begin(), made_.end())) {
@@ -979,9 +985,30 @@ class SynthRank : public RankEventSource {
     }
   }
 
+  bool EmitDeferred(Event* event) {
+    *event = std::move(deferred_);
+    deferred_.Clear();
+    has_deferred_ = false;
+    return true;
+  }
+
   // Completions take the oldest pending requests; their ids are consecutive from
-  // next_request_ - pending.
+  // next_request_ - pending. A polled one is a test that completes nothing yet (the
+  // simulation completes there what has arrived) and the completion itself, kept in
+  // deferred_, is made before the rank's next call.
   void EmitCompletion(Event* event) {
+    EmitCompletionNow(event);
+    if (!cur_->model->polled || event->completed.empty()) return;
+    deferred_ = *event;
+    has_deferred_ = true;
+    event->completed.clear();
+    event->kind = event->kind == EventKind::kWait      ? EventKind::kTest
+                  : event->kind == EventKind::kWaitany ? EventKind::kTestany
+                  : event->kind == EventKind::kWaitall ? EventKind::kTestall
+                                                       : EventKind::kTestsome;
+  }
+
+  void EmitCompletionNow(Event* event) {
     const SlotModel& m = *cur_->model;
     const std::size_t pending = pending_.size() - head_;
     const std::size_t k =
@@ -1137,6 +1164,8 @@ class SynthRank : public RankEventSource {
   Dests dests_, sources_;
   SmallVector<PendingRequest, 8> pending_;
   std::size_t head_ = 0;  // pending_[head_..] are pending
+  Event deferred_;        // a polled completion's wait (EmitCompletion)
+  bool has_deferred_ = false;
   RequestId next_request_ = 1;
   std::string message_;
   bool counting_ = false;

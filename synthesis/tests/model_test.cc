@@ -356,6 +356,54 @@ TEST(RotatedRanksTest, SmallBurstsVaryingBetweenRanksAreNoSpreadOfTheLargeOnes) 
   EXPECT_LT(v.time_error, 0.02);
 }
 
+// A ring halo overlapped with work by polling (MPI_Testall after each chunk of work until
+// the messages are in): the completion is a test that never blocks, found after a number of
+// chunks that depends on when the messages arrived. The signature says the completions were
+// tests; the model makes the call a polled one, synthesized as a test that completes
+// nothing and a wait after the burst that follows it (before the rank's next call); and the
+// bursts around it, cut where the messages arrived, draw no spread: drawn as noise, the cut
+// made the synthesized ranks wait for each other and the run was 29% slow.
+TEST(PollingTest, APolledCompletionIsATestWhoseWaitComesBeforeTheNextCall) {
+  testing::AppParams p;
+  p.iterations = 20;
+  p.domain = 2e5;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::PolledRing(n, p)));
+  bool tested = false;
+  for (const phases::Phase& ph : sigs.back().phases) {
+    for (const phases::PhaseEvent& e : ph.ranks.front().events) {
+      tested = tested || (e.kind == EventKind::kWaitall && e.tested.n > 0 && e.tested.mean == 1);
+    }
+  }
+  EXPECT_TRUE(tested) << phases::FormatSignatureTable(sigs.back());
+  EXPECT_EQ(phases::SignatureFromJson(phases::SignatureToJson(sigs.back()), "t"), sigs.back());
+  const AppModel m = BuildModel(sigs);
+  bool polled = false;
+  for (const PhaseModel& ph : m.phases) {
+    for (const SlotModel& s : ph.slots) polled = polled || s.polled;
+  }
+  EXPECT_TRUE(polled) << DescribeModel(m);
+  EXPECT_NE(DescribeModel(m).find("found by polling"), std::string::npos);
+  EXPECT_EQ(ModelToJson(ModelFromJson(ModelToJson(m), "t")), ModelToJson(m));
+  const SynthesizedTrace t(m, 16);
+  auto s = t.OpenRank(3);
+  Event e;
+  std::vector<EventKind> kinds;
+  while (s->Next(&e)) {
+    if (e.kind == EventKind::kTestall) {
+      EXPECT_TRUE(e.completed.empty());
+    }
+    kinds.push_back(e.kind);
+  }
+  const auto test = std::find(kinds.begin(), kinds.end(), EventKind::kTestall);
+  ASSERT_NE(test, kinds.end());
+  ASSERT_LT(test + 2, kinds.end());
+  EXPECT_EQ(*(test + 1), EventKind::kCompute);
+  EXPECT_EQ(*(test + 2), EventKind::kWaitall);
+  const Validation v = testing::QuickValidate(sigs, testing::PolledRing(16, p));
+  EXPECT_LT(v.time_error, 0.05) << v.predicted_time_s << " vs " << v.real_simulated_time_s;
+}
+
 // The phase with the receives of each signature: expects exactly one per signature, of
 // weight `weight` (every iteration of the loop in one phase).
 std::vector<const phases::Phase*> HaloPhases(const std::vector<phases::Signature>& sigs,

@@ -254,6 +254,45 @@ TraceData RedBlackRing(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData PolledRing(int nprocs, const AppParams& p) {
+  TraceData d = Begin("polled_ring", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto chunk = static_cast<std::int64_t>(p.compute_ns / nprocs / 8);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    const int right = (r + 1) % nprocs, left = (r + nprocs - 1) % nprocs;
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      const RequestId a = next++, b = next++, c = next++, e = next++;
+      ev.push_back(MakeIrecv(left, 1, bytes, a));
+      ev.push_back(MakeIrecv(right, 2, bytes, b));
+      ev.push_back(MakeIsend(right, 1, bytes, c));
+      ev.push_back(MakeIsend(left, 2, bytes, e));
+      const int found = 1 + (7 * r + 3 * it) % 6;
+      for (int j = 1; j <= 8; ++j) {
+        ev.push_back(MakeCompute(chunk));
+        if (j > found) continue;
+        Event test = MakeWaitall({a, b, c, e});
+        test.kind = EventKind::kTestall;
+        if (j < found) {
+          test.completed.clear();
+        } else {
+          test.completed[0].peer = left;
+          test.completed[0].tag = 1;
+          test.completed[0].bytes = bytes;
+          test.completed[1].peer = right;
+          test.completed[1].tag = 2;
+          test.completed[1].bytes = bytes;
+        }
+        ev.push_back(test);
+      }
+      ev.push_back(MakeCompute(chunk));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData RowAllreduce(int nprocs, const AppParams& p) {
   TraceData d = Begin("row_allreduce", nprocs);
   const int q = Side(nprocs);

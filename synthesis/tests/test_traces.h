@@ -81,6 +81,11 @@ TraceData WaitsomeRing(int nprocs, const AppParams& p = {});
 // receive from rank - 1, odd ranks receive first and send after (a few us of compute
 // between the two calls); 8 x domain / P bytes. P even.
 TraceData RedBlackRing(int nprocs, const AppParams& p = {});
+// A ring halo overlapped with work by polling: per iteration irecv from rank - 1 and
+// rank + 1, isend to both (8 x domain / P bytes), then 8 chunks of compute_ns / P / 8 with a
+// testall after each until one completes everything (after chunk 1 + (7 r + 3 i) mod 6 of
+// iteration i: when the messages arrived is timing, not program), then compute_ns / P / 8.
+TraceData PolledRing(int nprocs, const AppParams& p = {});
 // Halo exchange on a torus plus an allreduce on the row communicator (MPI_Comm_split by row)
 // every iteration.
 TraceData RowAllreduce(int nprocs, const AppParams& p = {});

@@ -34,7 +34,7 @@
 //                "time_per_rank_max_s", "time_per_rank_min_s",
 //                "ranks": [{"rank", "weight", "time_s", "compute": {Stats x3},
 //                           "events": [{"kind", "peer", "recv_peer", "comm", "tag", "root",
-//                                       "bytes", "recv_bytes", "requests", "polls",
+//                                       "bytes", "recv_bytes", "requests", "polls", "tested",
 //                                       "cpu_ns", "instructions", "cycles", "reply",
 //                                       "root_step", "root_bytes", "root_recv_bytes",
 //                                       "root_cpu_ns"}]}]}]}
@@ -142,9 +142,13 @@ struct PhaseEvent {
   // A send to whichever rank the latest completed wildcard receive came from (a master's
   // reply to the worker that answered); `peer` is then only the first occurrence's partner.
   bool reply = false;
-  Stats bytes;           // bytes sent (p2p send side, collectives) or received (recv)
-  Stats recv_bytes;      // sendrecv receive half; collectives: bytes received
-  Stats polls;           // failed tests folded into this call (polling loops)
+  Stats bytes;       // bytes sent (p2p send side, collectives) or received (recv)
+  Stats recv_bytes;  // sendrecv receive half; collectives: bytes received
+  Stats polls;       // failed tests folded into this call (polling loops)
+  // Completions: one sample (1) per occurrence that was a test that completed rather than a
+  // wait, so tested.n of polls.n occurrences: a polling loop's calls, which never block.
+  // Empty for other calls and older signatures.
+  Stats tested;
   ComputeStats compute;  // the compute burst before the call
   // Rooted collectives whose root moves (root_step != kFixed; `peer` is then kNoRank): the
   // occurrences in which this rank was the root apart. bytes, recv_bytes and compute above

@@ -38,7 +38,8 @@
 //                "rotated_ranks": "even"|"odd"|"rank 0"|"last rank"|"all but rank 0",
 //                "rotated_start": slot (both only when some ranks call in another order),
 //                "slots": [{"kind", "tag", "presence", "like_slots": [...], "wildcard", "reply",
-//                           "all_pending", "requests", "equation": "<words>",
+//                           "all_pending", "requests", "polled", "polls",
+//                           "equation": "<words>",
 //                           "maps": [{"nprocs", "dests": [[...] per rank]}],
 //                           "recv_maps": [...], "communicator": "<words>",
 //                           "layouts": [{"nprocs", "groups": [[...]]}],
@@ -161,6 +162,13 @@ struct SlotModel {
   // (the oldest first).
   bool all_pending = true;
   std::int32_t requests = 0;
+  // Found by polling: most of the traced completions were a test that completed (MPI_Test*
+  // in a loop of work), not a wait. Such a call never blocks: synthesis makes it a test
+  // (which completes what has arrived) and waits for the rest only after the burst that
+  // follows, before the rank's next call, so that the work done while polling overlaps the
+  // messages as it did in the traced run. `polls`: the failed tests per completion (mean).
+  bool polled = false;
+  double polls = 0;
 
   // A halo exchange on a grid whose extents are not smooth in P (MPI_Dims_create: 36 ->
   // 4 x 3 x 3, 49 -> 7 x 7 x 1) sends a face of the local block: bytes = face_bytes x the
