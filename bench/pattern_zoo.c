@@ -55,7 +55,10 @@
  *  21  exchange with the rank half the ring away (MPI_Sendrecv with (rank + P/2) mod P, N / P
  *      doubles), work; P even
  *  22  reduce then broadcast (what MPI_Allreduce does, written as two calls, as older codes
- *      do): MPI_Reduce of N / P doubles to rank 0, rank 0 works, MPI_Bcast of them, work */
+ *      do): MPI_Reduce of N / P doubles to rank 0, rank 0 works, MPI_Bcast of them, work
+ *  23  a halo overlapped with work by polling: on a ring, irecv from both neighbours, isend
+ *      to both (N / P doubles), then 16 chunks of work with an MPI_Testall after each until
+ *      it completes (MPI_Waitall after the last if it never did), then more work */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -454,6 +457,25 @@ int main(int argc, char** argv) {
       MPI_Reduce(a, b, n, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
       if (rank == 0) work(n * 5);
       MPI_Bcast(b, n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    }
+  } else if (mode == 23) {
+    long n = N / P;
+    double *s0, *s1, *r0, *r1;
+    ring_buffers(n, &s0, &s1, &r0, &r1);
+    const int left = (rank + P - 1) % P, right = (rank + 1) % P;
+    for (int it = 0; it < iters; ++it) {
+      MPI_Request q[4];
+      MPI_Irecv(r0, n, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &q[0]);
+      MPI_Irecv(r1, n, MPI_DOUBLE, right, 2, MPI_COMM_WORLD, &q[1]);
+      MPI_Isend(s0, n, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &q[2]);
+      MPI_Isend(s1, n, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &q[3]);
+      int done = 0;
+      for (int k = 0; k < 16; ++k) {
+        work(n * 2);
+        if (!done) MPI_Testall(4, q, &done, MPI_STATUSES_IGNORE);
+      }
+      if (!done) MPI_Waitall(4, q, MPI_STATUSES_IGNORE);
+      work(n * 4);
     }
   }
   MPI_Finalize();
