@@ -228,17 +228,10 @@ TEST(PredictTest, ARankClassSeenAtTwoCountsFollowsTheCallsLaw) {
   }
   EXPECT_TRUE(relative) << DescribeModel(m);
   EXPECT_EQ(ModelToJson(ModelFromJson(ModelToJson(m), "test")), ModelToJson(m));
-  const SynthesizedTrace t(m, 25);
-  auto compute = [&](int rank) {
-    auto s = t.OpenRank(rank);
-    Event e;
-    std::int64_t cpu = 0;
-    while (s->Next(&e)) cpu += e.kind == EventKind::kCompute ? e.cpu_ns : 0;
-    return static_cast<double>(cpu);
-  };
   // Rank 1 (an edge: recv from the west) and rank 6 (interior) both compute before their
   // send to the south.
-  const double edge = compute(1), interior = compute(6);
+  const double edge = testing::SynthesizedCpu(m, 25, 1);
+  const double interior = testing::SynthesizedCpu(m, 25, 6);
   EXPECT_NEAR(interior, edge, 0.01 * edge) << DescribeModel(m, 25);
 }
 
@@ -263,16 +256,9 @@ TEST(PredictTest, ARankClassWithoutALawOfItsOwnFollowsTheCallsLaw) {
     sigs.push_back(testing::Analyze(d));
   }
   const AppModel m = BuildModel(sigs);
-  const SynthesizedTrace t(m, 64);
-  auto compute = [&](int rank) {
-    auto s = t.OpenRank(rank);
-    Event e;
-    std::int64_t cpu = 0;
-    while (s->Next(&e)) cpu += e.kind == EventKind::kCompute ? e.cpu_ns : 0;
-    return static_cast<double>(cpu);
-  };
   // Rank 1 (top edge) and rank 9 (interior of the 8 x 8 mesh).
-  const double edge = compute(1), interior = compute(9);
+  const double edge = testing::SynthesizedCpu(m, 64, 1);
+  const double interior = testing::SynthesizedCpu(m, 64, 9);
   EXPECT_NEAR(interior, edge, 0.3 * edge) << DescribeModel(m, 64);
 }
 
@@ -1410,15 +1396,9 @@ TEST(RemainderTest, APhaseIsNotFoldedIntoOneThatComputesFarMore) {
   largest.phases.push_back(odd);
   const AppModel m = BuildModel(sigs);
   EXPECT_NEAR(m.unmodelled_share, 0.1 / 1.1, 0.01) << DescribeModel(m);
-  auto compute = [](const AppModel& model) {
-    const SynthesizedTrace t(model, 64);
-    auto s = t.OpenRank(0);
-    Event e;
-    double cpu = 0;
-    while (s->Next(&e)) cpu += e.kind == EventKind::kCompute ? static_cast<double>(e.cpu_ns) : 0;
-    return cpu;
-  };
-  EXPECT_NEAR(compute(m), compute(plain), 0.01 * compute(plain));
+  const double cpu = testing::SynthesizedCpu(m, 64, 0);
+  const double without = testing::SynthesizedCpu(plain, 64, 0);
+  EXPECT_NEAR(cpu, without, 0.01 * without);
 }
 
 }  // namespace

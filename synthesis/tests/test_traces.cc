@@ -4,6 +4,7 @@
 
 #include "pas2p/patterns/grid.h"
 #include "pas2p/phases/analyze.h"
+#include "pas2p/synthesis/synthesize.h"
 
 namespace pas2p::synthesis::testing {
 
@@ -855,6 +856,15 @@ TraceData HaloThenSwapAlongZ(int nprocs, const AppParams& p) {
   }
   End(&d);
   return d;
+}
+
+double SynthesizedCpu(const AppModel& model, std::int64_t nprocs, int rank) {
+  const SynthesizedTrace t(model, nprocs);
+  auto s = t.OpenRank(rank);
+  Event e;
+  double cpu = 0;
+  while (s->Next(&e)) cpu += e.kind == EventKind::kCompute ? static_cast<double>(e.cpu_ns) : 0;
+  return cpu;
 }
 
 Validation QuickValidate(const std::vector<phases::Signature>& training, const TraceData& real) {

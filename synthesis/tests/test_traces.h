@@ -246,4 +246,8 @@ sim::Machine TestMachine();
 // noise draws or prediction intervals: what the tests compare, in a fraction of the time.
 Validation QuickValidate(const std::vector<phases::Signature>& training, const TraceData& real);
 
+// The CPU time (ns) of one rank's compute bursts in the run synthesized from `model` at
+// `nprocs`.
+double SynthesizedCpu(const AppModel& model, std::int64_t nprocs, int rank);
+
 }  // namespace pas2p::synthesis::testing
