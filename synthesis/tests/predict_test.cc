@@ -1297,21 +1297,28 @@ TEST(RemainderTest, MostOfTheBytesLeftOutIsRefusedWhateverTheirTime) {
   EXPECT_NO_THROW(Predict(m, 64, TestMachine(), o));
 }
 
+// The phase of `sig` made of one allreduce (nullptr if none), the run's total time and the
+// next free phase id.
+const phases::Phase* AllreducePhase(const phases::Signature& sig, double* total, int* next_id) {
+  const phases::Phase* reduce = nullptr;
+  for (const phases::Phase& ph : sig.phases) {
+    *total += ph.total_time_s;
+    *next_id = std::max(*next_id, ph.id + 1);
+    const auto& events = ph.ranks.front().events;
+    if (events.size() == 1 && events.front().kind == EventKind::kAllreduce) reduce = &ph;
+  }
+  return reduce;
+}
+
 TEST(RemainderTest, APhaseThatOnlyContainsAModelledOperationIsNoRepetitionOfIt) {
   testing::AppParams p;
   p.iterations = 20;
   std::vector<phases::Signature> sigs;
   for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
   phases::Signature& largest = sigs.back();
-  const phases::Phase* reduce = nullptr;
   double total = 0;
   int next_id = 0;
-  for (const phases::Phase& ph : largest.phases) {
-    total += ph.total_time_s;
-    next_id = std::max(next_id, ph.id + 1);
-    const auto& events = ph.ranks.front().events;
-    if (events.size() == 1 && events.front().kind == EventKind::kAllreduce) reduce = &ph;
-  }
+  const phases::Phase* reduce = AllreducePhase(largest, &total, &next_id);
   ASSERT_NE(reduce, nullptr) << phases::FormatSignatureTable(largest);
   ASSERT_GT(reduce->time_s, 0);
   phases::Phase odd = *reduce;
@@ -1369,15 +1376,9 @@ TEST(RemainderTest, APhaseIsNotFoldedIntoOneThatComputesFarMore) {
   for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
   const AppModel plain = BuildModel(sigs);
   phases::Signature& largest = sigs.back();
-  const phases::Phase* reduce = nullptr;
   double total = 0;
   int next_id = 0;
-  for (const phases::Phase& ph : largest.phases) {
-    total += ph.total_time_s;
-    next_id = std::max(next_id, ph.id + 1);
-    const auto& events = ph.ranks.front().events;
-    if (events.size() == 1 && events.front().kind == EventKind::kAllreduce) reduce = &ph;
-  }
+  const phases::Phase* reduce = AllreducePhase(largest, &total, &next_id);
   ASSERT_NE(reduce, nullptr) << phases::FormatSignatureTable(largest);
   ASSERT_GT(reduce->ranks.front().compute.cpu_ns.mean, 1e6);
   phases::Phase odd = *reduce;
