@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <queue>
 #include <set>
@@ -454,12 +455,12 @@ class SynthRank : public RankEventSource {
       if (call_index_ < num_calls_) {
         // A polled completion's wait comes after the burst that followed its test, before
         // the rank's next call (SlotModel::polled).
-        if (has_deferred_) return EmitDeferred(event);
+        if (deferred_) return EmitDeferred(event);
         EmitCall(event, call_index_++);
         return true;
       }
       if (!NextSlot()) {
-        if (has_deferred_) return EmitDeferred(event);
+        if (deferred_) return EmitDeferred(event);
         return false;
       }
       std::int64_t cpu = cur_->cpu_ns, ins = cur_->instructions;
@@ -986,9 +987,8 @@ class SynthRank : public RankEventSource {
   }
 
   bool EmitDeferred(Event* event) {
-    *event = std::move(deferred_);
-    deferred_.Clear();
-    has_deferred_ = false;
+    *event = std::move(*deferred_);
+    deferred_.reset();
     return true;
   }
 
@@ -999,8 +999,7 @@ class SynthRank : public RankEventSource {
   void EmitCompletion(Event* event) {
     EmitCompletionNow(event);
     if (!cur_->model->polled || event->completed.empty()) return;
-    deferred_ = *event;
-    has_deferred_ = true;
+    deferred_ = std::make_unique<Event>(*event);
     event->completed.clear();
     event->kind = event->kind == EventKind::kWait      ? EventKind::kTest
                   : event->kind == EventKind::kWaitany ? EventKind::kTestany
@@ -1164,8 +1163,9 @@ class SynthRank : public RankEventSource {
   Dests dests_, sources_;
   SmallVector<PendingRequest, 8> pending_;
   std::size_t head_ = 0;  // pending_[head_..] are pending
-  Event deferred_;        // a polled completion's wait (EmitCompletion)
-  bool has_deferred_ = false;
+  // A polled completion's wait (EmitCompletion); a pointer, as a million rank streams are
+  // open at once and few ever hold one.
+  std::unique_ptr<Event> deferred_;
   RequestId next_request_ = 1;
   std::string message_;
   bool counting_ = false;
