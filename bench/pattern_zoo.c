@@ -82,6 +82,15 @@ static void ring_buffers(long n, double** s0, double** s1, double** r0, double**
   *r0 = all + 2 * n;
   *r1 = all + 3 * n;
 }
+/* A ring halo's posts: irecv from left (tag 1) and right (tag 2), isend to right (tag 1) and
+ * left (tag 2), n doubles each. */
+static void post_ring(long n, double* s0, double* s1, double* r0, double* r1, int left, int right,
+                      MPI_Request recvs[2], MPI_Request sends[2]) {
+  MPI_Irecv(r0, n, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &recvs[0]);
+  MPI_Irecv(r1, n, MPI_DOUBLE, right, 2, MPI_COMM_WORLD, &recvs[1]);
+  MPI_Isend(s0, n, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &sends[0]);
+  MPI_Isend(s1, n, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &sends[1]);
+}
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, P;
@@ -401,7 +410,8 @@ int main(int argc, char** argv) {
       if (rank > 0) MPI_Recv(buf, n, MPI_DOUBLE, rank - 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       work(n * 20);
       if (rank < P - 1) MPI_Send(buf, n, MPI_DOUBLE, rank + 1, 1, MPI_COMM_WORLD);
-      if (rank < P - 1) MPI_Recv(buf, n, MPI_DOUBLE, rank + 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (rank < P - 1)
+        MPI_Recv(buf, n, MPI_DOUBLE, rank + 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       work(n * 20);
       if (rank > 0) MPI_Send(buf, n, MPI_DOUBLE, rank - 1, 2, MPI_COMM_WORLD);
     }
@@ -424,10 +434,7 @@ int main(int argc, char** argv) {
     ring_buffers(n, &s0, &s1, &r0, &r1);
     for (int it = 0; it < iters; ++it) {
       MPI_Request rr[2], sr[2];
-      MPI_Irecv(r0, n, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &rr[0]);
-      MPI_Irecv(r1, n, MPI_DOUBLE, right, 2, MPI_COMM_WORLD, &rr[1]);
-      MPI_Isend(s0, n, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &sr[0]);
-      MPI_Isend(s1, n, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &sr[1]);
+      post_ring(n, s0, s1, r0, r1, left, right, rr, sr);
       int left_to_do = 2;
       while (left_to_do > 0) {
         int outcount = 0, idx[2];
@@ -465,10 +472,7 @@ int main(int argc, char** argv) {
     const int left = (rank + P - 1) % P, right = (rank + 1) % P;
     for (int it = 0; it < iters; ++it) {
       MPI_Request q[4];
-      MPI_Irecv(r0, n, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &q[0]);
-      MPI_Irecv(r1, n, MPI_DOUBLE, right, 2, MPI_COMM_WORLD, &q[1]);
-      MPI_Isend(s0, n, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &q[2]);
-      MPI_Isend(s1, n, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &q[3]);
+      post_ring(n, s0, s1, r0, r1, left, right, q, q + 2);
       int done = 0;
       for (int k = 0; k < 16; ++k) {
         work(n * 2);

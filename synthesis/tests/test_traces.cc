@@ -1,5 +1,6 @@
 #include "test_traces.h"
 
+#include <array>
 #include <cmath>
 
 #include "pas2p/patterns/grid.h"
@@ -76,6 +77,18 @@ void TorusHalo(TraceData* d, int r, std::uint64_t bytes, RequestId* next,
   }
   if (before_wait_ns > 0) ev.push_back(MakeCompute(before_wait_ns));
   ev.push_back(MakeWaitall(reqs));
+}
+
+// A ring halo's posts: irecv from `left` (tag 1) and `right` (tag 2), isend to `right`
+// (tag 1) and `left` (tag 2); returns their requests in that order.
+std::array<RequestId, 4> PostRingHalo(std::vector<Event>* ev, int left, int right,
+                                      std::uint64_t bytes, RequestId* next) {
+  const std::array<RequestId, 4> q = {(*next)++, (*next)++, (*next)++, (*next)++};
+  ev->push_back(MakeIrecv(left, 1, bytes, q[0]));
+  ev->push_back(MakeIrecv(right, 2, bytes, q[1]));
+  ev->push_back(MakeIsend(right, 1, bytes, q[2]));
+  ev->push_back(MakeIsend(left, 2, bytes, q[3]));
+  return q;
 }
 
 }  // namespace
@@ -200,11 +213,7 @@ TraceData WaitsomeRing(int nprocs, const AppParams& p) {
     const int right = (r + 1) % nprocs, left = (r + nprocs - 1) % nprocs;
     RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {
-      const RequestId a = next++, b = next++, c = next++, e = next++;
-      ev.push_back(MakeIrecv(left, 1, bytes, a));
-      ev.push_back(MakeIrecv(right, 2, bytes, b));
-      ev.push_back(MakeIsend(right, 1, bytes, c));
-      ev.push_back(MakeIsend(left, 2, bytes, e));
+      const auto [a, b, c, e] = PostRingHalo(&ev, left, right, bytes, &next);
       auto some = [&](std::vector<RequestId> passed, std::vector<RequestId> done) {
         Event w = MakeWaitall(passed);
         w.kind = EventKind::kWaitsome;
@@ -264,11 +273,7 @@ TraceData PolledRing(int nprocs, const AppParams& p) {
     const int right = (r + 1) % nprocs, left = (r + nprocs - 1) % nprocs;
     RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {
-      const RequestId a = next++, b = next++, c = next++, e = next++;
-      ev.push_back(MakeIrecv(left, 1, bytes, a));
-      ev.push_back(MakeIrecv(right, 2, bytes, b));
-      ev.push_back(MakeIsend(right, 1, bytes, c));
-      ev.push_back(MakeIsend(left, 2, bytes, e));
+      const auto [a, b, c, e] = PostRingHalo(&ev, left, right, bytes, &next);
       const int found = 1 + (7 * r + 3 * it) % 6;
       for (int j = 1; j <= 8; ++j) {
         ev.push_back(MakeCompute(chunk));
