@@ -706,6 +706,28 @@ std::vector<std::array<int, 2>> Options::DefaultExponents() {
 
 namespace {
 
+// Options::no_turn_beyond: the direction at the largest training count holds up to 2^20
+// times it (steps that change the value by less than 1e-9 of it count as flat). `quotient`:
+// of the curve divided by P (Options::turn_of_quotient).
+bool NoTurnBeyond(const Curve& curve, double p_max, bool quotient) {
+  const auto value = [&](double p) { return quotient ? curve.Evaluate(p) / p : curve.Evaluate(p); };
+  double prev = value(p_max);
+  const double before = value(p_max / 1.25);
+  const double tolerance = 1e-9 * std::max(std::fabs(prev), std::fabs(before));
+  int direction = prev > before + tolerance ? 1 : (prev < before - tolerance ? -1 : 0);
+  double p = p_max;
+  for (int k = 0; k < 20; ++k) {
+    p *= 2;
+    const double v = value(p);
+    const double step_tolerance = 1e-9 * std::max(std::fabs(prev), std::fabs(v));
+    const int step = v > prev + step_tolerance ? 1 : (v < prev - step_tolerance ? -1 : 0);
+    if (step != 0 && direction != 0 && step != direction) return false;
+    if (direction == 0) direction = step;
+    prev = v;
+  }
+  return true;
+}
+
 // True when the curve stays above zero from `p_max` on (checked at p_max x 2^k up to ~10^15
 // x p_max: every term is monotone in P far out, so a sign change shows up on this grid).
 bool PositiveBeyond(const Curve& curve, double p_max) {
@@ -878,6 +900,10 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
       if ((positive ||
            (positive_unless_exact && !(fit_error < options.occam_absolute_tolerance))) &&
           !PositiveBeyond(curve, sorted.back().p)) {
+        continue;
+      }
+      if (options.no_turn_beyond &&
+          !NoTurnBeyond(curve, sorted.back().p, options.turn_of_quotient)) {
         continue;
       }
       candidates.push_back({std::move(curve), kInf, fit_error, kInf, true});

@@ -500,6 +500,54 @@ TEST(PositiveQuantity, ASizeCrossesZeroBeyondTheTrainingCountsOnlyWhereItIsExact
   EXPECT_NEAR(Fit(exact, options, "bytes").Evaluate(100), 0, 1e-6);
 }
 
+// Options::no_turn_beyond: a rank class's CPU burst before a halo call of the bundled cg
+// (mean ns at 4, 9, 16, 25, 36 ranks: strong scaling, falling as about 1/P). The best law by
+// leave-one-out error was c0 + c1·P^(−1/4)·log2(P) with c1 < 0: its log term peaks at P = e^4,
+// so beyond the traced counts the burst grows back towards c0 and the prediction at 1024 had
+// every rank of the class compute more than at 36. A law whose trend turns beyond the last
+// traced count is no longer tried; the same rule looks at the quantity, not P times it, when
+// the fit is of the total (turn_of_quotient).
+TEST(NoTurnBeyond, AFallingBurstDoesNotGrowBackBeyondTheTracedCounts) {
+  const std::vector<Point> burst = {
+      {4, 202221.9}, {9, 105709.0}, {16, 56052.4}, {25, 35655.5}, {36, 26609.2}};
+  Options options;
+  options.positive = true;
+  const FittedModel free_fit = Fit(burst, options, "CPU ns");
+  EXPECT_GT(free_fit.Evaluate(1024), free_fit.Evaluate(36))
+      << "the law without the rule is expected to turn: " << free_fit.Describe("CPU ns", 1024);
+  options.no_turn_beyond = true;
+  const FittedModel kept = Fit(burst, options, "CPU ns");
+  double previous = kept.Evaluate(36);
+  for (double p = 72; p <= 36.0 * 1048576; p *= 2) {
+    EXPECT_LE(kept.Evaluate(p), previous) << "at P = " << p << ": " << kept.Describe("CPU ns", p);
+    previous = kept.Evaluate(p);
+  }
+  EXPECT_LT(kept.Evaluate(1024), burst.back().y);
+  // The total over the ranks (P x the burst) is checked as the burst it stands for.
+  std::vector<Point> totals;
+  for (const Point& q : burst) totals.push_back({q.p, q.p * q.y});
+  options.turn_of_quotient = true;
+  const FittedModel total = Fit(totals, options, "P x CPU ns");
+  previous = total.Evaluate(36) / 36;
+  for (double p = 72; p <= 36.0 * 1048576; p *= 2) {
+    EXPECT_LE(total.Evaluate(p) / p, previous) << total.Describe("P x CPU ns", p);
+    previous = total.Evaluate(p) / p;
+  }
+}
+
+// A series that rises and keeps rising is fitted as before: the rule only removes turns.
+TEST(NoTurnBeyond, AMonotoneLawIsKept) {
+  std::vector<Point> points;
+  for (double p : {4.0, 9.0, 16.0, 25.0, 36.0}) points.push_back({p, 1000 + 50 * std::sqrt(p)});
+  Options options;
+  options.positive = true;
+  const FittedModel before = Fit(points, options, "bytes");
+  options.no_turn_beyond = true;
+  const FittedModel after = Fit(points, options, "bytes");
+  EXPECT_EQ(after.curve.coefficients, before.curve.coefficients);
+  EXPECT_NEAR(after.Evaluate(1024), 1000 + 50 * 32, 1e-6 * 2600);
+}
+
 TEST(PositiveQuantity, DataThatIsNotPositiveIsFittedAsBefore) {
   const std::vector<Point> points = {{4, 3}, {9, 1}, {16, -1}, {25, -3}};
   Options options;

@@ -478,6 +478,10 @@ regression::Options FitOptions(Precision precision) {
     // A CPU time or instruction count is positive: no candidate that crosses zero beyond the
     // traced counts (c0 - c1 P^(1/4) fitted to a falling series predicts 0 s at 49 ranks).
     options.positive = true;
+    // Nor one whose trend turns beyond them (Options::no_turn_beyond): cg's and transpose's
+    // per-rank compute (a rank class's) fell as 1/P over 4-36 ranks and grew back to 7-10 ms
+    // at 1024, 25-29 times the work the traced runs did in all.
+    options.no_turn_beyond = true;
     // A block law (c P^a ceil(N/P)^k) is only ever taken when it reproduces every value
     // exactly: a measured quantity never does, so it is not searched for.
     options.use_block_laws = false;
@@ -551,7 +555,9 @@ Quantity FitQuantity(const std::vector<regression::Point>& points, const std::st
   // The total over P ranks may scale more simply (a fixed domain split P ways).
   std::vector<regression::Point> totals;
   for (const auto& p : points) totals.push_back({p.p, p.y * p.p});
-  regression::FittedModel total = regression::Fit(totals, options, what + " x P");
+  regression::Options total_options = options;
+  total_options.turn_of_quotient = true;  // the quantity is the total over P
+  regression::FittedModel total = regression::Fit(totals, total_options, what + " x P");
   // Within the noise floor both describe the data: the one with fewer parameters.
   const double floor = precision == Precision::kMeasured ? kMeasuredNoiseFloor : 0.0;
   const double own = std::max(q.model.loo_error, floor), tot = std::max(total.loo_error, floor);

@@ -14,7 +14,9 @@
 
 #include "pas2p/core/trace.h"
 #include "pas2p/synthesis/inputs.h"
+#include "pas2p/synthesis/model.h"
 #include "pas2p/synthesis/predict.h"
+#include "pas2p/synthesis/synthesize.h"
 
 namespace pas2p::synthesis {
 namespace {
@@ -114,6 +116,52 @@ TEST_P(BundledValidation, MeetsTheTargetsItMet) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Bundle, BundledValidation, ::testing::ValuesIn(Rows()), RowName);
+
+// Far beyond the traced counts the compute stays the traced runs' kind: every bundled app
+// splits a fixed problem, so the CPU of all ranks at 1024 may grow with the halos and stages
+// that more ranks add, but not by the 25 and 29 times the largest traced run's that cg and
+// transpose were predicted when a law fitted to a falling burst turned and grew back beyond
+// the traced counts (regression::Options::no_turn_beyond).
+TEST(BundledExtrapolation, TheComputeAt1024StaysWithinAFewTimesTheTracedRuns) {
+  std::vector<std::string> apps;
+  for (const Row& row : Rows()) {
+    if (!row.held_out) apps.push_back(row.app);
+  }
+  ASSERT_FALSE(apps.empty());
+  for (const std::string& app : apps) {
+    SCOPED_TRACE(app);
+    const auto inputs = ExpandTraceArgs({(Datasets() / "traces" / app).string()});
+    const auto sigs = LoadSignatures(inputs);
+    std::size_t largest = 0;
+    for (std::size_t i = 1; i < sigs.size(); ++i) {
+      if (sigs[i].nprocs > sigs[largest].nprocs) largest = i;
+    }
+    double traced_ns = 0;
+    {
+      auto real = OpenTrace(inputs[largest].path);
+      for (int r = 0; r < sigs[largest].nprocs; ++r) {
+        auto stream = real->OpenRank(r);
+        Event e;
+        while (stream->Next(&e)) {
+          if (e.kind == EventKind::kCompute) traced_ns += static_cast<double>(e.cpu_ns);
+        }
+      }
+    }
+    const SynthesizedTrace at(BuildModel(sigs), 1024);
+    double predicted_ns = 0;
+    for (int r = 0; r < 1024; ++r) {
+      auto stream = at.OpenRank(r);
+      Event e;
+      while (stream->Next(&e)) {
+        if (e.kind == EventKind::kCompute) predicted_ns += static_cast<double>(e.cpu_ns);
+      }
+    }
+    EXPECT_GT(predicted_ns, 0);
+    EXPECT_LT(predicted_ns, 5 * traced_ns)
+        << "CPU of all ranks: " << predicted_ns * 1e-9 << " s at 1024, " << traced_ns * 1e-9
+        << " s at " << sigs[largest].nprocs;
+  }
+}
 
 }  // namespace
 }  // namespace pas2p::synthesis

@@ -65,6 +65,16 @@ struct Options {
   // near-cancelling terms otherwise (−1.43·10^7 + 3.5·10^6·P^(−1/2)·log2(P)^2 to 0.98-1.52
   // MB at 27-48 ranks, 2% off left out), which reach 0 bytes by a few hundred ranks.
   bool positive_unless_exact = false;
+  // Candidates that turn beyond the largest training count (rise again after falling there,
+  // or fall after rising, anywhere up to 2^20 times that count) are not tried: the turn is
+  // the basis function's, not the data's. c0 − c1·P^(−1/4)·log2(P) fitted to a burst that
+  // falls from 4 to 36 ranks has its log term peak at P = e^4 and the burst grow back to c0
+  // beyond: NAS-like CG's and a transpose's per-rank compute, falling as 1/P over 4-36
+  // ranks, came back to 7-10 ms per rank at 1024, 25-29 times the traced runs' total work.
+  bool no_turn_beyond = false;
+  // The values fitted are P times the quantity (a total over the ranks): no_turn_beyond then
+  // looks at the fitted curve divided by P, the quantity itself.
+  bool turn_of_quotient = false;
   // Never more parameters than this (on top of the n − 1 rule). 3 is the most any candidate has.
   int max_parameters = 3;
   // A law that grows faster than P (P^i with i > 1, P log2(P)^j with j > 0, a free power
