@@ -479,7 +479,7 @@ regression::Options FitOptions(Precision precision) {
     // traced counts (c0 - c1 P^(1/4) fitted to a falling series predicts 0 s at 49 ranks).
     options.positive = true;
     // Nor one whose trend turns beyond them (Options::no_turn_beyond): cg's and transpose's
-    // per-rank compute (a rank class's) fell as 1/P over 4-36 ranks and grew back to 7-10 ms
+    // bursts (per call or per rank class) fell as 1/P over 4-36 ranks and grew back to 7-10 ms
     // at 1024, 25-29 times the work the traced runs did in all.
     options.no_turn_beyond = true;
     // A block law (c P^a ceil(N/P)^k) is only ever taken when it reproduces every value

@@ -69,7 +69,7 @@ struct Options {
   // or fall after rising, anywhere up to 2^20 times that count) are not tried: the turn is
   // the basis function's, not the data's. c0 − c1·P^(−1/4)·log2(P) fitted to a burst that
   // falls from 4 to 36 ranks has its log term peak at P = e^4 and the burst grow back to c0
-  // beyond: rank classes of the bundled cg and transpose, whose compute falls as 1/P over
+  // beyond: bursts of the bundled cg and transpose, whose compute falls as 1/P over
   // 4-36 ranks, came back to 7-10 ms per rank at 1024, 25-29 times the traced runs' total.
   bool no_turn_beyond = false;
   // The values fitted are P times the quantity (a total over the ranks): no_turn_beyond then
