@@ -950,7 +950,11 @@ class SynthRank : public RankEventSource {
       event->recv_peer = i < sources_.size() ? static_cast<std::int32_t>(sources_[i]) : kProcNull;
       event->tag = event->recv_tag = m.tag;
       event->bytes = s.bytes;
-      event->recv_bytes = s.recv_bytes;
+      // What the receive half gets is the message its partner's same call sends (the tracer
+      // records the bytes received, MPI_Get_count of the status): nothing from MPI_PROC_NULL.
+      // Not the fitted mean of the receive half, which counts a mesh's open boundary as 0 and
+      // so would receive less than the partner sends (a truncated receive in MPI terms).
+      event->recv_bytes = event->recv_peer == kProcNull ? 0 : s.bytes;
       return;
     }
     auto peer = static_cast<std::int32_t>(dests_[i]);
