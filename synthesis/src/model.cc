@@ -1456,6 +1456,76 @@ void HarmonizeGrids(PhaseModel* pm) {
   }
 }
 
+// A line law (bytes = c / the extent along the exchange's own dimension) whose extent was the
+// same at every traced count fits as well as the constant the traces show: a 3-D halo's 64 B
+// along a dimension that always had 2 ranks. It is kept only when a call of the application
+// follows a line whose extent did change (a code that splits vectors along its rows, the
+// same way along every dimension); else such slots use their law in P.
+void DropUnsupportedLines(std::vector<PhaseModel>* phases) {
+  auto constant_factor = [](const SlotModel& s) {
+    std::optional<double> first;
+    for (const auto& pt : s.bytes.model.training) {
+      const double f = FaceFactor(*s.peer, s.face_dim, static_cast<std::int64_t>(pt.p), true);
+      if (!first) {
+        first = f;
+      } else if (f != *first) {
+        return false;
+      }
+    }
+    return true;
+  };
+  auto line = [](const SlotModel& s) { return s.face_dim >= 0 && s.face_line && s.peer; };
+  for (const PhaseModel& pm : *phases) {
+    for (const SlotModel& s : pm.slots) {
+      if (line(s) && !constant_factor(s)) return;
+    }
+  }
+  for (PhaseModel& pm : *phases) {
+    for (SlotModel& s : pm.slots) {
+      if (!line(s)) continue;
+      s.face_dim = -1;
+      s.face_line = false;
+      s.face_bytes = s.face_recv_bytes = 0;
+    }
+  }
+}
+
+// A pairwise exchange (partner = rank XOR 2^b) in a phase whose other partners all lie on one
+// grid, when it also fits a stencil on that grid at every traced count: a 3-D halo traced at
+// 8, 12 and 18 ranks has 2 ranks along its fastest dimension at each, where the neighbour at
+// +-1 is rank XOR 1. The exchange is the grid's (it was one call among the halo's 26); as
+// XOR 1 it would pair the wrong ranks at 27 (3 x 3 x 3). Taken only when the grid is the
+// phase's one (at least two grid-based equations, all on it).
+void JoinPhaseGrid(PhaseModel* pm) {
+  std::optional<patterns::GridRule> grid;
+  int on_grid = 0;
+  for (const SlotModel& s : pm->slots) {
+    for (const auto* eq : {&s.peer, &s.recv_peer}) {
+      if (!OnGrid(*eq)) continue;
+      if (grid && !((*eq)->grid == *grid)) return;
+      grid = (*eq)->grid;
+      ++on_grid;
+    }
+  }
+  if (on_grid < 2) return;
+  bool moved = false;
+  for (SlotModel& s : pm->slots) {
+    for (auto [eq, maps] : {std::pair{&s.peer, &s.maps}, std::pair{&s.recv_peer, &s.recv_maps}}) {
+      if (!*eq || (*eq)->family != patterns::Family::kXorExchange || maps->empty()) continue;
+      for (const patterns::GeneralEquation& o : patterns::AllFittingEquations(*maps)) {
+        if (o.family == patterns::Family::kStencil && o.grid == *grid) {
+          *eq = o;
+          moved = true;
+          break;
+        }
+      }
+    }
+  }
+  if (moved) {
+    for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
+  }
+}
+
 // One application, one process grid: a phase whose grid-based equations fit another grid
 // than the one most of the application's grid-based equations use (a phase of a single
 // irecv along the third dimension of LAMMPS's {d0, d1, 3} grid at 36, 45, 48 ranks also
@@ -2049,6 +2119,83 @@ void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings)
       }
     }
   }
+  // Two calls of one kind (sends, or receives) whose offsets differ only in the sign along
+  // such a dimension (a 27-point halo's (dx, dy, -1) and (dx, dy, +1) on grids of extent 2
+  // along z: the traces show both as the one other rank) take their signs in the order the
+  // code visits the neighbours along the dimensions where the sign is known: when every such
+  // pair there comes negative first (for dx in -1..1), or every one positive first, the
+  // ambiguous pairs are made to come the same way. No known pair, or pairs both ways: left
+  // as they are (and paired below).
+  auto is_send = [](const SlotModel& s) {
+    return s.kind == EventKind::kSend || s.kind == EventKind::kIsend;
+  };
+  for (const bool sends : {true, false}) {
+    std::vector<SlotModel*> group;
+    for (SlotModel& s : pm->slots) {
+      if ((sends ? is_send(s) : is_recv(s)) && single_stencil(s.peer)) group.push_back(&s);
+    }
+    if (group.size() < 4) continue;
+    const std::vector<bool> ambiguous = ambiguous_dims(*group.front()->peer);
+    // The pairs (i < j) whose offsets are equal but along d, where they are +-o (known
+    // dimension) or the same nonzero value (ambiguous one).
+    auto pairs_along = [&](std::size_t d, bool known) {
+      std::vector<std::pair<std::size_t, std::size_t>> out;
+      for (std::size_t i = 0; i < group.size(); ++i) {
+        for (std::size_t j = i + 1; j < group.size(); ++j) {
+          const auto& a = group[i]->peer->offsets.front();
+          const auto& b = group[j]->peer->offsets.front();
+          if (group[i]->peer->grid != group[j]->peer->grid || a.size() != b.size() ||
+              d >= a.size() || a[d] == 0) {
+            continue;
+          }
+          bool same_elsewhere = true;
+          for (std::size_t k = 0; k < a.size(); ++k) {
+            same_elsewhere = same_elsewhere && (k == d || a[k] == b[k]);
+          }
+          if (same_elsewhere && (known ? b[d] == -a[d] : b[d] == a[d])) out.emplace_back(i, j);
+        }
+      }
+      return out;
+    };
+    int negative_first = 0, positive_first = 0;
+    for (std::size_t d = 0; d < ambiguous.size(); ++d) {
+      if (ambiguous[d]) continue;
+      for (const auto& [i, j] : pairs_along(d, true)) {
+        (group[i]->peer->offsets.front()[d] < 0 ? negative_first : positive_first) += 1;
+      }
+    }
+    if ((negative_first > 0) == (positive_first > 0)) continue;
+    const std::int64_t first_sign = negative_first > 0 ? -1 : 1;
+    for (std::size_t d = 0; d < ambiguous.size(); ++d) {
+      if (!ambiguous[d]) continue;
+      const auto pairs = pairs_along(d, false);
+      std::set<std::size_t> used;
+      bool clean = true;  // every call in at most one pair
+      for (const auto& [i, j] : pairs)
+        clean = clean && used.insert(i).second && used.insert(j).second;
+      if (!clean) continue;
+      for (const auto& [i, j] : pairs) {
+        std::int64_t& a = group[i]->peer->offsets.front()[d];
+        std::int64_t& b = group[j]->peer->offsets.front()[d];
+        const std::int64_t o = std::abs(a);
+        a = first_sign * o;
+        b = -first_sign * o;
+        if (warned.insert(d).second) {
+          const std::string lo = "-" + std::to_string(o), hi = "+" + std::to_string(o);
+          warnings->push_back(
+              "phase " + std::to_string(pm->index) + ": along grid dimension " + std::to_string(d) +
+              " (fastest first) every traced count has at most " + std::to_string(2 * o) +
+              " ranks, so the traces cannot tell a neighbour at " + hi + " from one at " + lo +
+              " there; the model takes the order the code's " +
+              (sends ? "sends go to" : "receives come from") +
+              " neighbours in along the other dimensions (" +
+              (first_sign < 0 ? lo + " before " + hi : hi + " before " + lo) +
+              "), which is a guess at counts with more ranks along it. Trace such a count to "
+              "settle it");
+        }
+      }
+    }
+  }
   // Each send is paired with one receive of its tag on the same grid along the same
   // dimensions: the only one, or where several share the tag (a halo swapped swap by swap,
   // every swap with tag 0: irecv, send, wait per swap), the nearest one not yet paired that
@@ -2061,8 +2208,7 @@ void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings)
   std::set<std::size_t> paired;
   for (std::size_t si = 0; si < pm->slots.size(); ++si) {
     SlotModel& send = pm->slots[si];
-    const bool is_send = send.kind == EventKind::kSend || send.kind == EventKind::kIsend;
-    if (!is_send || !single_stencil(send.peer)) continue;
+    if (!is_send(send) || !single_stencil(send.peer)) continue;
     std::vector<std::size_t> candidates;
     for (std::size_t ri = 0; ri < pm->slots.size(); ++ri) {
       const SlotModel& r = pm->slots[ri];
@@ -2807,6 +2953,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   }
   FitPhaseCpuTotal(&pm, counts);
   HarmonizeGrids(&pm);
+  JoinPhaseGrid(&pm);
   // Tags first: the directions below are paired by tag.
   DecideTags(&build, counts);
   PairAmbiguousDirections(&pm, &build.warnings);
@@ -3640,6 +3787,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   rename(&model.sequence);
   model.sequence = phases::SimplifySequence(std::move(model.sequence));
   HarmonizeGridsAcrossPhases(&model.phases);
+  DropUnsupportedLines(&model.phases);
   AddValidCounts(&model);
   return model;
 }
