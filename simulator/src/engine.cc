@@ -504,6 +504,7 @@ class Engine {
                        Time send_posted);
   void RecordMessage(int src, int dst, std::int32_t tag, std::uint64_t bytes, Time send_posted,
                      Time transfer_start, Time recv_posted, Time arrival);
+  void CheckTruncation(const Slot& rv, int src, int dst, std::uint64_t bytes);
   std::uint32_t Resolve(int rank, const Op& op, RequestId id, bool* predrawn);
   void StartWaitAll(Proc& r, int rank, const Op& op, const std::vector<RequestId>& ids);
   void StartWaitSome(Proc& r, int rank, const Op& op, const std::vector<RequestId>& ids,
@@ -882,6 +883,18 @@ void Engine::RecordMessage(int src, int dst, std::int32_t tag, std::uint64_t byt
       MessageRecord{src, dst, tag, bytes, send_posted, transfer_start, recv_posted, arrival});
 }
 
+void Engine::CheckTruncation(const Slot& rv, int src, int dst, std::uint64_t bytes) {
+  // A wildcard receive records the message it got in the traced run, which the simulation
+  // may hand another one: only receives that name their source and tag are checked.
+  if (rv.bytes >= bytes || rv.wildcard || rv.tag == kAnyTag) return;
+  if (result_.truncated_receives++ == 0) {
+    result_.first_truncated_receive =
+        "rank " + std::to_string(dst) + ", event " + std::to_string(rv.event_index) +
+        ": a receive of " + std::to_string(rv.bytes) + " bytes got a message of " +
+        std::to_string(bytes) + " bytes from rank " + std::to_string(src);
+  }
+}
+
 void Engine::PostSend(int rank, std::uint32_t s, bool sync) {
   const int dst = slots_[s].peer;
   PrefetchProc(dst);
@@ -914,6 +927,7 @@ void Engine::PostSend(int rank, std::uint32_t s, bool sync) {
       slots_[prev].next = rv.next;
     if (d.posted_tail == cur) d.posted_tail = prev;
     rv.next = kNil;
+    CheckTruncation(rv, rank, dst, bytes);
     const internal::Transfer t = network_->ReserveNodes(me.node, d.node, bytes, now_);
     rv.complete = t.arrival_s;
     rv.requested = now_;
@@ -1023,6 +1037,7 @@ void Engine::PostRecv(int rank, std::uint32_t s) {
     messages_[best_prev].next = m.next;
   if (me.unexpected_tail == best) me.unexpected_tail = best_prev;
   Slot& rv = slots_[s];
+  CheckTruncation(rv, m.source, rank, m.bytes);
   rv.peer = m.source;
   rv.tag = m.tag;
   if (!m.rendezvous) {

@@ -83,6 +83,11 @@ std::string FormatReport(const SimResult& r, const ReportOptions& options) {
     out += std::to_string(r.remapped_completions) +
            " waitany/waitsome/test completions differ from the trace (first to complete "
            "wins; use --deterministic to follow the trace)\n";
+  if (r.truncated_receives > 0)
+    out += "warning: " + std::to_string(r.truncated_receives) +
+           " receives matched a message larger than they record (MPI would report "
+           "MPI_ERR_TRUNCATE; the transfer took the sender's size); first: " +
+           r.first_truncated_receive + "\n";
   out += "\nper rank (seconds):\n";
   const std::string header = Pad("rank", 10, true) + Pad("node", 6) + Pad("end", 13) +
                              Pad("compute", 13) + Pad("communication", 15) + Pad("wait", 13) +
@@ -149,6 +154,7 @@ std::string ResultToJson(const SimResult& r) {
   j["messages"] = r.messages;
   j["bytes"] = r.bytes;
   j["remapped_completions"] = r.remapped_completions;
+  j["truncated_receives"] = r.truncated_receives;
   nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
   for (const RankTimes& t : r.ranks) {
     nlohmann::ordered_json x;

@@ -515,3 +515,37 @@ TEST(Outputs, ParaverHeaderAndRecordsAreWellFormed) {
 
 }  // namespace
 }  // namespace pas2p::sim
+
+namespace pas2p::sim {
+namespace {
+
+// A receive that records fewer bytes than the message it matches (MPI_ERR_TRUNCATE in a real
+// run, so never in a trace of one; a model's laws for a send and its receive fitted apart
+// can do it) is counted and the first one named; the transfer takes the sender's size. A
+// wildcard receive records the message the traced run gave it, which the replay may swap
+// for another: it is not counted.
+TEST(Semantics, ReceivesSmallerThanTheirMessageAreReported) {
+  MemoryTrace t(3);
+  t.rank(0) = {MakeSend(1, 5, 1000), MakeSend(2, 5, 1000)};
+  t.rank(1) = {MakeIrecv(0, 5, 600, 1), Waitall({1})};
+  t.rank(2) = {MakeRecv(kAnySource, 5, 10)};
+  const SimResult r = Simulate(t, TestMachine());
+  EXPECT_EQ(r.truncated_receives, 1u);
+  EXPECT_NE(r.first_truncated_receive.find("rank 1"), std::string::npos)
+      << r.first_truncated_receive;
+  EXPECT_NE(r.first_truncated_receive.find("600 bytes got a message of 1000 bytes from rank 0"),
+            std::string::npos)
+      << r.first_truncated_receive;
+  EXPECT_NE(FormatReport(r, {}).find("MPI_ERR_TRUNCATE"), std::string::npos);
+  ExpectTime(kL + 1000 / kB, r.ranks[1].end_s);  // the sender's size
+
+  MemoryTrace ok(2);
+  ok.rank(0) = {MakeSend(1, 5, 1000)};
+  ok.rank(1) = {MakeIrecv(0, 5, 4096, 1), Waitall({1})};
+  const SimResult fine = Simulate(ok, TestMachine());
+  EXPECT_EQ(fine.truncated_receives, 0u);
+  EXPECT_EQ(FormatReport(fine, {}).find("MPI_ERR_TRUNCATE"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pas2p::sim

@@ -91,6 +91,14 @@ struct SimResult {
   // How many waitany/waitsome/test* completions differed from the trace (paper 003: the
   // request that completed first in the simulation was returned and the ids remapped).
   std::uint64_t remapped_completions = 0;
+  // Receives naming their source and tag that matched a message larger than they record (a
+  // blocking receive or a sendrecv records the bytes it got, an irecv what it posted: in a
+  // trace of a real run a message never exceeds them; MPI would report MPI_ERR_TRUNCATE).
+  // Wildcard receives are not counted: they record the message the traced run gave them. The
+  // transfer takes the sender's size; `first_truncated_receive` says where the first one was, in
+  // words.
+  std::uint64_t truncated_receives = 0;
+  std::string first_truncated_receive;
   Timeline timeline;  // only with SimOptions::record_timeline
 };
 
