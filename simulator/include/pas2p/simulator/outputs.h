@@ -22,9 +22,9 @@ struct ReportOptions {
 std::string FormatReport(const SimResult& result, const ReportOptions& options = {});
 
 // One JSON object: predicted_time_s, events, nprocs, nodes, machine, trace, messages, bytes,
-// remapped_completions, ranks (list of {rank, node, end_s, compute_s, communication_s,
-// wait_s, utilisation, events, messages_sent, bytes_sent}) and collectives (list of
-// {name, calls, time_s, wait_s, bytes}).
+// remapped_completions, truncated_receives, ranks (list of {rank, node, end_s, compute_s,
+// communication_s, wait_s, utilisation, events, messages_sent, bytes_sent}) and collectives (list
+// of {name, calls, time_s, wait_s, bytes}).
 std::string ResultToJson(const SimResult& result);
 
 // Paraver trace of the simulated run: PREFIX.prv (states, MPI call events, communications),
