@@ -889,7 +889,7 @@ void Engine::CheckTruncation(const Slot& rv, int src, int dst, std::uint64_t byt
   if (rv.bytes >= bytes || rv.wildcard || rv.tag == kAnyTag) return;
   if (result_.truncated_receives++ == 0) {
     result_.first_truncated_receive =
-        "rank " + std::to_string(dst) + ", event " + std::to_string(rv.event_index) +
+        "rank " + std::to_string(dst) + ", event #" + std::to_string(rv.event_index) +
         ": a receive of " + std::to_string(rv.bytes) + " bytes got a message of " +
         std::to_string(bytes) + " bytes from rank " + std::to_string(src);
   }
