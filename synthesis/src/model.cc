@@ -662,7 +662,7 @@ DestOrder DestOrderOf(const std::vector<patterns::CommMap>& maps) {
   return DestOrder::kAscending;
 }
 
-// The grid dimension a single-offset stencil exchanges along, or -1.
+// The grid dimension a stencil exchanges along (its offsets all along one), or -1.
 int ExchangeDim(const SlotModel& slot) {
   // A butterfly along the rows (columns) of a power-of-two grid exchanges along dimension 0
   // (1) of its 2^ceil(n/2) x 2^floor(n/2) grid (see GridExtents).
@@ -670,16 +670,18 @@ int ExchangeDim(const SlotModel& slot) {
       slot.peer->bit_field != patterns::BitField::kRank) {
     return slot.peer->bit_field == patterns::BitField::kLowHalf ? 0 : 1;
   }
-  if (!slot.peer || slot.peer->family != patterns::Family::kStencil ||
-      slot.peer->offsets.size() != 1) {
+  if (!slot.peer || slot.peer->family != patterns::Family::kStencil || slot.peer->offsets.empty()) {
     return -1;
   }
+  // One offset, or several along one dimension (an open mesh's -1 and +1 in one call: each
+  // rank at the boundary of a dimension of 2 has one of them).
   int dim = -1;
-  const auto& off = slot.peer->offsets[0];
-  for (std::size_t i = 0; i < off.size(); ++i) {
-    if (off[i] == 0) continue;
-    if (dim >= 0) return -1;  // diagonal
-    dim = static_cast<int>(i);
+  for (const auto& off : slot.peer->offsets) {
+    for (std::size_t i = 0; i < off.size(); ++i) {
+      if (off[i] == 0) continue;
+      if (dim >= 0 && dim != static_cast<int>(i)) return -1;  // diagonal, or two dimensions
+      dim = static_cast<int>(i);
+    }
   }
   return dim;
 }
@@ -1491,38 +1493,104 @@ void DropUnsupportedLines(std::vector<PhaseModel>* phases) {
 }
 
 // A pairwise exchange (partner = rank XOR 2^b) in a phase whose other partners all lie on one
-// grid, when it also fits a stencil on that grid at every traced count: a 3-D halo traced at
-// 8, 12 and 18 ranks has 2 ranks along its fastest dimension at each, where the neighbour at
-// +-1 is rank XOR 1. The exchange is the grid's (it was one call among the halo's 26); as
-// XOR 1 it would pair the wrong ranks at 27 (3 x 3 x 3). Taken only when the grid is the
-// phase's one (at least two grid-based equations, all on it).
+// grid, when it also fits a stencil on a grid every one of them fits too: a 3-D halo traced
+// at 8, 12 and 18 ranks has 2 ranks along its fastest dimension at each, where the neighbour
+// at +-1 is rank XOR 1. The exchange is the grid's (one call among the halo's 26); as XOR 1
+// it would pair the wrong ranks at 27 (3 x 3 x 3). The phase's own grid is tried first; else
+// the first grid (in the exchange's order of fits) on which every grid-based equation of the
+// phase fits as well: PETSc's 3-D DMDA at 8, 12, 18 ranks (2 ranks along x at each) fitted a
+// 2-D grid with neighbours at +-2 along its rows, and XOR 1 for x; on the 3-D grid every one
+// of its neighbours is +-1 along a dimension, as at 27, where the 2-D fit had 26% of the
+// peers right. Taken only when the phase has a grid (at least two grid-based equations, all
+// on one).
 void JoinPhaseGrid(PhaseModel* pm) {
-  std::optional<patterns::GridRule> grid;
-  int on_grid = 0;
-  for (const SlotModel& s : pm->slots) {
-    for (const auto* eq : {&s.peer, &s.recv_peer}) {
-      if (!OnGrid(*eq)) continue;
-      if (grid && !((*eq)->grid == *grid)) return;
-      grid = (*eq)->grid;
-      ++on_grid;
-    }
-  }
-  if (on_grid < 2) return;
-  bool moved = false;
+  struct Side {
+    std::optional<patterns::GeneralEquation>* eq;
+    const std::vector<patterns::CommMap>* maps;
+  };
+  std::vector<Side> on_grid, xor_sides;
   for (SlotModel& s : pm->slots) {
-    for (auto [eq, maps] : {std::pair{&s.peer, &s.maps}, std::pair{&s.recv_peer, &s.recv_maps}}) {
-      if (!*eq || (*eq)->family != patterns::Family::kXorExchange || maps->empty()) continue;
-      for (const patterns::GeneralEquation& o : patterns::AllFittingEquations(*maps)) {
-        if (o.family == patterns::Family::kStencil && o.grid == *grid) {
-          *eq = o;
-          moved = true;
-          break;
-        }
+    for (const Side side : {Side{&s.peer, &s.maps}, Side{&s.recv_peer, &s.recv_maps}}) {
+      if (OnGrid(*side.eq)) {
+        if (!on_grid.empty() && !((*side.eq)->grid == (*on_grid.front().eq)->grid)) return;
+        on_grid.push_back(side);
+      } else if (*side.eq && (*side.eq)->family == patterns::Family::kXorExchange &&
+                 !side.maps->empty()) {
+        xor_sides.push_back(side);
       }
     }
   }
-  if (moved) {
+  if (on_grid.size() < 2 || xor_sides.empty()) return;
+  // Whether the phase's stencils wrap around along the dimensions they exchange along: all
+  // (1), none (0) or some (-1). At 2 ranks along a dimension a torus +1 and an open mesh -1 /
+  // +1 (each rank has one of the two there) are both rank XOR 1; the phase's other exchanges
+  // say which: PETSc's DMDA is open, and its x exchanges are two calls, -x then +x, that the
+  // ranks inside make both once there are 3 ranks along x.
+  int wraps = -2;
+  for (const Side& side : on_grid) {
+    const patterns::GeneralEquation& eq = **side.eq;
+    if (eq.family != patterns::Family::kStencil) continue;
+    for (const auto& o : eq.offsets) {
+      for (std::size_t d = 0; d < o.size() && d < eq.periodic.size(); ++d) {
+        if (o[d] == 0) continue;
+        const int w = eq.periodic[d] ? 1 : 0;
+        wraps = wraps == -2 ? w : (wraps == w ? w : -1);
+      }
+    }
+  }
+  auto wraps_like_phase = [&](const patterns::GeneralEquation& o) {
+    if (wraps < 0) return true;
+    for (const auto& off : o.offsets) {
+      for (std::size_t d = 0; d < off.size() && d < o.periodic.size(); ++d) {
+        if (off[d] != 0 && (o.periodic[d] ? 1 : 0) != wraps) return false;
+      }
+    }
+    return true;
+  };
+  // The stencil each XOR side fits on `grid` (one that wraps as the phase does first), or
+  // nullopt.
+  auto stencil_on =
+      [&](const std::vector<patterns::GeneralEquation>& fits,
+          const patterns::GridRule& grid) -> std::optional<patterns::GeneralEquation> {
+    std::optional<patterns::GeneralEquation> any;
+    for (const patterns::GeneralEquation& o : fits) {
+      if (o.family != patterns::Family::kStencil || !(o.grid == grid)) continue;
+      if (wraps_like_phase(o)) return o;
+      if (!any) any = o;
+    }
+    return any;
+  };
+  std::vector<std::vector<patterns::GeneralEquation>> xor_fits;
+  for (const Side& side : xor_sides) xor_fits.push_back(patterns::AllFittingEquations(*side.maps));
+  std::vector<patterns::GridRule> grids = {(*on_grid.front().eq)->grid};
+  for (const patterns::GeneralEquation& o : xor_fits.front()) {
+    if (o.family == patterns::Family::kStencil &&
+        std::find(grids.begin(), grids.end(), o.grid) == grids.end()) {
+      grids.push_back(o.grid);
+    }
+  }
+  for (std::size_t g = 0; g < grids.size(); ++g) {
+    std::vector<patterns::GeneralEquation> moved_xor;
+    for (const auto& fits : xor_fits) {
+      if (auto o = stencil_on(fits, grids[g])) moved_xor.push_back(*o);
+    }
+    if (moved_xor.size() != xor_sides.size()) continue;
+    std::vector<patterns::GeneralEquation> moved_grid;
+    if (g > 0) {  // every grid-based equation of the phase moves along
+      for (const Side& side : on_grid) {
+        for (const patterns::GeneralEquation& o : patterns::AllFittingEquations(*side.maps)) {
+          if (OnGrid(o) && o.grid == grids[g]) {
+            moved_grid.push_back(o);
+            break;
+          }
+        }
+      }
+      if (moved_grid.size() != on_grid.size()) continue;
+    }
+    for (std::size_t i = 0; i < xor_sides.size(); ++i) *xor_sides[i].eq = moved_xor[i];
+    for (std::size_t i = 0; i < moved_grid.size(); ++i) *on_grid[i].eq = moved_grid[i];
     for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
+    return;
   }
 }
 

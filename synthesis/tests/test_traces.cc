@@ -1166,6 +1166,46 @@ TraceData MeshHalo(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData DmdaHalo3D(int nprocs, const AppParams& p) {
+  TraceData d = Begin("dmda_halo3d", nprocs);
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);  // row-major: z, y, x
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const std::int64_t c[3] = {r / (dims[1] * dims[2]), (r / dims[2]) % dims[1], r % dims[2]};
+    // -z, -y, -x, +x, +y, +z: dimension k (0 = z, 2 = x), direction s.
+    std::vector<std::pair<std::int32_t, std::uint64_t>> nbrs;
+    for (const auto& [k, step] :
+         std::vector<std::pair<int, int>>{{0, -1}, {1, -1}, {2, -1}, {2, +1}, {1, +1}, {0, +1}}) {
+      std::int64_t q[3] = {c[0], c[1], c[2]};
+      q[k] += step;
+      if (q[k] < 0 || q[k] >= dims[static_cast<std::size_t>(k)]) continue;
+      double others = 1;
+      for (int o = 0; o < 3; ++o) {
+        if (o != k) others *= static_cast<double>(dims[static_cast<std::size_t>(o)]);
+      }
+      nbrs.emplace_back(static_cast<std::int32_t>((q[0] * dims[1] + q[1]) * dims[2] + q[2]),
+                        static_cast<std::uint64_t>(8 * p.domain * p.domain / others));
+    }
+    auto& ev = d.ranks[r];
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      std::vector<RequestId> reqs;
+      for (const auto& [peer, bytes] : nbrs) {
+        reqs.push_back(next++);
+        ev.push_back(MakeIrecv(peer, 5, bytes, reqs.back()));
+      }
+      for (const auto& [peer, bytes] : nbrs) {
+        reqs.push_back(next++);
+        ev.push_back(MakeIsend(peer, 5, bytes, reqs.back()));
+      }
+      ev.push_back(MakeWaitall(reqs));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData MeshSweeps(int nprocs, const AppParams& p) {
   TraceData d = Begin("mesh_sweeps", nprocs);
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);

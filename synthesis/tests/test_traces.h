@@ -184,6 +184,12 @@ TraceData PrePostedStencil(int nprocs, const AppParams& p = {});
 // an allreduce on the world and one on the row and one on the column communicator
 // (MPI_Comm_split). Edge ranks make fewer calls, and at 4 ranks (2 x 2) no rank has all four.
 TraceData MeshHalo(int nprocs, const AppParams& p = {});
+// A 3-D halo as PETSc's DMDA scatters it, on a NON-periodic MPI_Dims_create(P, 3) grid
+// (row-major, x fastest): irecv from the neighbours that exist in the order -z, -y, -x, +x,
+// +y, +z, isend to them in the same order (one tag), waitall; a face of the local block each
+// (8 x domain^2 / the product of the other two extents). At 8, 12 and 18 ranks x has 2 ranks,
+// and each rank has one of its two x neighbours there. Any P.
+TraceData DmdaHalo3D(int nprocs, const AppParams& p = {});
 // LU-like forward and backward sweeps on a NON-periodic MPI_Dims_create(P, 2) grid: recv from
 // north then west, send to south then east (tag 1); recv from south then east, send to north
 // then west (tag 2). Blocking calls; edge ranks skip the missing neighbours.
