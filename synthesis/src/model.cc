@@ -1569,6 +1569,8 @@ void JoinPhaseGrid(PhaseModel* pm) {
       grids.push_back(o.grid);
     }
   }
+  // The grid-based sides' own fits, found once, when a grid other than the phase's is tried.
+  std::vector<std::vector<patterns::GeneralEquation>> grid_fits;
   for (std::size_t g = 0; g < grids.size(); ++g) {
     std::vector<patterns::GeneralEquation> moved_xor;
     for (const auto& fits : xor_fits) {
@@ -1577,8 +1579,13 @@ void JoinPhaseGrid(PhaseModel* pm) {
     if (moved_xor.size() != xor_sides.size()) continue;
     std::vector<patterns::GeneralEquation> moved_grid;
     if (g > 0) {  // every grid-based equation of the phase moves along
-      for (const Side& side : on_grid) {
-        for (const patterns::GeneralEquation& o : patterns::AllFittingEquations(*side.maps)) {
+      if (grid_fits.empty()) {
+        for (const Side& side : on_grid) {
+          grid_fits.push_back(patterns::AllFittingEquations(*side.maps));
+        }
+      }
+      for (const auto& fits : grid_fits) {
+        for (const patterns::GeneralEquation& o : fits) {
           if (OnGrid(o) && o.grid == grids[g]) {
             moved_grid.push_back(o);
             break;
