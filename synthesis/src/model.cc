@@ -2403,7 +2403,14 @@ void FindRotatedRanks(const std::vector<ClassRef>& classes,
   for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
   // Per count, per rank: the slot it starts at (0: slot order), -1 absent or not a rotation.
   std::vector<std::vector<int>> start(counts.size());
-  for (std::size_t ci = 0; ci < counts.size(); ++ci) start[ci].assign(counts[ci], -1);
+  // Per count, per rank in slot order: its first and last slot. A rank that makes only some
+  // of the calls (an end of a line that has no partner on one side) can be in slot order and
+  // in a rotation's at once: it fits either start.
+  std::vector<std::vector<std::pair<int, int>>> span(counts.size());
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    start[ci].assign(counts[ci], -1);
+    span[ci].assign(counts[ci], {-1, -1});
+  }
   std::set<int> starts;
   for (std::size_t c = 0; c < classes.size(); ++c) {
     const ClassRef& cls = classes[c];
@@ -2436,7 +2443,10 @@ void FindRotatedRanks(const std::vector<ClassRef>& classes,
       }
       starts.insert(s);
     }
-    for (int r : cls.ranks) start[cls.count_index][r] = s;
+    for (int r : cls.ranks) {
+      start[cls.count_index][r] = s;
+      if (s == 0) span[cls.count_index][r] = {p.front(), p.back()};
+    }
   }
   // Every rank from the same slot: the slots' order is every rank's (whatever its rotation).
   std::set<int> all_starts;
@@ -2472,6 +2482,8 @@ void FindRotatedRanks(const std::vector<ClassRef>& classes,
     for (std::size_t ci = 0; ci < counts.size() && fits; ++ci) {
       for (int r = 0; r < counts[ci] && fits; ++r) {
         if (start[ci][r] < 0) continue;
+        const auto [first, last] = span[ci][r];
+        if (start[ci][r] == 0 && (last < s || first >= s)) continue;  // fits either start
         fits = InRankSet(set, r, counts[ci]) == (start[ci][r] == s);
       }
     }

@@ -484,8 +484,8 @@ class SynthRank : public RankEventSource {
         // A task of a self-scheduled phase with a cost profile: its own cost, as the list
         // schedule that handed it to this worker took it.
         cpu = static_cast<std::int64_t>(std::llround(static_cast<double>(cpu) * f));
-      } else if (cpu > 0 &&
-                 (cur_->spread_between > 0 || cur_->spread_within > 0 || cur_->spread_shared > 0)) {
+      } else if (cpu > 0 && (cur_->spread_between > 0 || cur_->spread_within > 0 ||
+                             InStep().spread_shared > 0)) {
         // The rank's own factors (BurstFactor) and the shared one: the same on every rank in
         // the same occurrence of the phase.
         const double own = BurstFactor(*cur_, static_cast<std::uint64_t>(rank_), DrawOccurrence());
@@ -578,6 +578,9 @@ class SynthRank : public RankEventSource {
       const std::size_t k = (slot_++ + start_slot_) % slots.size();
       if (!Made(k)) continue;
       cur_ = &slots[k];
+      // The slot whose shared factor this burst takes: the one the ranks that start at slot 0
+      // are at in the same step of the loop body (SharedFactor).
+      in_step_ = &slots[slot_ - 1];
       return true;
     }
   }
@@ -597,18 +600,26 @@ class SynthRank : public RankEventSource {
   // ranks from independent antithetic pairs (the unpaired one and the clipped ones). A run
   // of one repetition takes the middle stratum, the mean; so the first k repetitions of a
   // phase simulated alone cost k times its mean, whatever k (predict's per-phase times).
+  // A rank that starts the occurrence at another slot (PhaseModel::rotated_ranks: a
+  // red-black exchange, an odd-even sort's odd ranks) takes the factor of the slot the other
+  // ranks are at in the same step of the body, not of its own call's slot: the work both
+  // classes do at the top of the loop is one burst in time, and drawn apart, every step
+  // would make one partner wait for the other's draw (an odd-even sort from 4-12 ranks
+  // predicted 16 ranks 26% slow, all of it such waits).
+  const SlotAt& InStep() const { return in_step_ ? *in_step_ : *cur_; }
   double SharedFactor() const {
-    const double spread = cur_->spread_shared;
-    std::uint64_t key = SplitMix(cur_->id ^ 0x5348415245440000ULL);
+    const SlotAt* at = &InStep();
+    const double spread = at->spread_shared;
+    std::uint64_t key = SplitMix(at->id ^ 0x5348415245440000ULL);
     key = SplitMix(key ^ runs_done_);
     key = SplitMix(key ^ static_cast<std::uint64_t>(iter_));
     const auto reps = static_cast<std::uint64_t>(std::max<std::int64_t>(reps_, 0));
     const auto k = static_cast<std::uint64_t>(rep_);
     if (k >= reps) {  // not in a counted run: an independent draw
-      return std::max(0.0, 1 + spread * Normalish(key ^ SplitMix(k))) * cur_->shared_norm;
+      return std::max(0.0, 1 + spread * Normalish(key ^ SplitMix(k))) * at->shared_norm;
     }
     const SlotAt::RunStrata* strata = nullptr;
-    for (const SlotAt::RunStrata& r : cur_->run_strata) {
+    for (const SlotAt::RunStrata& r : at->run_strata) {
       if (r.reps == reps_) strata = &r;
     }
     const std::uint64_t stride = strata ? strata->stride : StrataStride(reps);
@@ -617,7 +628,7 @@ class SynthRank : public RankEventSource {
         (static_cast<Wide>(stride) * k + static_cast<Wide>(key % reps)) % reps);
     const double z =
         NormalishQuantile((static_cast<double>(index) + 0.5) / static_cast<double>(reps));
-    return std::max(0.0, 1 + spread * z) * (strata ? strata->norm : cur_->shared_norm);
+    return std::max(0.0, 1 + spread * z) * (strata ? strata->norm : at->shared_norm);
   }
 
   bool Made(std::size_t k) const { return (made_[k / 64] >> (k % 64)) & 1U; }
@@ -1162,6 +1173,7 @@ class SynthRank : public RankEventSource {
   bool block_ = false;            // the current phase is a repeated block
   std::size_t iter_ = 0, iters_ = 1;
   const SlotAt* cur_ = nullptr;
+  const SlotAt* in_step_ = nullptr;  // the slot at this step of the body from slot 0
   std::size_t call_index_ = 0, num_calls_ = 0;
   SmallVector<std::uint64_t, 1> made_;  // bit k: the rank makes slot k in this occurrence
   Dests dests_, sources_;

@@ -372,6 +372,36 @@ TEST(RotatedRanksTest, RedBlackRingKeepsEachRanksOrderAndCompute) {
   }
 }
 
+// Odd-even transposition sort: the even ranks' step order is the odd ranks' from its second
+// call, and the ranks at the ends make only one of the two calls (rank 0 never has a partner
+// below it). Rank 0 fits the even ranks' order and the odd ranks' alike; counted as one of
+// the odd ranks', no rank set fitted, every rank was synthesized in the odd ranks' order
+// and half the messages went to the wrong partner (53% at 16 ranks, time 26% off). And the
+// sort's opening burst, before the even ranks' call 1 and the odd ranks' call 0, is noise
+// shared by the ranks in the same step: drawn by slot, the partners drew apart at every
+// step and waited for each other.
+TEST(RotatedRanksTest, OddEvenSortEndsFitEitherOrderAndShareTheirStepsNoise) {
+  testing::AppParams p;
+  p.iterations = 4;
+  p.domain = 2e5;
+  p.compute_ns = 4e8;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12, 16}) sigs.push_back(testing::Analyze(testing::OddEvenSort(n, p)));
+  const AppModel m = BuildModel(sigs);
+  const std::string text = DescribeModel(m);
+  EXPECT_NE(text.find("call order: the even ranks start at call 1"), std::string::npos) << text;
+  for (int target : {24, 32}) {
+    const Validation v = testing::QuickValidate(sigs, testing::OddEvenSort(target, p));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << target;
+    EXPECT_LT(v.bytes_error, 1e-4) << target;
+    // The per-call compute laws come from 5 counts within the noise floor's Occam rule (a
+    // single power where c0 + c1 / P is exact): a few percent off at 24 and 32. The time
+    // must be off by no more than that: no waiting the real run does not have.
+    EXPECT_LT(v.compute_error, 0.05) << target;
+    EXPECT_LT(v.time_error, v.compute_error + 0.01) << target << "\n" << text;
+  }
+}
+
 // The same ring, the few us between an odd rank's two calls differing from rank to rank
 // (1.5 to 4.5 us) while the main burst is the same on every rank: the spread between ranks
 // is that of the CPU the call holds, not the mean of each class's relative spread (25% from

@@ -264,6 +264,31 @@ TraceData RedBlackRing(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData OddEvenSort(int nprocs, const AppParams& p) {
+  TraceData d = Begin("odd_even_sort", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      for (int k = 0; k < nprocs; ++k) {
+        const int partner = (k + r) % 2 == 0 ? r + 1 : r - 1;
+        if (partner < 0 || partner >= nprocs) continue;
+        Event e;
+        e.kind = EventKind::kSendrecv;
+        e.peer = e.recv_peer = partner;
+        e.tag = e.recv_tag = 3;
+        e.bytes = e.recv_bytes = bytes;
+        ev.push_back(e);
+        ev.push_back(MakeCompute(cpu / 8));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData PolledRing(int nprocs, const AppParams& p) {
   TraceData d = Begin("polled_ring", nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);

@@ -81,6 +81,12 @@ TraceData WaitsomeRing(int nprocs, const AppParams& p = {});
 // receive from rank - 1, odd ranks receive first and send after (a few us of compute
 // between the two calls); 8 x domain / P bytes. P even.
 TraceData RedBlackRing(int nprocs, const AppParams& p = {});
+// Odd-even transposition sort: per iteration compute_ns / P of local sorting, then P steps;
+// in step k a rank exchanges 8 x domain / P bytes (MPI_Sendrecv, tag 3) with rank + 1 if
+// k + rank is even, else with rank - 1, and merges (compute_ns / P / 8); the ranks at the
+// ends sit out the steps whose partner does not exist. The even ranks' loop body is the odd
+// ranks' seen from its second call. P even.
+TraceData OddEvenSort(int nprocs, const AppParams& p = {});
 // A ring halo overlapped with work by polling: per iteration irecv from rank - 1 and
 // rank + 1, isend to both (8 x domain / P bytes), then 8 chunks of compute_ns / P / 8 with a
 // testall after each until one completes everything (after chunk 1 + (7 r + 3 i) mod 6 of
