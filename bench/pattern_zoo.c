@@ -58,7 +58,16 @@
  *      do): MPI_Reduce of N / P doubles to rank 0, rank 0 works, MPI_Bcast of them, work
  *  23  a halo overlapped with work by polling: on a ring, irecv from both neighbours, isend
  *      to both (N / P doubles), then 16 chunks of work with an MPI_Testall after each until
- *      it completes (MPI_Waitall after the last if it never did), then more work */
+ *      it completes (MPI_Waitall after the last if it never did), then more work
+ *  24  ring-pass N-body: each rank's N / P bodies travel once round the ring per iteration
+ *      (P - 1 MPI_Sendrecv_replace steps to the right, work against each visiting block),
+ *      then an allreduce of the energy: the number of messages grows with P
+ *  25  odd-even transposition sort: P phases per sort; in phase k a rank exchanges its N / P
+ *      doubles (MPI_Sendrecv) with rank + 1 if k + rank is even, else with rank - 1; the
+ *      ranks at the ends sit out the phases where that partner does not exist; merge work
+ *  26  pencil FFT: MPI_Dims_create(P, 2) grid, row and column communicators (MPI_Comm_split);
+ *      per iteration work, MPI_Alltoall along the row (N / P doubles in all), work,
+ *      MPI_Alltoall along the column, work */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -480,6 +489,52 @@ int main(int argc, char** argv) {
       }
       if (!done) MPI_Waitall(4, q, MPI_STATUSES_IGNORE);
       work(n * 4);
+    }
+  } else if (mode == 24) {
+    long n = N / P;
+    double* mine = calloc(3 * n + 1, sizeof(double));
+    double* visiting = calloc(3 * n + 1, sizeof(double));
+    double e = 0, total = 0;
+    const int left = (rank + P - 1) % P, right = (rank + 1) % P;
+    for (int it = 0; it < iters; ++it) {
+      for (long i = 0; i < 3 * n; ++i) visiting[i] = mine[i];
+      work(n * n / 4);
+      for (int step = 1; step < P; ++step) {
+        MPI_Sendrecv_replace(visiting, 3 * n, MPI_DOUBLE, right, 5, left, 5, MPI_COMM_WORLD,
+                             MPI_STATUS_IGNORE);
+        work(n * n / 4);
+      }
+      MPI_Allreduce(&e, &total, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+  } else if (mode == 25) {
+    long n = N / P;
+    double* a = calloc(n + 1, sizeof(double));
+    double* b = calloc(n + 1, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(n * 20);
+      for (int k = 0; k < P; ++k) {
+        const int partner = (k + rank) % 2 == 0 ? rank + 1 : rank - 1;
+        if (partner < 0 || partner >= P) continue;
+        MPI_Sendrecv(a, n, MPI_DOUBLE, partner, 3, b, n, MPI_DOUBLE, partner, 3, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        work(n * 4);
+      }
+    }
+  } else if (mode == 26) {
+    int dims[2] = {0, 0};
+    MPI_Dims_create(P, 2, dims);
+    MPI_Comm row, col;
+    MPI_Comm_split(MPI_COMM_WORLD, rank / dims[1], rank, &row);
+    MPI_Comm_split(MPI_COMM_WORLD, rank % dims[1], rank, &col);
+    long n = N / P;
+    double* a = calloc(n + P, sizeof(double));
+    double* b = calloc(n + P, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(n * 10);
+      MPI_Alltoall(a, n / dims[1], MPI_DOUBLE, b, n / dims[1], MPI_DOUBLE, row);
+      work(n * 10);
+      MPI_Alltoall(b, n / dims[0], MPI_DOUBLE, a, n / dims[0], MPI_DOUBLE, col);
+      work(n * 10);
     }
   }
   MPI_Finalize();
