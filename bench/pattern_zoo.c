@@ -67,7 +67,15 @@
  *      ranks at the ends sit out the phases where that partner does not exist; merge work
  *  26  pencil FFT: MPI_Dims_create(P, 2) grid, row and column communicators (MPI_Comm_split);
  *      per iteration work, MPI_Alltoall along the row (N / P doubles in all), work,
- *      MPI_Alltoall along the column, work */
+ *      MPI_Alltoall along the column, work
+ *  27  binomial-tree reduce and broadcast written by hand (as older codes and MPI libraries
+ *      do, at any count): work, then for k = 1, 2, 4, ... < P a rank with rank % 2k == k
+ *      sends its N / P doubles to rank - k and drops out, one with rank % 2k == 0 receives
+ *      from rank + k if that rank exists; then the same tree backwards from rank 0
+ *  28  KBA sweeps (Sweep3D, PARTISN): an MPI_Dims_create(P, 2) grid, not periodic; per
+ *      iteration 4 sweeps, one from each corner, each over 4 blocks of planes: receive from
+ *      the upstream neighbour along x and along y (where they exist), work, send downstream
+ *      (N / P doubles per face) */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -535,6 +543,60 @@ int main(int argc, char** argv) {
       work(n * 10);
       MPI_Alltoall(b, n / dims[0], MPI_DOUBLE, a, n / dims[0], MPI_DOUBLE, col);
       work(n * 10);
+    }
+  } else if (mode == 27) {
+    long n = N / P;
+    double* a = calloc(n + 1, sizeof(double));
+    double* b = calloc(n + 1, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(n * 20);
+      for (int k = 1; k < P; k *= 2) {
+        if (rank % (2 * k) == k) {
+          MPI_Send(a, n, MPI_DOUBLE, rank - k, 9, MPI_COMM_WORLD);
+          break;
+        }
+        if (rank + k < P) {
+          MPI_Recv(b, n, MPI_DOUBLE, rank + k, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          work(n);
+        }
+      }
+      int top = 1;
+      while (top < P) top *= 2;
+      for (int k = top / 2; k >= 1; k /= 2) {
+        if (rank % (2 * k) == k) {
+          MPI_Recv(a, n, MPI_DOUBLE, rank - k, 10, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (rank % (2 * k) == 0 && rank + k < P) {
+          MPI_Send(a, n, MPI_DOUBLE, rank + k, 10, MPI_COMM_WORLD);
+        }
+      }
+    }
+  } else if (mode == 28) {
+    int dims[2] = {0, 0};
+    MPI_Dims_create(P, 2, dims);
+    const int x = rank % dims[1], y = rank / dims[1];
+    long n = N / P;
+    double* in = calloc(2 * n + 2, sizeof(double));
+    double* out = calloc(2 * n + 2, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      for (int octant = 0; octant < 4; ++octant) {
+        const int dx = octant % 2 ? -1 : 1, dy = octant / 2 ? -1 : 1;
+        const int ux = x - dx, uy = y - dy, wx = x + dx, wy = y + dy;
+        const int up_x = ux >= 0 && ux < dims[1] ? y * dims[1] + ux : MPI_PROC_NULL;
+        const int up_y = uy >= 0 && uy < dims[0] ? uy * dims[1] + x : MPI_PROC_NULL;
+        const int down_x = wx >= 0 && wx < dims[1] ? y * dims[1] + wx : MPI_PROC_NULL;
+        const int down_y = wy >= 0 && wy < dims[0] ? wy * dims[1] + x : MPI_PROC_NULL;
+        for (int block = 0; block < 4; ++block) {
+          if (up_x != MPI_PROC_NULL)
+            MPI_Recv(in, n, MPI_DOUBLE, up_x, 20 + octant, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          if (up_y != MPI_PROC_NULL)
+            MPI_Recv(in + n, n, MPI_DOUBLE, up_y, 30 + octant, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          work(n * 8);
+          if (down_x != MPI_PROC_NULL)
+            MPI_Send(out, n, MPI_DOUBLE, down_x, 20 + octant, MPI_COMM_WORLD);
+          if (down_y != MPI_PROC_NULL)
+            MPI_Send(out + n, n, MPI_DOUBLE, down_y, 30 + octant, MPI_COMM_WORLD);
+        }
+      }
     }
   }
   MPI_Finalize();
