@@ -1507,17 +1507,8 @@ void AddOccurrenceStats(const RankInstances& ranks, Phase* phase) {
       double ranks_sum = 0;
       std::vector<double> residuals;
       residuals.reserve(o.kept);
-      // The first occurrence of each run holds what the rank computed between the runs (a
-      // sweep's corner rank that ends one sweep with work and begins the next with work has
-      // both in one burst there, twice the others): no noise of the loop's. Left out of the
-      // noise when at least two other occurrences are kept.
-      std::size_t steady = 0;
-      for (std::size_t k = 0; k < o.kept; ++k) steady += !o.RunStart(k) && !o.RootTurn(k);
-      const bool skip_starts = steady >= 2;
       for (std::size_t k = 0; k < o.kept; ++k) {
         if (o.RootTurn(k) || acc.count[k] == 0) continue;
-        if (skip_starts && o.RunStart(k)) continue;
-        if (skip_starts) c.steady_cpu_ns.Add(o.at(k));
         const double mean = acc.sum[k] / acc.count[k];
         c.occurrence_cpu_ns.Add(mean);
         residuals.push_back(static_cast<double>(o.at(k)) - mean);

@@ -71,7 +71,6 @@ void OccurrenceSample::Append(const OccurrenceSample& later) {
   if (kept == static_cast<std::uint64_t>(seen)) {
     for (std::uint32_t k = 0; k < later.kept && kept < kOccurrenceSamples; ++k) {
       if (later.RootTurn(k)) root_turns |= std::uint64_t{1} << kept;
-      if (later.RunStart(k)) run_starts |= std::uint64_t{1} << kept;
       if (kept == 0) {
         first = later.at(k);
       } else {
@@ -91,22 +90,10 @@ OccurrenceSample OccurrenceSample::Every(std::int64_t modulus, std::int64_t resi
     return out;
   }
   for (std::int64_t k = residue; k < static_cast<std::int64_t>(kept); k += modulus) {
-    if (RunStart(static_cast<std::size_t>(k))) out.run_starts |= std::uint64_t{1} << out.kept;
     out.Add(at(static_cast<std::size_t>(k)), RootTurn(static_cast<std::size_t>(k)));
   }
   out.seen = seen / modulus;
   return out;
-}
-
-void OccurrenceSample::MarkRunStarts(const std::vector<std::int64_t>& counts) {
-  run_starts = 0;
-  std::int64_t k = 0;
-  for (std::size_t e = 0; k < static_cast<std::int64_t>(kept); ++e) {
-    run_starts |= std::uint64_t{1} << k;
-    const std::int64_t c = counts.empty() ? 0 : counts[std::min(e, counts.size() - 1)];
-    if (c <= 0) break;
-    k += c;
-  }
 }
 
 void Leaf::Merge(const Leaf& later) {
@@ -1230,16 +1217,6 @@ std::vector<Leaf> RankCompressor::CanonicalRotation(const Node& loop, const Node
   return run;
 }
 
-namespace {
-// The iterations of each execution of a loop merged across executions (as far as they are
-// listed), less `moved` in each (the iteration a rotation moved out of each).
-std::vector<std::int64_t> ExecutionCounts(const Node& loop, std::int64_t moved) {
-  std::vector<std::int64_t> out = {loop.count - moved};
-  for (const std::int64_t c : loop.later_counts) out.push_back(c - moved);
-  return out;
-}
-}  // namespace
-
 void RankCompressor::AddTopLevel(const Node& node, const Node* next) {
   if (!node.loop) {
     AppendPlain(node.leaf);
@@ -1315,10 +1292,10 @@ void RankCompressor::AddTopLevel(const Node& node, const Node* next) {
   loop_group_ = OpenGroup(NodeEnd(node));
   order_.push_back(SequenceItem::Loop(total, {}));
   if (one_run) {
-    Emit(run, static_cast<double>(total), &order_.back().body, {total});
+    Emit(run, static_cast<double>(total), &order_.back().body);
   } else {
     FlattenBody(rotate ? rotated.body : node.body, static_cast<double>(node.total),
-                &order_.back().body, ExecutionCounts(node, 0));
+                &order_.back().body);
   }
   if (!carry.empty()) {
     // The calls moved after the loop end with it on the rank's clock (a group of their own).
@@ -1333,9 +1310,18 @@ std::int64_t RankCompressor::OpenGroup(double end_ns) {
   return static_cast<std::int64_t>(group_end_ns_.size()) - 1;
 }
 
+namespace {
+// The iterations of each execution of a loop merged across executions (as far as they are
+// listed), less `moved` in each (the iteration a rotation moved out of each).
+std::vector<std::int64_t> ExecutionCounts(const Node& loop, std::int64_t moved) {
+  std::vector<std::int64_t> out = {loop.count - moved};
+  for (const std::int64_t c : loop.later_counts) out.push_back(c - moved);
+  return out;
+}
+}  // namespace
+
 // `order`: the body of the loop item being built; a nested loop becomes a loop item in it.
-void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight, Sequence* order,
-                                 const std::vector<std::int64_t>& run_counts) {
+void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight, Sequence* order) {
   std::vector<Leaf> run;
   for (std::size_t i = 0; i < body.size(); ++i) {
     const Node& item = body[i];
@@ -1353,32 +1339,29 @@ void RankCompressor::FlattenBody(const std::vector<Node>& body, double weight, S
       const std::vector<Leaf> inner =
           CanonicalRun(item, i + 1 < body.size() ? &body[i + 1] : nullptr, &run, &carry, 0,
                        std::llround(weight), &total);
-      Emit(run, weight, order, run_counts);
+      Emit(run, weight, order);
       order->push_back(SequenceItem::Loop(total, {}));
       // Its executions' counts where they differ from the even spread (less the iteration a
       // rotation moved out of each).
       const std::int64_t executions = std::max<std::int64_t>(1, std::llround(weight));
       order->back().counts = SequenceCountsFor(
           total, executions, ExecutionCounts(item, (item.total - total) / executions));
-      Emit(inner, static_cast<double>(total), &order->back().body,
-           ExecutionCounts(item, (item.total - total) / executions));
+      Emit(inner, static_cast<double>(total), &order->back().body);
       run = std::move(carry);
       continue;
     }
-    Emit(run, weight, order, run_counts);
+    Emit(run, weight, order);
     run.clear();
     order->push_back(SequenceItem::Loop(item.total, {}));
     // Its executions' counts, where they differ from the even spread.
     order->back().counts =
         SequenceCountsFor(item.total, std::llround(weight), ExecutionCounts(item, 0));
-    FlattenBody(item.body, static_cast<double>(item.total), &order->back().body,
-                ExecutionCounts(item, 0));
+    FlattenBody(item.body, static_cast<double>(item.total), &order->back().body);
   }
-  Emit(run, weight, order, run_counts);
+  Emit(run, weight, order);
 }
 
-void RankCompressor::Emit(const std::vector<Leaf>& run, double weight, Sequence* order,
-                          const std::vector<std::int64_t>& executions) {
+void RankCompressor::Emit(const std::vector<Leaf>& run, double weight, Sequence* order) {
   if (run.empty()) return;
   Instance inst;
   inst.weight = weight;
@@ -1390,7 +1373,6 @@ void RankCompressor::Emit(const std::vector<Leaf>& run, double weight, Sequence*
   for (const Leaf& l : run) {
     inst.hash = Combine(inst.hash, l.hash);
     inst.leaves.push_back(l);
-    inst.leaves.back().occurrences.MarkRunStarts(executions);
     inst.time_ns += l.time_ns;
     inst.first_step = std::min(inst.first_step, l.first_step);
     inst.last_step = std::max(inst.last_step, l.last_step);
@@ -1420,7 +1402,6 @@ void RankCompressor::AppendPlain(const Leaf& leaf) {
   if (plain_.leaves.size() < options_.max_plain_events) {
     plain_.hash = Combine(plain_.hash, leaf.hash);
     plain_.leaves.push_back(leaf);
-    plain_.leaves.back().occurrences.MarkRunStarts({1});  // a run of its own
   } else {
     ++plain_.dropped_calls;
     plain_.hash = Combine(plain_.hash, 0xD5);  // the hash still says "longer"

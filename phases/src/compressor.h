@@ -40,18 +40,10 @@ struct OccurrenceSample {
   // burst is the root's work, not one the other ranks share).
   std::uint64_t root_turns = 0;
   static_assert(kOccurrenceSamples <= 64, "root_turns holds one bit per kept occurrence");
-  // Bit k: occurrence k is the first of a run (the first iteration of an execution of its
-  // loop, a call outside loops): its burst holds whatever the rank computed since the run
-  // before, which is no noise of the loop's (RankCompressor::FlattenBody sets them).
-  std::uint64_t run_starts = 0;
 
   void Add(double cpu_ns, bool root_turn = false);
   float at(std::size_t k) const { return k == 0 ? first : more[k - 1]; }
   bool RootTurn(std::size_t k) const { return ((root_turns >> k) & 1) != 0; }
-  bool RunStart(std::size_t k) const { return ((run_starts >> k) & 1) != 0; }
-  // Marks the occurrences that begin an execution of a loop whose executions ran `counts`
-  // iterations each, in time order (the last count repeats: the even spread).
-  void MarkRunStarts(const std::vector<std::int64_t>& counts);
   // The occurrences of `later` follow this one's: appended while every occurrence so far is
   // kept (after a gap the indices would no longer be occurrences).
   void Append(const OccurrenceSample& later);
@@ -246,12 +238,8 @@ class RankCompressor {
                                       std::vector<Leaf>* preceding, std::vector<Leaf>* carry,
                                       std::size_t keep, std::int64_t executions,
                                       std::int64_t* total);
-  // `run_counts` / `executions`: the iterations of each execution of the loop whose body
-  // this is, in time order (OccurrenceSample::MarkRunStarts).
-  void FlattenBody(const std::vector<Node>& body, double weight, Sequence* order,
-                   const std::vector<std::int64_t>& run_counts);
-  void Emit(const std::vector<Leaf>& run, double weight, Sequence* order,
-            const std::vector<std::int64_t>& executions);
+  void FlattenBody(const std::vector<Node>& body, double weight, Sequence* order);
+  void Emit(const std::vector<Leaf>& run, double weight, Sequence* order);
   // `executions`: how many times the loop ran (its enclosing loop's iterations; 1 at the
   // top level), so that its iterations per execution are loop.total / executions.
   bool Unrollable(const Node& loop, double executions) const;

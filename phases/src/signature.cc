@@ -116,7 +116,6 @@ Json ComputeJson(const ComputeStats& c) {
     j["occurrence_ranks"] = c.occurrence_ranks;
     if (!c.residual_shape.empty()) j["residual_shape"] = c.residual_shape;
   }
-  if (c.steady_cpu_ns.n > 0) j["steady_cpu_ns"] = StatsJson(c.steady_cpu_ns);
   return j;
 }
 
@@ -133,7 +132,6 @@ ComputeStats ComputeFrom(const Json& j) {
       c.residual_shape = j.at("residual_shape").get<std::vector<float>>();
     }
   }
-  if (j.contains("steady_cpu_ns")) c.steady_cpu_ns = StatsFrom(j.at("steady_cpu_ns"));
   return c;
 }
 

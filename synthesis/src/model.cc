@@ -1048,9 +1048,6 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       const std::string* mask;
       std::size_t position;
       const phases::Stats* st;
-      // The bursts' spread within the rank: without the first occurrence of each run where
-      // that was measured (ComputeStats::steady_cpu_ns), else all of them.
-      const phases::Stats* spread;
     };
     std::vector<CpuStat> cpu_stats;
     std::vector<const phases::ComputeStats*> occurrence_stats;  // with the shared part
@@ -1075,12 +1072,11 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
         const phases::PhaseEvent* e = all_events[position];
         ++nall;
         if (e->compute.cpu_ns.n > 0) {
-          const phases::Stats* spread =
-              e->compute.steady_cpu_ns.n > 1 ? &e->compute.steady_cpu_ns : &e->compute.cpu_ns;
-          cpu_stats.push_back({&masks[ci][r], position, &e->compute.cpu_ns, spread});
+          cpu_stats.push_back({&masks[ci][r], position, &e->compute.cpu_ns});
           if (phase.block) {
             rank_totals.back().mean += e->compute.cpu_ns.mean;
-            rank_totals.back().var += spread->m2 / static_cast<double>(spread->n);
+            rank_totals.back().var +=
+                e->compute.cpu_ns.m2 / static_cast<double>(e->compute.cpu_ns.n);
           }
         }
         if (e->compute.occurrence_cpu_ns.n > 1) occurrence_stats.push_back(&e->compute);
@@ -1201,19 +1197,19 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     if (!cpu_stats.empty() && c > 0) {
       const double mean = c / nall;
       std::map<std::pair<std::string, std::size_t>, std::pair<double, int>> class_sum;
-      for (const auto& [mask, position, st, spread] : cpu_stats) {
+      for (const auto& [mask, position, st] : cpu_stats) {
         auto& cs = class_sum[{*mask, position}];
         cs.first += st->mean;
         ++cs.second;
       }
       double between = 0, class_square = 0, within = 0, occurrences = 0;
-      for (const auto& [mask, position, st, spread] : cpu_stats) {
+      for (const auto& [mask, position, st] : cpu_stats) {
         const auto& cs = class_sum[{*mask, position}];
         const double class_mean = cs.first / cs.second;
         between += (st->mean - class_mean) * (st->mean - class_mean);
         class_square += class_mean * class_mean;
-        within += spread->m2;
-        occurrences += static_cast<double>(spread->n);
+        within += st->m2;
+        occurrences += static_cast<double>(st->n);
       }
       between = class_square > 0 ? std::sqrt(between / class_square) : 0;
       within = occurrences > 0 ? std::sqrt(within / occurrences) / mean : 0;

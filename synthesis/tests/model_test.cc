@@ -402,37 +402,6 @@ TEST(RotatedRanksTest, OddEvenSortEndsFitEitherOrderAndShareTheirStepsNoise) {
   }
 }
 
-// KBA sweeps: a corner rank that ends one sweep with work and begins the next with work
-// computes both in one burst, in the first occurrence of the next sweep's run only. Counted
-// as its own noise (sd 30-40% of the bursts, the others' none) and drawn at random in every
-// occurrence of every rank, the pipeline waited on stragglers the real run does not have.
-// It is the run's lead-in now (phases: ComputeStats::steady_cpu_ns): in the burst's mean,
-// not in its noise.
-TEST(LeadInTest, ASweepCornersDoubleBurstIsTheRunsLeadInNotNoise) {
-  testing::AppParams p;
-  p.iterations = 6;
-  p.domain = 2e5;
-  p.compute_ns = 4e8;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 9, 16, 25}) sigs.push_back(testing::Analyze(testing::KbaSweeps(n, p)));
-  const AppModel m = BuildModel(sigs);
-  double most_own = 0, most_shared = 0;
-  for (const PhaseModel& ph : m.phases) {
-    for (const SlotModel& s : ph.slots) {
-      most_own = std::max(most_own, s.cpu_spread_within);
-      most_shared = std::max(most_shared, s.cpu_spread_shared);
-    }
-  }
-  EXPECT_LT(most_own, 0.01) << DescribeModel(m);
-  EXPECT_LT(most_shared, 0.01) << DescribeModel(m);
-  for (int target : {36, 49}) {
-    const Validation v = testing::QuickValidate(sigs, testing::KbaSweeps(target, p));
-    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << target;
-    EXPECT_LT(v.compute_error, 0.01) << target;
-    EXPECT_LT(v.time_error, 0.02) << target;
-  }
-}
-
 // The same ring, the few us between an odd rank's two calls differing from rank to rank
 // (1.5 to 4.5 us) while the main burst is the same on every rank: the spread between ranks
 // is that of the CPU the call holds, not the mean of each class's relative spread (25% from

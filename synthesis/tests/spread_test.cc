@@ -33,10 +33,7 @@ void SetSpread(std::vector<phases::Signature>* sigs, double within, double share
           const double m = c.cpu_ns.mean;
           if (c.cpu_ns.n < 2 || m <= 0) continue;
           c.cpu_ns.m2 = within * within * m * m * static_cast<double>(c.cpu_ns.n);
-          // The loop's own bursts (no lead-in apart from them here): the same spread.
-          c.steady_cpu_ns = c.cpu_ns;
           if (shared < 0) {
-            c.steady_cpu_ns = {};
             c.occurrence_cpu_ns = c.residual_cpu_ns = {};
             c.occurrence_ranks = 0;
             continue;

@@ -118,11 +118,6 @@ struct ComputeStats {
   // short), and the long tail makes the stragglers; this keeps it. Empty when not measured
   // (fewer than 2 occurrences, older signatures).
   std::vector<float> residual_shape;
-  // The same kept occurrences' bursts, without the first occurrence of each run (its burst
-  // holds the compute between the runs), when at least two others are kept: the spread of
-  // the loop's own bursts. The three statistics above leave those occurrences out too.
-  // n == 0: not measured (runs of one occurrence, older signatures).
-  Stats steady_cpu_ns;
   bool operator==(const ComputeStats&) const = default;
 };
 
