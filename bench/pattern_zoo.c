@@ -75,7 +75,11 @@
  *  28  KBA sweeps (Sweep3D, PARTISN): an MPI_Dims_create(P, 2) grid, not periodic; per
  *      iteration 4 sweeps, one from each corner, each over 4 blocks of planes: receive from
  *      the upstream neighbour along x and along y (where they exist), work, send downstream
- *      (N / P doubles per face) */
+ *      (N / P doubles per face)
+ *  29  a checkerboard halo with blocking calls: on a non-periodic MPI_Dims_create(P, 2) grid,
+ *      per direction the ranks with x + y even send then receive, the others receive then
+ *      send (MPI_Send / MPI_Recv of N / P doubles, rendezvous-sized), then work: the order
+ *      codes use to avoid a deadlock without MPI_Sendrecv */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -597,6 +601,32 @@ int main(int argc, char** argv) {
             MPI_Send(out + n, n, MPI_DOUBLE, down_y, 30 + octant, MPI_COMM_WORLD);
         }
       }
+    }
+  } else if (mode == 29) {
+    int dims[2] = {0, 0};
+    MPI_Dims_create(P, 2, dims);
+    const int x = rank % dims[1], y = rank / dims[1];
+    long n = N / P;
+    double* out = calloc(n + 1, sizeof(double));
+    double* in = calloc(n + 1, sizeof(double));
+    const int red = (x + y) % 2 == 0;
+    for (int it = 0; it < iters; ++it) {
+      for (int dir = 0; dir < 4; ++dir) {
+        const int dx = dir == 0 ? 1 : dir == 1 ? -1 : 0, dy = dir == 2 ? 1 : dir == 3 ? -1 : 0;
+        const int tx = x + dx, ty = y + dy, fx = x - dx, fy = y - dy;
+        const int to = tx >= 0 && tx < dims[1] && ty >= 0 && ty < dims[0] ? ty * dims[1] + tx
+                                                                         : MPI_PROC_NULL;
+        const int from = fx >= 0 && fx < dims[1] && fy >= 0 && fy < dims[0] ? fy * dims[1] + fx
+                                                                           : MPI_PROC_NULL;
+        if (red) {
+          MPI_Send(out, n, MPI_DOUBLE, to, 40 + dir, MPI_COMM_WORLD);
+          MPI_Recv(in, n, MPI_DOUBLE, from, 40 + dir, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+          MPI_Recv(in, n, MPI_DOUBLE, from, 40 + dir, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          MPI_Send(out, n, MPI_DOUBLE, to, 40 + dir, MPI_COMM_WORLD);
+        }
+      }
+      work(n * 30);
     }
   }
   MPI_Finalize();
