@@ -1028,6 +1028,8 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   std::map<std::int32_t, int> tags_seen;
   std::vector<patterns::CommMap> traced_order;  // partners in the order the rank called them
   std::vector<double> spread_between, spread_within, spread_shared, spread_own;
+  // Per class of ranks (mask): its own spread at the largest count that has it.
+  std::map<std::string, double> class_own;
   std::vector<double> shape_own;  // the own part's shape at the last count that measured it
   std::vector<double> occ_between, occ_within, occ_shared, occ_own;  // block: per occurrence
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
@@ -1215,6 +1217,24 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       within = occurrences > 0 ? std::sqrt(within / occurrences) / mean : 0;
       spread_between.push_back(between);
       spread_within.push_back(within);
+      // The same within each class of ranks, relative to the class's own mean burst.
+      if (!phase.block) {
+        std::map<std::string, std::array<double, 3>> by_class;  // sum of means, m2, n
+        for (const auto& [mask, position, st] : cpu_stats) {
+          auto& bc = by_class[*mask];
+          bc[0] += st->mean;
+          bc[1] += st->m2;
+          bc[2] += static_cast<double>(st->n);
+        }
+        const double shared_share = SharedShare(occurrence_stats);
+        for (const auto& [mask, bc] : by_class) {
+          const double ranks = static_cast<double>(class_sum[{mask, 0}].second);
+          const double class_mean = ranks > 0 ? bc[0] / ranks : 0;
+          if (!(class_mean > 0) || !(bc[2] > 0)) continue;
+          const double w = std::sqrt(bc[1] / bc[2]) / class_mean;
+          class_own[mask] = shared_share >= 0 ? w * std::sqrt(1 - shared_share) : w;
+        }
+      }
       if (phase.block && !rank_totals.empty()) {
         // The same over an occurrence: what a per-occurrence compute model spreads.
         std::map<std::string, std::pair<double, int>> total_sum;
@@ -1379,6 +1399,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
           cc.cpu_relative = rel.ratio;
         }
       }
+      if (auto it = class_own.find(mask); it != class_own.end()) cc.spread_within = it->second;
       slot.class_compute.push_back(std::move(cc));
     }
   }
@@ -4307,6 +4328,7 @@ std::string ModelToJson(const AppModel& model) {
                {"cpu_ns", QuantityJson(cc.cpu_ns)},
                {"instructions", QuantityJson(cc.instructions)}};
         if (cc.cpu_relative > 0) c["cpu_relative"] = cc.cpu_relative;
+        if (cc.spread_within >= 0) c["spread_within"] = cc.spread_within;
         classes.push_back(std::move(c));
       }
       sj["class_compute"] = classes;
@@ -4454,6 +4476,10 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
           cc.cpu_ns = QuantityFromJson(cj.at("cpu_ns"));
           cc.instructions = QuantityFromJson(cj.at("instructions"));
           cc.cpu_relative = cj.value("cpu_relative", 0.0);
+          cc.spread_within = cj.value("spread_within", -1.0);
+          if (!std::isfinite(cc.spread_within) || cc.spread_within < -1) {
+            throw UserError(origin + ": class_compute spread_within must be a number >= 0");
+          }
           if (!(cc.cpu_relative >= 0) || !std::isfinite(cc.cpu_relative)) {
             throw UserError(origin + ": phase " + std::to_string(p.index) +
                             ": class_compute cpu_relative must be a number >= 0");

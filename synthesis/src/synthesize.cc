@@ -71,6 +71,7 @@ struct SynthesizedTrace::SlotAt {
     std::vector<std::uint64_t> bits;  // the mask as SynthRank's bit words
     std::int64_t cpu_ns = 0;
     std::int64_t instructions = kNotMeasured;
+    double spread_within = -1, within_norm = 1;  // ClassCompute::spread_within (-1: the slot's)
   };
   std::vector<ClassValues> classes;  // SlotModel::class_compute at N
   // The phase's classes tell its roots apart (their masks have one more character: '1' for
@@ -307,14 +308,18 @@ std::uint64_t TaskDrawKey(std::uint64_t round, std::uint64_t k) {
 
 // The factor SynthRank::StepBody applies to the burst before slot `s` on `rank` for the
 // draw key `occurrence` (1 without spread).
-double BurstFactor(const SynthesizedTrace::SlotAt& s, std::uint64_t rank,
-                   std::uint64_t occurrence) {
-  if (s.spread_between <= 0 && s.spread_within <= 0) return 1;
+// `cls`: the rank's class of the slot, whose own spread replaces the slot's when it has one.
+double BurstFactor(const SynthesizedTrace::SlotAt& s, std::uint64_t rank, std::uint64_t occurrence,
+                   const SynthesizedTrace::SlotAt::ClassValues* cls = nullptr) {
+  const bool own_class = cls != nullptr && cls->spread_within >= 0;
+  const double spread_within = own_class ? cls->spread_within : s.spread_within;
+  const double within_norm = own_class ? cls->within_norm : s.within_norm;
+  if (s.spread_between <= 0 && spread_within <= 0) return 1;
   const std::uint64_t key = SplitMix(s.id ^ SplitMix(rank));
   const double between = std::max(0.0, 1 + s.spread_between * Normalish(key)) * s.between_norm;
   const double within =
-      std::max(0.0, 1 + s.spread_within * OwnZ(s.within_shape, key ^ SplitMix(occurrence))) *
-      s.within_norm;
+      std::max(0.0, 1 + spread_within * OwnZ(s.within_shape, key ^ SplitMix(occurrence))) *
+      within_norm;
   return between * within;
 }
 
@@ -464,10 +469,12 @@ class SynthRank : public RankEventSource {
         return false;
       }
       std::int64_t cpu = cur_->cpu_ns, ins = cur_->instructions;
+      const SlotAt::ClassValues* cls = nullptr;
       for (const auto& c : cur_->classes) {
         if (std::equal(c.bits.begin(), c.bits.end(), made_.begin(), made_.end())) {
           cpu = c.cpu_ns;
           ins = c.instructions;
+          cls = &c;
           break;
         }
       }
@@ -485,10 +492,11 @@ class SynthRank : public RankEventSource {
         // schedule that handed it to this worker took it.
         cpu = static_cast<std::int64_t>(std::llround(static_cast<double>(cpu) * f));
       } else if (cpu > 0 && (cur_->spread_between > 0 || cur_->spread_within > 0 ||
-                             InStep().spread_shared > 0)) {
+                             (cls && cls->spread_within > 0) || InStep().spread_shared > 0)) {
         // The rank's own factors (BurstFactor) and the shared one: the same on every rank in
         // the same occurrence of the phase.
-        const double own = BurstFactor(*cur_, static_cast<std::uint64_t>(rank_), DrawOccurrence());
+        const double own =
+            BurstFactor(*cur_, static_cast<std::uint64_t>(rank_), DrawOccurrence(), cls);
         const double shared = SharedFactor();
         cpu = static_cast<std::int64_t>(
             std::llround(static_cast<double>(cpu) * own * shared * TaskScale()));
@@ -1290,6 +1298,10 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         v.instructions = cc.instructions.present
                              ? static_cast<std::int64_t>(Round(cc.instructions.At(p, side)))
                              : kNotMeasured;
+        if (options_.spread && cc.spread_within >= 0) {
+          v.spread_within = cc.spread_within;
+          v.within_norm = ClippedFactorNorm(v.spread_within, at.within_shape);
+        }
         at.root_class =
             at.root_class ||
             cc.mask.size() == slots.size() + 1 + (pm.rotated_ranks != RankSet::kNone ? 1 : 0);

@@ -157,6 +157,34 @@ TraceData MeshWavefront(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData KbaSweeps(int nprocs, const AppParams& p) {
+  TraceData d = Begin("kba_sweeps", nprocs);
+  const int q = Side(nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / q);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs / 16);
+  for (int r = 0; r < nprocs; ++r) {
+    const int row = r / q, col = r % q;
+    auto& ev = d.ranks[r];
+    auto at = [&](int c, int w) { return c >= 0 && c < q && w >= 0 && w < q ? w * q + c : -1; };
+    for (int it = 0; it < p.iterations; ++it) {
+      for (int o = 0; o < 4; ++o) {
+        const int dx = o % 2 == 0 ? 1 : -1, dy = o < 2 ? 1 : -1;
+        const int up_x = at(col - dx, row), up_y = at(col, row - dy);
+        const int down_x = at(col + dx, row), down_y = at(col, row + dy);
+        for (int block = 0; block < 4; ++block) {
+          if (up_x >= 0) ev.push_back(MakeRecv(up_x, 20 + o, bytes));
+          if (up_y >= 0) ev.push_back(MakeRecv(up_y, 30 + o, bytes));
+          ev.push_back(MakeCompute(cpu));
+          if (down_x >= 0) ev.push_back(MakeSend(down_x, 20 + o, bytes));
+          if (down_y >= 0) ev.push_back(MakeSend(down_y, 30 + o, bytes));
+        }
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData ChainSweeps(int nprocs, const AppParams& p) {
   TraceData d = Begin("chain_sweeps", nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);

@@ -59,6 +59,12 @@ TraceData EastShift(int nprocs, double phase_kb, int iterations = 50);
 // Pipelined sweep on a non-periodic sqrt(P) x sqrt(P) mesh: blocking recv from the north
 // and west neighbours that exist, compute, blocking send to the south and east ones.
 TraceData MeshWavefront(int nprocs, const AppParams& p = {});
+// KBA sweeps (Sweep3D, PARTISN) on a non-periodic sqrt(P) x sqrt(P) mesh: per iteration one
+// sweep from each corner (octant o: along x +1 if o is even, along y +1 if o < 2), each over
+// 4 blocks: blocking recv from the upstream neighbour along x (tag 20 + o) and along y (tag
+// 30 + o) where they exist, compute_ns / P / 16, blocking send downstream. A corner rank that
+// ends one sweep with work and starts the next with work does both in one burst. P square.
+TraceData KbaSweeps(int nprocs, const AppParams& p = {});
 // A pipeline along a chain of ranks (not periodic), as a 1-D line solve: per iteration a
 // forward sweep (blocking recv from rank - 1 unless rank 0, compute_ns / P, blocking send to
 // rank + 1 unless the last rank, tag 1) and a backward sweep the other way (tag 2);

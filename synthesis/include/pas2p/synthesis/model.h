@@ -242,6 +242,11 @@ struct SlotModel {
     // slot's at the counts where it was seen. One count's shift of the whole slot is not
     // then taken for the class's level.
     double cpu_relative = 0;
+    // The class's own noise (as cpu_spread_within, relative to the class's mean burst, at
+    // the largest traced count that has the class); -1: the slot's. A sweep's corner ranks,
+    // whose first burst of a sweep holds the end of the last one too, vary by 23% where the
+    // others vary by 1%: pooled over the slot that is 14% on every rank.
+    double spread_within = -1;
   };
   std::vector<ClassCompute> class_compute;
 
