@@ -50,7 +50,9 @@
 //                           "cpu_spread_within", "cpu_spread_shared" (optional, absent = 0),
 //                           "cpu_noise_shape" ([standardized bins], optional, absent = symmetric),
 //                           "cpu_per_occurrence" (optional, absent = false),
-//                           "class_compute": [{"mask", "cpu_ns", "instructions"}]}]}]}
+//                           "class_compute": [{"mask", "cpu_ns", "instructions",
+//                                              "cpu_relative" (optional), "spread_within"
+//                                              (optional, absent = the slot's)}]}]}]}
 // The equations and communicator rules are stored as their training maps and layouts (and
 // their description in words); loading refits them, which is deterministic, so a saved model
 // predicts exactly what the model that was saved predicts. A Quantity is
