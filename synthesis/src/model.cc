@@ -1217,24 +1217,6 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       within = occurrences > 0 ? std::sqrt(within / occurrences) / mean : 0;
       spread_between.push_back(between);
       spread_within.push_back(within);
-      // The same within each class of ranks, relative to the class's own mean burst.
-      if (!phase.block) {
-        std::map<std::string, std::array<double, 3>> by_class;  // sum of means, m2, n
-        for (const auto& [mask, position, st] : cpu_stats) {
-          auto& bc = by_class[*mask];
-          bc[0] += st->mean;
-          bc[1] += st->m2;
-          bc[2] += static_cast<double>(st->n);
-        }
-        const double shared_share = SharedShare(occurrence_stats);
-        for (const auto& [mask, bc] : by_class) {
-          const double ranks = static_cast<double>(class_sum[{mask, 0}].second);
-          const double class_mean = ranks > 0 ? bc[0] / ranks : 0;
-          if (!(class_mean > 0) || !(bc[2] > 0)) continue;
-          const double w = std::sqrt(bc[1] / bc[2]) / class_mean;
-          class_own[mask] = shared_share >= 0 ? w * std::sqrt(1 - shared_share) : w;
-        }
-      }
       if (phase.block && !rank_totals.empty()) {
         // The same over an occurrence: what a per-occurrence compute model spreads.
         std::map<std::string, std::pair<double, int>> total_sum;
@@ -1261,6 +1243,23 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       const double shared = SharedShare(occurrence_stats);
       if (shared >= 0) spread_shared.push_back(within * std::sqrt(shared));
       spread_own.push_back(shared >= 0 ? within * std::sqrt(1 - shared) : within);
+      // The own part within each class of ranks, relative to the class's own mean burst.
+      if (!phase.block) {
+        std::map<std::string, std::array<double, 4>> by_class;  // ranks, sum of means, m2, n
+        for (const auto& [mask, position, st] : cpu_stats) {
+          auto& bc = by_class[*mask];
+          bc[0] += 1;
+          bc[1] += st->mean;
+          bc[2] += st->m2;
+          bc[3] += static_cast<double>(st->n);
+        }
+        for (const auto& [mask, bc] : by_class) {
+          const double class_mean = bc[1] / bc[0];
+          if (!(class_mean > 0) || !(bc[3] > 0)) continue;
+          const double w = std::sqrt(bc[2] / bc[3]) / class_mean;
+          class_own[mask] = shared >= 0 ? w * std::sqrt(1 - shared) : w;
+        }
+      }
       if (std::vector<double> shape = OwnNoiseShape(occurrence_stats); !shape.empty()) {
         shape_own = std::move(shape);
       }
