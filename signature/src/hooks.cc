@@ -10,6 +10,13 @@ namespace {
 
 std::int32_t WorldTag(int tag) { return tag == MPI_ANY_TAG ? kAnyTag : tag; }
 
+// The tag a completed receive records: the one that arrived, or the one posted when nothing
+// could arrive (from MPI_PROC_NULL the status holds MPI_ANY_TAG, and a halo's boundary rank
+// would record its call with another tag than the same call on the ranks inside).
+std::int32_t ReceivedTag(const MPI_Status& status, int posted) {
+  return WorldTag(status.MPI_SOURCE == MPI_PROC_NULL ? posted : status.MPI_TAG);
+}
+
 bool IsRoot(const CommInfo& comm, int root) { return comm.my_rank == root; }
 
 int CommSize(const CommInfo& comm) { return static_cast<int>(comm.members.size()); }
@@ -95,7 +102,7 @@ void OnRecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype, i
   }
   if (rc == MPI_SUCCESS && status != nullptr) {
     e.peer = ToWorld(info, status->MPI_SOURCE);
-    e.tag = WorldTag(status->MPI_TAG);
+    e.tag = ReceivedTag(*status, tag);
     e.bytes = StatusBytes(*status);
   } else {
     e.peer = ToWorld(info, source);
@@ -136,7 +143,7 @@ void OnSendrecv(CallScope& scope, int rc, const void*, int sendcount, MPI_Dataty
   e.bytes = TypeBytes(sendcount, sendtype);
   if (rc == MPI_SUCCESS && status != nullptr) {
     e.recv_peer = ToWorld(info, status->MPI_SOURCE);
-    e.recv_tag = WorldTag(status->MPI_TAG);
+    e.recv_tag = ReceivedTag(*status, recvtag);
     e.recv_bytes = StatusBytes(*status);
   } else {
     e.recv_peer = ToWorld(info, source);

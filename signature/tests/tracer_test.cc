@@ -302,7 +302,7 @@ TEST(TracerP2P, EveryEventMatchesTheProgram) {
     for (const Event& e : calls) {
       if (e.kind == EventKind::kSendrecv) sr.push_back(e);
     }
-    ASSERT_EQ(sr.size(), 2u);
+    ASSERT_EQ(sr.size(), 3u);
     EXPECT_EQ(sr[0].peer, r ^ 1);
     EXPECT_EQ(sr[0].tag, 500);
     EXPECT_EQ(sr[0].bytes, 12u);
@@ -321,6 +321,14 @@ TEST(TracerP2P, EveryEventMatchesTheProgram) {
     EXPECT_EQ(proc_null[1].kind, EventKind::kRecv);
     EXPECT_EQ(proc_null[1].peer, kProcNull);
     EXPECT_EQ(proc_null[1].bytes, 0u);
+    // Nothing arrives from MPI_PROC_NULL (the status says MPI_ANY_TAG): the tag posted is
+    // the call's, as on the ranks whose neighbour exists.
+    EXPECT_EQ(proc_null[1].tag, 600);
+    EXPECT_EQ(sr[2].peer, kProcNull);
+    EXPECT_EQ(sr[2].tag, 601);
+    EXPECT_EQ(sr[2].recv_peer, kProcNull);
+    EXPECT_EQ(sr[2].recv_tag, 602);
+    EXPECT_EQ(sr[2].recv_bytes, 0u);
   }
 }
 

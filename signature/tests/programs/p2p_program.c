@@ -123,6 +123,8 @@ int main(int argc, char** argv) {
   /* E: MPI_PROC_NULL. */
   MPI_Send(ints, 4, MPI_INT, MPI_PROC_NULL, 600, MPI_COMM_WORLD);
   MPI_Recv(ints, 4, MPI_INT, MPI_PROC_NULL, 600, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Sendrecv(ints, 4, MPI_INT, MPI_PROC_NULL, 601, ints, 3, MPI_INT, MPI_PROC_NULL, 602,
+               MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 
   long total = 0;
   MPI_Reduce(&checksum, &total, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
