@@ -79,7 +79,12 @@
  *  29  a checkerboard halo with blocking calls: on a non-periodic MPI_Dims_create(P, 2) grid,
  *      per direction the ranks with x + y even send then receive, the others receive then
  *      send (MPI_Send / MPI_Recv of N / P doubles, rendezvous-sized), then work: the order
- *      codes use to avoid a deadlock without MPI_Sendrecv */
+ *      codes use to avoid a deadlock without MPI_Sendrecv
+ *  30  strided communicators: MPI_Comm_split by rank % 4 (ranks 0, 4, 8, ... together),
+ *      work, MPI_Allreduce of N / P doubles in the stride group, MPI_Bcast of 16 doubles
+ *      from its first member; P a multiple of 4
+ *  31  uneven all-to-all: rank r sends (r + 1) x N / P^2 doubles to every rank
+ *      (MPI_Alltoallv), then works in proportion to what it received */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -627,6 +632,36 @@ int main(int argc, char** argv) {
         }
       }
       work(n * 30);
+    }
+  } else if (mode == 30) {
+    MPI_Comm stride;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 4, rank, &stride);
+    long n = N / P;
+    double* a = calloc(n + 16, sizeof(double));
+    double* b = calloc(n + 16, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(n * 20);
+      MPI_Allreduce(a, b, n, MPI_DOUBLE, MPI_SUM, stride);
+      MPI_Bcast(b, 16, MPI_DOUBLE, 0, stride);
+    }
+  } else if (mode == 31) {
+    int* sc = malloc(sizeof(int) * P);
+    int* sd = malloc(sizeof(int) * P);
+    int* rc = malloc(sizeof(int) * P);
+    int* rd = malloc(sizeof(int) * P);
+    long total_in = 0;
+    for (int q = 0; q < P; ++q) {
+      sc[q] = (int)((rank + 1) * (N / ((long)P * P)));
+      rc[q] = (int)((q + 1) * (N / ((long)P * P)));
+      sd[q] = q * sc[0];
+      rd[q] = q == 0 ? 0 : rd[q - 1] + rc[q - 1];
+      total_in += rc[q];
+    }
+    double* a = calloc((size_t)sc[0] * P + 1, sizeof(double));
+    double* b = calloc((size_t)total_in + 1, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      MPI_Alltoallv(a, sc, sd, MPI_DOUBLE, b, rc, rd, MPI_DOUBLE, MPI_COMM_WORLD);
+      work(total_in * 20 + (long)sc[0] * P * 20);
     }
   }
   MPI_Finalize();

@@ -317,6 +317,20 @@ TraceData OddEvenSort(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData RampAlltoall(int nprocs, const AppParams& p) {
+  TraceData d = Begin("ramp_alltoall", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs * 2 * (r + 1) / (nprocs + 1));
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      d.ranks[r].push_back(MakeCollective(EventKind::kAlltoall, bytes * nprocs, bytes * nprocs));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData PolledRing(int nprocs, const AppParams& p) {
   TraceData d = Begin("polled_ring", nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);

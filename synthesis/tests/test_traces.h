@@ -93,6 +93,10 @@ TraceData RedBlackRing(int nprocs, const AppParams& p = {});
 // ends sit out the steps whose partner does not exist. The even ranks' loop body is the odd
 // ranks' seen from its second call. P even.
 TraceData OddEvenSort(int nprocs, const AppParams& p = {});
+// Load imbalance that is no class of ranks: per iteration rank r computes
+// compute_ns / P x 2 (r + 1) / (P + 1) (from 2 / (P + 1) to 2 P / (P + 1) of the mean share),
+// then an MPI_Alltoall of 8 x domain / P^2 bytes per peer. Any P.
+TraceData RampAlltoall(int nprocs, const AppParams& p = {});
 // A ring halo overlapped with work by polling: per iteration irecv from rank - 1 and
 // rank + 1, isend to both (8 x domain / P bytes), then 8 chunks of compute_ns / P / 8 with a
 // testall after each until one completes everything (after chunk 1 + (7 r + 3 i) mod 6 of
