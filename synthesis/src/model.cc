@@ -4476,8 +4476,10 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
           cc.instructions = QuantityFromJson(cj.at("instructions"));
           cc.cpu_relative = cj.value("cpu_relative", 0.0);
           cc.spread_within = cj.value("spread_within", -1.0);
-          if (!std::isfinite(cc.spread_within) || cc.spread_within < -1) {
-            throw UserError(origin + ": class_compute spread_within must be a number >= 0");
+          if (!std::isfinite(cc.spread_within) ||
+              (cc.spread_within < 0 && cc.spread_within != -1)) {
+            throw UserError(origin + ": phase " + std::to_string(p.index) +
+                            ": class_compute spread_within must be a number >= 0 (or absent)");
           }
           if (!(cc.cpu_relative >= 0) || !std::isfinite(cc.cpu_relative)) {
             throw UserError(origin + ": phase " + std::to_string(p.index) +
