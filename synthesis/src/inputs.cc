@@ -234,19 +234,26 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
       for (std::size_t i : kept) {
         if (sigs.front()[i].nprocs == largest) of_largest = from[i];
       }
-      out.options = tried[static_cast<std::size_t>(of_largest)];
-      out.signatures.clear();
-      for (std::size_t i = 0; i < n; ++i) {
-        out.signatures.push_back(
-            std::move(sigs[static_cast<std::size_t>(from[i] < 0 ? 0 : from[i])][i]));
-      }
+      // Each input's signature from the analysis that gave it the shape (the asked one where
+      // none did); taken only where the shape is used below, as sigs.front() is then what
+      // the too-few branch keeps.
+      const auto take_chosen = [&] {
+        out.options = tried[static_cast<std::size_t>(of_largest)];
+        out.signatures.clear();
+        for (std::size_t i = 0; i < n; ++i) {
+          out.signatures.push_back(
+              std::move(sigs[static_cast<std::size_t>(from[i] < 0 ? 0 : from[i])][i]));
+        }
+      };
       const std::string asked =
           "merging runs of one structure whose compute is within " + Percent(options.similarity) +
           " gave the runs different shapes at different counts (" + differs + ")";
       if (kept.size() == n) {
+        take_chosen();
         out.note = "the phases were found " + used + ": " + asked +
                    ", and their phases would not have corresponded";
       } else if (kept.size() >= 3 && 2 * kept.size() > n) {
+        take_chosen();
         std::vector<std::size_t> left;
         for (std::size_t i = 0; i < n; ++i) {
           if (from[i] < 0) left.push_back(i);
