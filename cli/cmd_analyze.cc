@@ -1,6 +1,7 @@
 // pas2p analyze: the signature of traced runs (phases, weights, PET) and, with traces at
 // several process counts, which phases correspond. Wiring only: the analysis lives in
 // pas2p/phases/analyze.h and pas2p/phases/correspondence.h.
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -78,6 +79,9 @@ void RunAnalyze(const AnalyzeCliOptions& o) {
     sigs.push_back(phases::AnalyzeTrace(*trace, o.analyze));
     if (!o.out.empty()) phases::SaveSignature(sigs.back(), OutputPath(o, sigs.back()));
   }
+  // By process count, as every other command orders counts (a glob gives 16, 32, 4, 8).
+  std::stable_sort(sigs.begin(), sigs.end(),
+                   [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
   std::optional<phases::Correspondence> corr;
   if (sigs.size() > 1) corr = phases::CorrespondPhases(sigs);
 

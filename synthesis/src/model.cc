@@ -146,7 +146,26 @@ Presence PresenceFromName(const std::string& name, const std::string& origin) {
   throw UserError(origin + ": unknown slot presence \"" + name + "\"");
 }
 
-std::string FirstLine(const std::string& text) { return text.substr(0, text.find('\n')); }
+// The first line of an error, for a warning or a note. A first line that announces a list
+// ("... cannot be extrapolated. Traced:") would end on the colon: it keeps the list's last
+// item instead (the traced map at the largest count), or ends at its last sentence.
+std::string FirstLine(const std::string& text) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (line.empty() || line.back() != ':') return line;
+  std::string last;
+  for (std::size_t at = text.find('\n'); at != std::string::npos;) {
+    const std::size_t end = text.find('\n', at + 1);
+    const std::string next = text.substr(at + 1, end == std::string::npos ? end : end - at - 1);
+    if (!next.starts_with("  ")) break;
+    last = next.substr(next.find_first_not_of(' '));
+    at = end;
+  }
+  if (line.ends_with(" Traced:") && !last.empty()) {
+    return line.substr(0, line.size() - 1) + " at " + last;
+  }
+  if (const auto stop = line.rfind(". "); stop != std::string::npos) line.resize(stop + 1);
+  return line;
+}
 
 std::string JoinCounts(const std::vector<int>& counts) {
   std::string s;
