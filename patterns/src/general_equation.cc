@@ -1273,6 +1273,22 @@ GeneralEquation FitTraced(const std::vector<Traced>& traced, const std::vector<C
       }
       msg << "\n  " << miss;
     }
+    // A call that moves nothing at some counts and something at others is rarely one call of
+    // the program: more often the phases matched as one across the counts are different
+    // parts of the run (a phase split in two at one count shifts the pairing), or only ranks
+    // that some grids have (an interior rank of a 3-D grid, from 3 per dimension) make it.
+    std::vector<std::int64_t> silent, talking;
+    for (const CommMap& m : maps) {
+      (AnalyzeLocal(m).pattern_class == PatternClass::kNone ? silent : talking).push_back(m.nprocs);
+    }
+    if (!silent.empty() && !talking.empty()) {
+      msg << "\nAt " << JoinCounts(silent) << " processes this call moves nothing, at "
+          << JoinCounts(talking)
+          << " it does: the phases matched as one across the counts may be different parts "
+             "of the run (`pas2p analyze` of all the traces lists each count's phases and how "
+             "they were matched), or the call is made only by ranks that the grids of some "
+             "counts do not have.";
+    }
     msg << "\nIf the application's ranks talk in a way these families do not cover, its "
            "communications cannot be predicted at other counts.";
     throw PatternFitError(msg.str());

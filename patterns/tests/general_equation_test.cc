@@ -349,6 +349,40 @@ TEST(GeneralEquation, UnknownPatternIsAClearError) {
   }
 }
 
+// A call that moves nothing at some counts and something at others (PETSc multigrid: a phase
+// matched across the counts that was a set-up exchange at 8 and the V-cycle at 27) says so,
+// and where to look; a map that is unknown at every count does not.
+TEST(GeneralEquation, ACallSilentAtSomeCountsSaysThePhasesMayNotBeTheSame) {
+  std::vector<CommMap> maps;
+  for (int p : {8, 12, 18}) maps.push_back(CommMap{p, std::vector<std::vector<int>>(p)});
+  CommMap odd{27, std::vector<std::vector<int>>(27)};
+  for (int r : {13, 14, 16, 22}) odd.dests[r] = {r * r % 27};
+  maps.push_back(odd);
+  try {
+    FitGeneralEquation(maps, {});
+    FAIL() << "expected PatternFitError";
+  } catch (const PatternFitError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("At 8, 12, 18 processes this call moves nothing, at 27 it does"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("`pas2p analyze`"), std::string::npos) << what;
+  }
+  std::mt19937 rng(3);
+  std::vector<CommMap> unknown;
+  for (int p : {8, 16, 32}) {
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int i = 0; i < p; ++i) m.dests[i] = {static_cast<int>(rng() % p)};
+    unknown.push_back(m);
+  }
+  try {
+    FitGeneralEquation(unknown, {});
+    FAIL() << "expected PatternFitError";
+  } catch (const PatternFitError& e) {
+    EXPECT_EQ(std::string(e.what()).find("moves nothing"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GeneralEquation, BadInputIsExplained) {
   EXPECT_THROW(FitGeneralEquation(std::vector<CommMap>{testing::TorusEast(9)}), UserError);
   EXPECT_THROW(
