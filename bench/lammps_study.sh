@@ -18,10 +18,4 @@ cp "$here/bench/lammps/in.lj" in.lj
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [ -d train/lmp.48 ] || "$pas2p" trace -n 27,36,45,48 -o train -- lmp -in in.lj -log none -screen none
 [ -d held/lmp.64 ] || "$pas2p" trace -n 64 -o held -- lmp -in in.lj -log none -screen none
-quiet() { grep -v "more ranks than cores"; }
-echo "== leave-largest-out: pas2p validate train"
-"$pas2p" validate train 2>&1 | quiet | sed -n 1,9p
-echo "== held-out: pas2p validate --against held/lmp.64 train"
-"$pas2p" validate --against held/lmp.64 train 2>&1 | quiet | sed -n 1,9p
-echo "== pas2p predict --target 1024 train"
-"$pas2p" predict --target 1024 train 2>&1 | quiet | grep -E "warning|predicted time"
+study_checks held/lmp.64 9

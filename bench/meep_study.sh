@@ -20,10 +20,4 @@ cp "$here/bench/meep/waveguide.ctl" waveguide.ctl
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [ -d train/meep.32 ] || "$pas2p" trace -n 4,8,16,32 -o train -- meep waveguide.ctl
 [ -d held/meep.64 ] || "$pas2p" trace -n 64 -o held -- meep waveguide.ctl
-quiet() { grep -v "more ranks than cores"; }
-echo "== leave-largest-out: pas2p validate train"
-"$pas2p" validate train 2>&1 | quiet | sed -n 1,9p
-echo "== held-out: pas2p validate --against held/meep.64 train"
-"$pas2p" validate --against held/meep.64 train 2>&1 | quiet | sed -n 1,9p
-echo "== pas2p predict --target 1024 train"
-"$pas2p" predict --target 1024 train 2>&1 | quiet | grep -E "error|warning|predicted time"
+study_checks held/meep.64 9

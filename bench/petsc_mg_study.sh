@@ -33,10 +33,4 @@ run=(./poisson_mg -n 49 -steps 5 -pc_type mg -pc_mg_levels 3)
   { tail -5 trace.log >&2; exit 1; }
 [ -d held/poisson_mg.36 ] || "$pas2p" trace -n 36 -o held -- "${run[@]}" >>trace.log 2>&1 ||
   { tail -5 trace.log >&2; exit 1; }
-quiet() { grep -v "more ranks than cores" | cut -c1-400; }
-echo "== leave-largest-out: pas2p validate train"
-"$pas2p" validate train 2>&1 | quiet | sed -n 1,12p
-echo "== held-out: pas2p validate --against held/poisson_mg.36 train"
-"$pas2p" validate --against held/poisson_mg.36 train 2>&1 | quiet | sed -n 1,12p
-echo "== pas2p predict --target 1024 train"
-"$pas2p" predict --target 1024 train 2>&1 | quiet | sed -n 1,8p
+study_checks held/poisson_mg.36

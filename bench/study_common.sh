@@ -15,3 +15,18 @@ study_setup() {
   mkdir -p "$out"
   cd "$out" || exit 1
 }
+
+# The three checks every study prints once its traces are in train/ and held/:
+#   study_checks HELD_TRACE [LINES]   (HELD_TRACE e.g. held/lmp.64; LINES of each validate, 12)
+# leave-largest-out (`validate train`), held-out (`validate --against HELD_TRACE train`) and
+# `predict --target 1024 train`; a refusal prints its error instead.
+study_checks() {
+  local held="$1" lines="${2:-12}"
+  quiet() { grep -v "more ranks than cores" | cut -c1-400; }
+  echo "== leave-largest-out: pas2p validate train"
+  "$pas2p" validate train 2>&1 | quiet | sed -n "1,${lines}p"
+  echo "== held-out: pas2p validate --against $held train"
+  "$pas2p" validate --against "$held" train 2>&1 | quiet | sed -n "1,${lines}p"
+  echo "== pas2p predict --target 1024 train"
+  "$pas2p" predict --target 1024 train 2>&1 | quiet | grep -v "^pas2p: warning" | sed -n 1,8p
+}

@@ -1238,6 +1238,27 @@ TEST(SweepPointsTest, PointsAreWholeNodesOrSmoothCounts) {
 namespace pas2p::synthesis {
 namespace {
 
+// Appends to `sig` a phase of one blocking send per rank, to peer(rank, P) with `bytes`
+// each: one occurrence in no time, not relevant (a set-up exchange).
+void AddSendPhase(phases::Signature* sig, int (*peer)(int, int), double bytes) {
+  int next_id = 0;
+  for (const phases::Phase& ph : sig->phases) next_id = std::max(next_id, ph.id + 1);
+  phases::Phase odd = sig->phases.back();
+  odd.id = next_id;
+  odd.weight = 1;
+  odd.time_s = odd.total_time_s = 1e-9;
+  odd.relevant = false;
+  for (phases::RankPhase& rp : odd.ranks) {
+    phases::PhaseEvent send;
+    send.kind = EventKind::kSend;
+    send.peer = peer(rp.rank, sig->nprocs);
+    send.bytes.Add(bytes);
+    rp.events = {send};
+    rp.weight = 1;
+  }
+  sig->phases.push_back(odd);
+}
+
 // A phase of the largest traced run that no other count has, holding two thirds of its time:
 // 100 sends and one allreduce per rank (as a factorization's steps hold a pivot reduction
 // among their sends), each occurrence as long as 50 of the allreduce phase's. It contains
@@ -1256,9 +1277,7 @@ TEST(RemainderTest, MostOfTheBytesLeftOutIsRefusedWhateverTheirTime) {
   for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
   phases::Signature& largest = sigs.back();
   double bytes = 0;
-  int next_id = 0;
   for (const phases::Phase& ph : largest.phases) {
-    next_id = std::max(next_id, ph.id + 1);
     for (const phases::RankPhase& rp : ph.ranks) {
       for (const phases::PhaseEvent& e : rp.events) {
         if (e.kind == EventKind::kSend || e.kind == EventKind::kIsend ||
@@ -1271,20 +1290,8 @@ TEST(RemainderTest, MostOfTheBytesLeftOutIsRefusedWhateverTheirTime) {
   ASSERT_GT(bytes, 0);
   // At 36 only: one occurrence of a ring shift carrying twice the run's other bytes, in
   // no time at all.
-  phases::Phase odd = largest.phases.back();
-  odd.id = next_id;
-  odd.weight = 1;
-  odd.time_s = odd.total_time_s = 1e-9;
-  odd.relevant = false;
-  for (phases::RankPhase& rp : odd.ranks) {
-    phases::PhaseEvent send;
-    send.kind = EventKind::kSend;
-    send.peer = (rp.rank + 1) % largest.nprocs;
-    send.bytes.Add(2 * bytes / largest.nprocs);
-    rp.events = {send};
-    rp.weight = 1;
-  }
-  largest.phases.push_back(odd);
+  AddSendPhase(
+      &largest, [](int r, int n) { return (r + 1) % n; }, 2 * bytes / largest.nprocs);
   const AppModel m = BuildModel(sigs);
   EXPECT_LT(m.unmodelled_share, 1e-3) << DescribeModel(m);
   EXPECT_NEAR(m.unmodelled_bytes_share, 2.0 / 3.0, 0.01) << DescribeModel(m);
@@ -1313,23 +1320,9 @@ TEST(RemainderTest, APhaseLeftOutSaysWhatItsCallsTracedAtTheLargestCount) {
   std::vector<phases::Signature> sigs;
   for (int n : {9, 16, 25, 36}) {
     sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
-    phases::Signature& sig = sigs.back();
-    int next_id = 0;
-    for (const phases::Phase& ph : sig.phases) next_id = std::max(next_id, ph.id + 1);
-    phases::Phase odd = sig.phases.back();
-    odd.id = next_id;
-    odd.weight = 1;
-    odd.time_s = odd.total_time_s = 1e-9;
-    odd.relevant = false;
-    for (phases::RankPhase& rp : odd.ranks) {
-      phases::PhaseEvent send;
-      send.kind = EventKind::kSend;
-      send.peer = (rp.rank * rp.rank + 1) % n;  // a quadratic map: no family of P
-      send.bytes.Add(8);
-      rp.events = {send};
-      rp.weight = 1;
-    }
-    sig.phases.push_back(odd);
+    // A quadratic map: no family of P.
+    AddSendPhase(
+        &sigs.back(), [](int r, int ranks) { return (r * r + 1) % ranks; }, 8);
   }
   const AppModel m = BuildModel(sigs);
   std::string warning;
