@@ -49,8 +49,18 @@ void RunValidate(const ValidateOptions& o) {
   // Analyzed as `predict` does (the model of every count must build), so that validate checks
   // the phases predict works from; the held-out run is analyzed the same way.
   const auto given = synthesis::ExpandTraceArgs(o.traces);
-  const auto analyzed =
-      synthesis::AnalyzeForModel(given, AnalyzeOptionsOf(o.bytes_tolerance), o.bytes_tolerance < 0);
+  const phases::AnalyzeOptions analyze = AnalyzeOptionsOf(o.bytes_tolerance);
+  const auto analyzed = [&] {
+    try {
+      return synthesis::AnalyzeForModel(given, analyze, o.bytes_tolerance < 0);
+    } catch (const UserError& e) {
+      if (!o.against.empty()) throw;
+      // The error may name the largest count, which leave-largest-out does not train on.
+      throw UserError(std::string("validate analyzes every given count as predict does, the "
+                                  "largest too (it then trains without it), and that failed: ") +
+                      e.what());
+    }
+  }();
   const auto& inputs = analyzed.inputs;  // those the model is built from
   const auto& sigs = analyzed.signatures;
   const std::string app = sigs.empty() ? "" : sigs.front().application;

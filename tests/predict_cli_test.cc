@@ -82,6 +82,20 @@ TEST(PredictCli, BytesToleranceIsAFractionOrAClearError) {
   }
 }
 
+// Leave-largest-out analyzes every given count, the largest too; when that fails, the error
+// says so, since it may name the count the check does not train on (PETSc multigrid: "... at
+// 8, 12, 18, 27 processes" from a check trained on 8-18). Two counts: too few either way.
+TEST(ValidateCli, AFailedAnalysisOfEveryCountSaysValidateAnalyzesTheLargestToo) {
+  const std::string dir = (SourceDir() / "datasets" / "traces" / "stencil2d").string();
+  const RunResult r = RunCommand(
+      {Binary("pas2p").string(), "validate", dir + "/stencil2d.4", dir + "/stencil2d.9"});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("validate analyzes every given count as predict does, the largest too"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("at least 3 process counts are needed"), std::string::npos) << r.err;
+}
+
 TEST(ValidateCli, HeldOutReportsTheNoiseFloorAndTheSelfCheck) {
   const RunResult r = RunCommand(
       {Binary("pas2p").string(), "validate", "--json", "--against",
