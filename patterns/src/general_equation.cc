@@ -1258,8 +1258,14 @@ GeneralEquation FitTraced(const std::vector<Traced>& traced, const std::vector<C
     std::ostringstream msg;
     msg << where << ": no communication-pattern family reproduces the traced maps at "
         << JoinCounts(Counts(traced)) << " processes, so it cannot be extrapolated. Traced:";
+    // A call that moves nothing at some counts and something at others is rarely one call of
+    // the program: more often the phases matched as one across the counts are different
+    // parts of the run (a phase split in two at one count shifts the pairing), or only ranks
+    // that some grids have (an interior rank of a 3-D grid, from 3 per dimension) make it.
+    std::vector<std::int64_t> silent, talking;
     for (const CommMap& m : maps) {
       LocalEquation local = AnalyzeLocal(m);
+      (local.pattern_class == PatternClass::kNone ? silent : talking).push_back(m.nprocs);
       std::string f = local.Formula();
       if (f.size() > 160) f = f.substr(0, 157) + "...";
       msg << "\n  " << m.nprocs << " processes: " << f;
@@ -1272,14 +1278,6 @@ GeneralEquation FitTraced(const std::vector<Traced>& traced, const std::vector<C
         break;
       }
       msg << "\n  " << miss;
-    }
-    // A call that moves nothing at some counts and something at others is rarely one call of
-    // the program: more often the phases matched as one across the counts are different
-    // parts of the run (a phase split in two at one count shifts the pairing), or only ranks
-    // that some grids have (an interior rank of a 3-D grid, from 3 per dimension) make it.
-    std::vector<std::int64_t> silent, talking;
-    for (const CommMap& m : maps) {
-      (AnalyzeLocal(m).pattern_class == PatternClass::kNone ? silent : talking).push_back(m.nprocs);
     }
     if (!silent.empty() && !talking.empty()) {
       msg << "\nAt " << JoinCounts(silent) << " processes this call moves nothing, at "
