@@ -547,7 +547,10 @@ std::string GeneralEquation::Describe() const {
     case Family::kXorExchange:
       out << "src XOR 2^b for ";
       if (all_bits) {
-        out << "every bit b < log2(P)";
+        out << "every bit b < "
+            << (bit_field == BitField::kRank      ? "log2(P)"
+                : bit_field == BitField::kLowHalf ? "ceil(log2(P)/2)"
+                                                  : "floor(log2(P)/2)");
       } else {
         out << "b in {";
         const char* size_name = bit_field == BitField::kRank      ? "log2(P)"
@@ -772,6 +775,21 @@ void XorCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquatio
       from_end.push_back({true, offset + size - 1 - b});
     }
     if (!inside) continue;
+    // Every bit of the field: a butterfly along the rows whose number of steps follows the
+    // row's bits (NAS CG's dot products: 1 step at 4 ranks, 2 at 8 and 16, 3 at 32 and 64).
+    // Tried first, as every bit of the rank is before fixed bits: fixed bits {0, 1} fit 4, 8
+    // and 16 as well (a rule naming no bit of the field at a count gives no partner there)
+    // and would keep 2 steps at 32.
+    if (static_cast<int>(bits.size()) == size) {
+      GeneralEquation eq;
+      eq.family = Family::kXorExchange;
+      eq.all_bits = true;
+      eq.bit_field = field;
+      eq.name = field == BitField::kLowHalf ? "hypercube in rows" : "hypercube in columns";
+      eq.valid.rule = CountRule::kPowersOfTwo;
+      eq.valid.min_count = 2;
+      out->push_back(eq);
+    }
     for (auto* rules : {&from_start, &from_end}) {
       GeneralEquation eq;
       eq.family = Family::kXorExchange;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -137,6 +138,37 @@ TEST(GeneralEquation, ButterflyAlongRowsOfARectangularPowerOfTwoGrid) {
   GeneralEquation eq2 = FitGeneralEquation(second);
   ASSERT_EQ(eq2.family, Family::kXorExchange) << eq2.Describe();
   for (int p : {64, 512}) ExpectSameMap(eq2, RowButterflyFromTop(p, 1));
+}
+
+// Every step of the row butterfly in one call (a rank's several partners in one slot, as a
+// repeated block of irecv, send, wait gives): 1 partner at 4 ranks, 2 at 8 and 16, 3 at 32.
+CommMap RowButterflyAllSteps(int p) {
+  CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+  for (int step = 0; step < 30; ++step) {
+    const CommMap one = RowButterflyFromTop(p, step);
+    bool any = false;
+    for (int r = 0; r < p; ++r) {
+      for (int d : one.dests[r]) {
+        m.dests[r].push_back(d);
+        any = true;
+      }
+    }
+    if (!any) break;
+  }
+  for (auto& d : m.dests) std::sort(d.begin(), d.end());
+  return m;
+}
+
+TEST(GeneralEquation, EveryBitOfTheRowWhenTheStepsGrowWithIt) {
+  // Fixed bits {0, 1} of the column index fit 4, 8 and 16 too (the row of 4 ranks has no
+  // bit 1), but would keep 2 steps at 32.
+  GeneralEquation eq = FitGeneralEquation(At(RowButterflyAllSteps, {4, 8, 16}));
+  ASSERT_EQ(eq.family, Family::kXorExchange) << eq.Describe();
+  EXPECT_TRUE(eq.all_bits) << eq.Describe();
+  EXPECT_EQ(eq.bit_field, BitField::kLowHalf);
+  EXPECT_NE(eq.Describe().find("every bit b < ceil(log2(P)/2)"), std::string::npos)
+      << eq.Describe();
+  for (int p : {32, 64, 1024}) ExpectSameMap(eq, RowButterflyAllSteps(p));
 }
 
 TEST(GeneralEquation, TransposeOfRankPairsOnNonSquarePowersOfTwo) {

@@ -681,6 +681,16 @@ DestOrder DestOrderOf(const std::vector<patterns::CommMap>& maps) {
   return DestOrder::kAscending;
 }
 
+// A transpose of the 2^ceil(n/2) x 2^floor(n/2) grid of a power-of-two count (n = log2 P):
+// the bits above the lowest n mod 2 swapped by halves.
+bool TransposesBitGrid(const patterns::GeneralEquation& eq) {
+  return eq.family == patterns::Family::kBitPermute &&
+         eq.permutation == patterns::BitPermutation::kTransposeHigh;
+}
+bool TransposesBitGrid(const std::optional<patterns::GeneralEquation>& eq) {
+  return eq && TransposesBitGrid(*eq);
+}
+
 // The grid dimension a stencil exchanges along (its offsets all along one), or -1.
 int ExchangeDim(const SlotModel& slot) {
   // A butterfly along the rows (columns) of a power-of-two grid exchanges along dimension 0
@@ -689,6 +699,10 @@ int ExchangeDim(const SlotModel& slot) {
       slot.peer->bit_field != patterns::BitField::kRank) {
     return slot.peer->bit_field == patterns::BitField::kLowHalf ? 0 : 1;
   }
+  // The transpose of that grid (the bits of the row and the column index swapped) moves a
+  // block between the rows and the columns: its messages are a share of a row's extent (the
+  // face across dimension 1) or a column's (the line along it), as FitFaceBytes finds.
+  if (TransposesBitGrid(slot.peer)) return 1;
   if (!slot.peer || slot.peer->family != patterns::Family::kStencil || slot.peer->offsets.empty()) {
     return -1;
   }
@@ -707,9 +721,11 @@ int ExchangeDim(const SlotModel& slot) {
 
 // Product of 1 / extent over the grid's dimensions other than `dim` at `nprocs`.
 // The grid the equation's ranks lie on at `nprocs`: its grid, or for an XOR exchange counted
-// in a row or column the 2^ceil(n/2) x 2^floor(n/2) grid (n = log2 P, rows fastest).
+// in a row or column, or a transpose of that grid, the 2^ceil(n/2) x 2^floor(n/2) grid
+// (n = log2 P, rows fastest).
 std::vector<std::int64_t> GridExtents(const patterns::GeneralEquation& eq, std::int64_t nprocs) {
-  if (eq.family == patterns::Family::kXorExchange && eq.bit_field != patterns::BitField::kRank) {
+  if ((eq.family == patterns::Family::kXorExchange && eq.bit_field != patterns::BitField::kRank) ||
+      TransposesBitGrid(eq)) {
     int n = 0;
     while ((std::int64_t{1} << n) < nprocs) ++n;
     return {std::int64_t{1} << ((n + 1) / 2), std::int64_t{1} << (n / 2)};
@@ -1640,6 +1656,54 @@ void JoinPhaseGrid(PhaseModel* pm) {
   }
 }
 
+// One application, one process grid, also for its exchanges by bit: a pairwise exchange with
+// rank XOR 2^b counted on the whole rank that is also bit b of the row (column) index, in
+// phases whose other exchanges count their bits in the rows (NAS CG: its row reductions
+// exchange with bit 0 of the rank, which is bit 0 of the column index at every count, and
+// with the column index's bit 1 from 8 ranks on) counts it in the rows too. The partners are
+// the same at every count; the row's extent is what its messages are a share of (a vector
+// split over the ranks of a row: 8 N / 2^ceil(log2(P)/2) bytes), which the line law of
+// FitFaceBytes needs. The field most exchanges of `phases` count in is taken; slots that
+// move have their face or line law fitted again.
+void JoinXorFields(const std::vector<PhaseModel*>& phases) {
+  auto is_xor = [](const std::optional<patterns::GeneralEquation>& eq) {
+    return eq && eq->family == patterns::Family::kXorExchange;
+  };
+  int rows = 0, columns = 0;
+  for (const PhaseModel* pm : phases) {
+    for (const SlotModel& s : pm->slots) {
+      for (const auto* eq : {&s.peer, &s.recv_peer}) {
+        if (!is_xor(*eq)) continue;
+        rows += (*eq)->bit_field == patterns::BitField::kLowHalf;
+        columns += (*eq)->bit_field == patterns::BitField::kHighHalf;
+      }
+    }
+  }
+  if (rows + columns == 0) return;
+  const patterns::BitField field =
+      rows >= columns ? patterns::BitField::kLowHalf : patterns::BitField::kHighHalf;
+  for (PhaseModel* pm : phases) {
+    for (SlotModel& s : pm->slots) {
+      bool moved = false;
+      for (const auto& [eq, maps] :
+           {std::pair{&s.peer, &s.maps}, std::pair{&s.recv_peer, &s.recv_maps}}) {
+        if (!is_xor(*eq) || (*eq)->bit_field != patterns::BitField::kRank || maps->empty()) {
+          continue;
+        }
+        for (const patterns::GeneralEquation& o : patterns::AllFittingEquations(*maps)) {
+          if (o.family == patterns::Family::kXorExchange && o.bit_field == field &&
+              o.all_bits == (*eq)->all_bits && o.bits.size() == (*eq)->bits.size()) {
+            *eq = o;
+            moved = true;
+            break;
+          }
+        }
+      }
+      if (moved) RefitFaceBytes(&s);
+    }
+  }
+}
+
 // One application, one process grid: a phase whose grid-based equations fit another grid
 // than the one most of the application's grid-based equations use (a phase of a single
 // irecv along the third dimension of LAMMPS's {d0, d1, 3} grid at 36, 45, 48 ranks also
@@ -2089,21 +2153,32 @@ std::vector<bool> DanglingSlots(const std::vector<std::vector<SlotCountData>>& d
   return dangling;
 }
 
-// Per slot: true when, on every rank of every count that makes it, its call belongs to a
-// request created before the occurrence: a completion that finds nothing pending, or a send
-// that no receive of the occurrence takes (of the messages from one rank to another with one
-// tag, receives take the first ones first, so the unmatched ones are the first sends: their
-// receives were posted before the phase). A count where some rank receives from any source is
-// not judged.
-std::vector<bool> OrphanSlots(const std::vector<std::vector<SlotCountData>>& data,
-                              const std::vector<int>& counts) {
+// Per slot: true when, on every rank of every count that makes it, its call is one that the
+// occurrence cannot keep balanced on its own: a completion that finds nothing pending, or a
+// send whose receive is not in the occurrence. Of the messages from one rank to another with
+// one tag, receives take the sends in order. Sends beyond the occurrence's receives fill
+// receives posted before it (the first sends: a last phase that sends what the loop before it
+// pre-posted). And a receive still pending at the end of the occurrence (never completed in
+// it: DanglingSlots) takes a send of the occurrence when the receives before it do not take
+// them all: the last sends (an exchange of irecv, send, wait cut after its send, the wait
+// beginning the next phase: the partner's send is in the occurrence, and its first send is
+// taken by the first receive, which is waited for). `before`: the slots of the first kind;
+// `to_pending`: the sends of the second, which go where the pending receives go (carried
+// across the boundary, or left out with them). A count where some rank receives from any
+// source is not judged.
+struct Orphans {
+  std::vector<bool> before, to_pending;
+};
+Orphans OrphanSlots(const std::vector<std::vector<SlotCountData>>& data,
+                    const std::vector<int>& counts) {
   const std::size_t ns = data.size();
-  std::vector<int> made(ns, 0), orphan(ns, 0);
+  std::vector<int> made(ns, 0), orphan(ns, 0), to_pending(ns, 0);
+  using Key = std::tuple<int, int, std::int32_t>;  // (source, destination, tag)
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const int n = counts[ci];
     bool wildcard = false;
-    // Receives per (source, destination, tag) in the occurrence.
-    std::map<std::tuple<int, int, std::int32_t>, int> receives;
+    // Receives per key in the occurrence, and those of them still pending at its end.
+    std::map<Key, int> receives, pending_at_end;
     for (std::size_t k = 0; k < ns; ++k) {
       for (int r = 0; r < n; ++r) {
         const phases::PhaseEvent* e = data[k][ci].event_of_rank[r];
@@ -2113,10 +2188,6 @@ std::vector<bool> OrphanSlots(const std::vector<std::vector<SlotCountData>>& dat
       }
     }
     if (wildcard) continue;
-    // Receives still pending at the end of the occurrence take the next occurrence's messages:
-    // in a swap chain cut by the phase boundary (each occurrence posts the receive the next
-    // one's first send fills), the first send of each pair of ranks is taken by the receive
-    // the phase before posted.
     for (int r = 0; r < n; ++r) {
       std::deque<const phases::PhaseEvent*> fifo;
       for (std::size_t k = 0; k < ns; ++k) {
@@ -2128,10 +2199,10 @@ std::vector<bool> OrphanSlots(const std::vector<std::vector<SlotCountData>>& dat
         }
       }
       for (const phases::PhaseEvent* e : fifo) {
-        if (e->kind == EventKind::kIrecv) --receives[{e->peer, r, e->tag}];
+        if (e->kind == EventKind::kIrecv) ++pending_at_end[{e->peer, r, e->tag}];
       }
     }
-    std::map<std::tuple<int, int, std::int32_t>, int> sends;
+    std::map<Key, int> sends;
     for (std::size_t k = 0; k < ns; ++k) {
       for (int r = 0; r < n; ++r) {
         const phases::PhaseEvent* e = data[k][ci].event_of_rank[r];
@@ -2139,17 +2210,23 @@ std::vector<bool> OrphanSlots(const std::vector<std::vector<SlotCountData>>& dat
         ++sends[{r, e->peer, e->tag}];
       }
     }
-    std::map<std::tuple<int, int, std::int32_t>, int> seen;
+    std::map<Key, int> seen;
     for (int r = 0; r < n; ++r) {
       int pending = 0;
       for (std::size_t k = 0; k < ns; ++k) {
         const phases::PhaseEvent* e = data[k][ci].event_of_rank[r];
         if (!e) continue;
         if (e->kind == EventKind::kSend || e->kind == EventKind::kIsend) {
-          const auto key = std::make_tuple(r, static_cast<int>(e->peer), e->tag);
-          const int unmatched = sends[key] - receives[key];
+          const Key key{r, static_cast<int>(e->peer), e->tag};
+          const int s = sends[key], m = receives[key], d = pending_at_end[key];
+          // The first `before` sends fill receives posted before the occurrence; the last
+          // `after` fill the pending receives that are left out.
+          const int before = std::max(0, s - m);
+          const int after = std::max(0, s - before - (m - d));
+          const int i = seen[key]++;
           ++made[k];
-          if (seen[key]++ < unmatched) ++orphan[k];
+          if (i < before) ++orphan[k];
+          if (i >= s - after) ++to_pending[k];
         }
         if (CreatesRequest(e->kind)) ++pending;
         if (IsCompletion(e->kind)) {
@@ -2160,8 +2237,11 @@ std::vector<bool> OrphanSlots(const std::vector<std::vector<SlotCountData>>& dat
       }
     }
   }
-  std::vector<bool> out(ns, false);
-  for (std::size_t k = 0; k < ns; ++k) out[k] = made[k] > 0 && orphan[k] == made[k];
+  Orphans out{std::vector<bool>(ns, false), std::vector<bool>(ns, false)};
+  for (std::size_t k = 0; k < ns; ++k) {
+    out.before[k] = made[k] > 0 && orphan[k] == made[k];
+    out.to_pending[k] = made[k] > 0 && to_pending[k] == made[k];
+  }
   return out;
 }
 
@@ -3011,12 +3091,13 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     // receive takes (the loop is rotated to be closed, so nothing is pre-posted any more).
     // Unless the phases around it carry the same requests (CarriedAcrossPhases).
     const std::vector<bool> dangling = DanglingSlots(build.data, counts);
-    const std::vector<bool> orphan = OrphanSlots(build.data, counts);
     const bool carry_out = carried_across.out, carry_in = carried_across.in;
+    const Orphans orphans = OrphanSlots(build.data, counts);
     std::vector<int> kept;
     for (std::size_t s = 0; s < order.size(); ++s) {
-      if ((!dangling[s] || carry_out) && (!orphan[s] || carry_in)) kept.push_back(order[s]);
-      if ((dangling[s] && carry_out) || (orphan[s] && carry_in)) carried.insert(order[s]);
+      const bool out = dangling[s] || orphans.to_pending[s], in = orphans.before[s];
+      if ((!out || carry_out) && (!in || carry_in)) kept.push_back(order[s]);
+      if ((out && carry_out) || (in && carry_in)) carried.insert(order[s]);
     }
     // A phase that is nothing but such calls (a receive posted alone before a loop whose
     // phase is closed by rotation: LAMMPS's EAM run) is left with no calls at all.
@@ -3080,6 +3161,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   FitPhaseCpuTotal(&pm, counts);
   HarmonizeGrids(&pm);
   JoinPhaseGrid(&pm);
+  JoinXorFields({&pm});
   // Tags first: the directions below are paired by tag.
   DecideTags(&build, counts);
   PairAmbiguousDirections(&pm, &build.warnings);
@@ -3913,6 +3995,11 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   rename(&model.sequence);
   model.sequence = phases::SimplifySequence(std::move(model.sequence));
   HarmonizeGridsAcrossPhases(&model.phases);
+  {
+    std::vector<PhaseModel*> all;
+    for (PhaseModel& pm : model.phases) all.push_back(&pm);
+    JoinXorFields(all);
+  }
   DropUnsupportedLines(&model.phases);
   AddValidCounts(&model);
   return model;
