@@ -238,11 +238,53 @@ std::int64_t Overlap(const Instance& a, const Instance& b) {
   return std::min(a.last_step, b.last_step) - std::max(a.first_step, b.first_step);
 }
 
+constexpr std::size_t kUnpaired = static_cast<std::size_t>(-1);
+
+// For each phase of `seq`, the phase of `ref` it is paired with (kUnpaired: none): the most
+// pairs, in order on both sides, of phases with the same weight that meet in logical time
+// (a longest common subsequence). Sequences whose product of lengths exceeds a few million
+// are not paired (the cost), and all their phases go by overlap.
+std::vector<std::size_t> MatchInOrder(const std::vector<Instance>& ref,
+                                      const std::vector<Instance>& seq) {
+  const std::size_t m = ref.size(), k = seq.size();
+  std::vector<std::size_t> paired(k, kUnpaired);
+  if (m == 0 || k == 0 || m * k > 4'000'000) return paired;
+  auto pairs = [&](std::size_t i, std::size_t j) {
+    return ref[i].weight == seq[j].weight && Overlap(ref[i], seq[j]) >= 0;
+  };
+  // lcs[i][j]: pairs among ref[i..] and seq[j..].
+  std::vector<std::vector<std::uint32_t>> lcs(m + 1, std::vector<std::uint32_t>(k + 1, 0));
+  for (std::size_t i = m; i-- > 0;) {
+    for (std::size_t j = k; j-- > 0;) {
+      lcs[i][j] = std::max(lcs[i + 1][j], lcs[i][j + 1]);
+      if (pairs(i, j)) lcs[i][j] = std::max(lcs[i][j], lcs[i + 1][j + 1] + 1);
+    }
+  }
+  for (std::size_t i = 0, j = 0; i < m && j < k;) {
+    if (pairs(i, j) && lcs[i][j] == lcs[i + 1][j + 1] + 1) {
+      paired[j] = i;
+      ++i;
+      ++j;
+    } else if (lcs[i + 1][j] >= lcs[i][j + 1]) {
+      ++i;
+    } else {
+      ++j;
+    }
+  }
+  return paired;
+}
+
 // Aligns the ranks' phases into global phases: by position when every rank has the same
-// number of them; otherwise against the rank whose number of phases is the most common,
-// each phase of another rank going to the reference phase it overlaps most in logical time
-// (ties: the closest weight). `reference`: that rank (0 when aligned by position); its
-// phase k is aligned phase k.
+// number of them; otherwise against the rank whose number of phases is the most common. A
+// rank's phases are first paired in order with the reference's of the same weight that they
+// meet in logical time (the most such pairs, MatchInOrder): a rank whose last calls split
+// into other phases (a boundary rank of NAS LU's grid, whose final exchanges differ) keeps
+// every earlier phase with its own. Time overlap alone pairs them wrongly where phases
+// interleave inside a loop: the 9 right-hand-side exchanges of each SSOR step lie within
+// the span of the 341 sweep planes around them, so they went to the sweep's phase, and the
+// calls of the phase with less time were lost. The other phases go to the reference phase
+// they overlap most in logical time (ties: the closest weight), their time counted there.
+// `reference`: that rank (0 when aligned by position); its phase k is aligned phase k.
 std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
                                  std::vector<std::string>* warnings, std::size_t* reference) {
   const std::size_t n = seqs.size();
@@ -277,13 +319,22 @@ std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
   if (odd.size() > 8) list += ", ...";
   warnings->push_back("the loop structure of rank" + std::string(odd.size() > 1 ? "s " : " ") +
                       list + " differs from the other ranks' (" + std::to_string(common) +
-                      " phases per rank); their phases were matched to rank " +
-                      std::to_string(ref) + "'s by logical time");
+                      " phases per rank); their phases were matched in order with rank " +
+                      std::to_string(ref) +
+                      "'s where the weights agree and they meet in logical time, the others "
+                      "by logical time");
   out.resize(common, RankInstances(n));
   for (std::size_t k = 0; k < common; ++k) out[k][ref] = seqs[ref][k];
   for (std::size_t r = 0; r < n; ++r) {
     if (r == ref) continue;
-    for (Instance& inst : seqs[r]) {
+    const std::vector<std::size_t> paired = MatchInOrder(seqs[ref], seqs[r]);
+    for (std::size_t j = 0; j < seqs[r].size(); ++j) {
+      if (paired[j] == kUnpaired) continue;
+      out[paired[j]][r] = std::move(seqs[r][j]);
+    }
+    for (std::size_t j = 0; j < seqs[r].size(); ++j) {
+      if (paired[j] != kUnpaired) continue;
+      Instance& inst = seqs[r][j];
       std::size_t target = 0;
       std::int64_t best_overlap = INT64_MIN;
       double best_dw = 0;
