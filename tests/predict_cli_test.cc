@@ -50,6 +50,45 @@ TEST(PredictCli, SelfCheckWidensTheIntervalToItsError) {
   EXPECT_LE(plain.at("interval_s")[1].get<double>(), high);
 }
 
+// Where the time goes at the target: POP's metrics of the full replay, each the product of
+// the next level's, all fractions; at 65536 ranks the run is predicted phase by phase and
+// there is no replay to measure them on (null, not a made-up figure).
+TEST(PredictCli, JsonGivesThePopMetricsOfTheReplay) {
+  const json p = Predict({"--target", "1024", "--noise-replays", "0", Stencil()});
+  const json& e = p.at("efficiency");
+  ASSERT_TRUE(e.is_object()) << p.dump();
+  for (const char* key :
+       {"parallel", "load_balance", "communication", "serialization", "transfer"}) {
+    const double x = e.at(key);
+    EXPECT_GT(x, 0) << key;
+    EXPECT_LE(x, 1) << key;
+  }
+  EXPECT_NEAR(e.at("parallel").get<double>(),
+              e.at("load_balance").get<double>() * e.at("communication").get<double>(), 1e-12);
+  EXPECT_NEAR(e.at("communication").get<double>(),
+              e.at("serialization").get<double>() * e.at("transfer").get<double>(), 1e-12);
+  // Each rank's time is computing, moving its data or waiting (until it finishes).
+  const double busy = e.at("compute_mean_s").get<double>() +
+                      e.at("communication_mean_s").get<double>() +
+                      e.at("wait_mean_s").get<double>();
+  EXPECT_LE(busy, p.at("predicted_time_s").get<double>() * (1 + 1e-9));
+  EXPECT_GT(busy, 0.9 * p.at("predicted_time_s").get<double>());
+  const json big = Predict({"--target", "65536", "--no-self-check", Stencil()});
+  EXPECT_TRUE(big.at("efficiency").is_null()) << big.at("method");
+}
+
+TEST(PredictCli, SweepRowsSayWhyTheEfficiencyFalls) {
+  const json s = Predict({"--sweep", "64:1024", "--points", "3", Stencil()});
+  ASSERT_EQ(s.at("sweep").size(), 3u) << s.dump();
+  for (const json& row : s.at("sweep")) {
+    const double lb = row.at("load_balance"), ce = row.at("communication_efficiency");
+    EXPECT_GT(lb, 0);
+    EXPECT_LE(lb, 1);
+    EXPECT_GT(ce, 0);
+    EXPECT_LE(ce, 1);
+  }
+}
+
 TEST(PredictCli, SameInputsGiveByteIdenticalOutput) {
   const std::vector<std::string> argv = {Binary("pas2p").string(), "predict", "--target", "1024",
                                          Stencil()};

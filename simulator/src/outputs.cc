@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pas2p/core/error.h"
+#include "pas2p/simulator/efficiency.h"
 
 namespace pas2p::sim {
 
@@ -88,6 +89,9 @@ std::string FormatReport(const SimResult& r, const ReportOptions& options) {
            " receives matched a message larger than they record (MPI would report "
            "MPI_ERR_TRUNCATE; the transfer took the sender's size); first: " +
            r.first_truncated_receive + "\n";
+  if (!r.ranks.empty()) {
+    out += "efficiency (POP metrics): " + FormatEfficiency(EfficiencyOf(r)) + "\n";
+  }
   out += "\nper rank (seconds):\n";
   const std::string header = Pad("rank", 10, true) + Pad("node", 6) + Pad("end", 13) +
                              Pad("compute", 13) + Pad("communication", 15) + Pad("wait", 13) +

@@ -18,6 +18,7 @@
 #include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
 #include "pas2p/phases/correspondence.h"
+#include "pas2p/simulator/efficiency.h"
 #include "pas2p/simulator/engine.h"
 #include "pas2p/simulator/reschedule.h"
 #include "pas2p/synthesis/synthesize.h"
@@ -32,10 +33,12 @@ namespace {
 // of its span (SynthOptions::task_draw).
 constexpr int kTaskDraws = 8;
 
-double SimulateTime(const TraceSource& trace, const sim::Machine& machine, std::uint64_t* events) {
+double SimulateTime(const TraceSource& trace, const sim::Machine& machine, std::uint64_t* events,
+                    sim::Efficiency* efficiency = nullptr) {
   sim::SimOptions options;
   const sim::SimResult result = sim::Simulate(trace, machine, options);
   if (events) *events += result.events;
+  if (efficiency) *efficiency = sim::EfficiencyOf(result);
   return result.predicted_time_s;
 }
 
@@ -457,9 +460,11 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
                                         options.full_replay_events ||
                                     self_scheduled);
   std::size_t full_job = kNone;
+  sim::Efficiency efficiency;  // of the full replay (written by its job)
   if (ahead && replay_full) {
-    full_job = pool.Add(
-        [&full, &machine](std::uint64_t* events) { return SimulateTime(*full, machine, events); });
+    full_job = pool.Add([&full, &machine, &efficiency](std::uint64_t* events) {
+      return SimulateTime(*full, machine, events, &efficiency);
+    });
   }
   // The occurrences a repeated phase is simulated with for its steady-state cost (the
   // weight at N rounded, at most PredictOptions::steady_occurrences).
@@ -614,8 +619,9 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
 
   if (!full) std::rethrow_exception(full_error);
   if (replay_full) {
-    const double replay = full_job != kNone ? pool.Take(full_job, &pred.simulated_events)
-                                            : SimulateTime(*full, machine, &pred.simulated_events);
+    const double replay = full_job != kNone
+                              ? pool.Take(full_job, &pred.simulated_events)
+                              : SimulateTime(*full, machine, &pred.simulated_events, &efficiency);
     pred.predicted_time_s = replay * (1 + rest);
     pred.method = "full replay of the synthesized run";
   } else {
@@ -626,6 +632,13 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   const double scale = pred.pet_s > 0 ? pred.predicted_time_s / pred.pet_s : 1;
   pred.interval_low_s = std::min(low_pet * scale, pred.predicted_time_s);
   pred.interval_high_s = std::max(high_pet * scale, pred.predicted_time_s);
+  // The same run on an ideal network, for the POP metrics' serialization / transfer split.
+  const sim::Machine ideal = sim::IdealNetwork(machine);
+  std::size_t ideal_job = kNone;
+  if (replay_full && options.ideal_network) {
+    ideal_job = pool.Add(
+        [&full, &ideal](std::uint64_t* events) { return SimulateTime(*full, ideal, events); });
+  }
   if (replay_full && options.intervals && options.noise_replays > 0 &&
       full->MaxEventsPerRank() * static_cast<std::uint64_t>(n) <= options.noise_replay_events) {
     // Other draws of the compute noise: the same model run again.
@@ -648,6 +661,14 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     pred.noise_replays = options.noise_replays;
     pred.interval_low_s = std::min(pred.interval_low_s, pred.noise_low_s);
     pred.interval_high_s = std::max(pred.interval_high_s, pred.noise_high_s);
+  }
+  if (replay_full) {
+    pool.Run(threads);  // the ideal network's replay, when not run with the noise replays
+    if (ideal_job != kNone) {
+      efficiency.ideal_runtime_s = pool.Take(ideal_job, &pred.simulated_events);
+    }
+    pred.efficiency = efficiency;
+    pred.efficiency_done = true;
   }
   return pred;
 }
@@ -727,6 +748,13 @@ std::string FormatPrediction(const Prediction& p, const std::string& machine_nam
         << " more replays with the compute noise drawn anew: " << Seconds(p.noise_low_s) << " to "
         << Seconds(p.noise_high_s) << " (in the interval)\n";
   }
+  if (p.efficiency_done) {
+    const sim::Efficiency& e = p.efficiency;
+    out << "efficiency (POP metrics of the replay" << (p.remainder_s > 0 ? ", modelled phases" : "")
+        << "): " << sim::FormatEfficiency(e) << "; per rank on average "
+        << Seconds(e.compute_mean_s) << " computing, " << Seconds(e.communication_mean_s)
+        << " moving its data, " << Seconds(e.wait_mean_s) << " waiting for others\n";
+  }
   const std::string check = SelfCheckLine(p.self_check);
   if (!check.empty()) out << "self-check: " << check << "\n";
   out << "valid counts: " << p.valid_counts << "\n";
@@ -755,6 +783,20 @@ std::string FormatPrediction(const Prediction& p, const std::string& machine_nam
   return out.str();
 }
 
+json EfficiencyJson(const sim::Efficiency& e) {
+  json eff = {
+      {"parallel", e.Parallel()},           {"load_balance", e.LoadBalance()},
+      {"communication", e.Communication()}, {"compute_mean_s", e.compute_mean_s},
+      {"compute_max_s", e.compute_max_s},   {"communication_mean_s", e.communication_mean_s},
+      {"wait_mean_s", e.wait_mean_s}};
+  if (e.HasTransfer()) {
+    eff["serialization"] = e.Serialization();
+    eff["transfer"] = e.Transfer();
+    eff["ideal_network_s"] = e.ideal_runtime_s;
+  }
+  return eff;
+}
+
 std::string PredictionToJson(const Prediction& p, const std::string& machine_name) {
   json j;
   j["target"] = p.target;
@@ -766,6 +808,7 @@ std::string PredictionToJson(const Prediction& p, const std::string& machine_nam
   j["pet_s"] = p.pet_s;
   j["remainder_s"] = p.remainder_s;
   j["method"] = p.method;
+  j["efficiency"] = p.efficiency_done ? EfficiencyJson(p.efficiency) : json(nullptr);
   j["noise_replays"] = p.noise_replays;
   j["noise_range_s"] =
       p.noise_replays > 0 ? json::array({p.noise_low_s, p.noise_high_s}) : json(nullptr);
@@ -868,11 +911,16 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
   sweep.efficiency_threshold = efficiency_threshold;
   PredictOptions o = options;
   o.intervals = false;
+  o.ideal_network = false;
   for (std::int64_t c : counts) {
     const Prediction p = Predict(model, c, machine, o);
     SweepRow row;
     row.count = c;
     row.time_s = p.predicted_time_s;
+    if (p.efficiency_done) {
+      row.load_balance = p.efficiency.LoadBalance();
+      row.communication = p.efficiency.Communication();
+    }
     row.beyond_problem = !p.limits.empty();
     if (row.beyond_problem && (sweep.rows.empty() || !sweep.rows.back().beyond_problem)) {
       sweep.notes.push_back("from " + std::to_string(c) +
@@ -938,19 +986,29 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
 std::string FormatSweep(const Sweep& sweep) {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof line, "%10s %14s %9s %11s %12s\n", "processes", "time", "speedup",
-                "efficiency", "core-hours");
+  std::snprintf(line, sizeof line, "%10s %14s %9s %11s %12s %9s %9s\n", "processes", "time",
+                "speedup", "efficiency", "core-hours", "load-bal", "comm-eff");
   out << line;
+  auto pop = [](double x) {
+    char b[16];
+    if (x < 0) return std::string("-");
+    std::snprintf(b, sizeof b, "%.3f", x);
+    return std::string(b);
+  };
   for (const auto& r : sweep.rows) {
-    std::snprintf(line, sizeof line, "%10lld %14s %9.3f %11.3f %12.4g%s\n",
+    std::snprintf(line, sizeof line, "%10lld %14s %9.3f %11.3f %12.4g %9s %9s%s\n",
                   static_cast<long long>(r.count), Seconds(r.time_s).c_str(), r.speedup,
-                  r.efficiency, r.core_hours,
+                  r.efficiency, r.core_hours, pop(r.load_balance).c_str(),
+                  pop(r.communication).c_str(),
                   r.count == sweep.recommended ? "  <- recommended"
                   : r.beyond_problem           ? "  (problem too small to split)"
                                                : "");
     out << line;
   }
   for (const auto& n : sweep.notes) out << "note: " << n << "\n";
+  out << "load-bal, comm-eff: POP's load balance and communication efficiency at each count "
+         "(their product is the share of the run the ranks compute; - where the run was "
+         "predicted phase by phase)\n";
   out << "rule: " << sweep.rule << "\n";
   if (sweep.recommended > 0) {
     out << "recommended: " << sweep.recommended << " processes\n";
@@ -964,12 +1022,15 @@ std::string FormatSweep(const Sweep& sweep) {
 std::string SweepToJson(const Sweep& sweep) {
   json rows = json::array();
   for (const auto& r : sweep.rows) {
-    rows.push_back(json{{"count", r.count},
-                        {"predicted_time_s", r.time_s},
-                        {"speedup", r.speedup},
-                        {"efficiency", r.efficiency},
-                        {"core_hours", r.core_hours},
-                        {"beyond_problem", r.beyond_problem}});
+    rows.push_back(
+        json{{"count", r.count},
+             {"predicted_time_s", r.time_s},
+             {"speedup", r.speedup},
+             {"efficiency", r.efficiency},
+             {"core_hours", r.core_hours},
+             {"load_balance", r.load_balance >= 0 ? json(r.load_balance) : json()},
+             {"communication_efficiency", r.communication >= 0 ? json(r.communication) : json()},
+             {"beyond_problem", r.beyond_problem}});
   }
   json j{{"sweep", rows},
          {"efficiency_threshold", sweep.efficiency_threshold},
@@ -1418,7 +1479,14 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   const Prediction pred = Predict(model, held_out, machine, o);
   for (const auto& w : pred.untraced_extents) v.model_warnings.push_back(w);
   v.predicted_time_s = pred.predicted_time_s;
-  v.real_simulated_time_s = SimulateTime(real, machine, nullptr);
+  v.real_simulated_time_s = SimulateTime(real, machine, nullptr, &v.real_efficiency);
+  if (pred.efficiency_done) {
+    v.efficiency_done = true;
+    v.predicted_efficiency = pred.efficiency;
+    if (pred.efficiency.HasTransfer()) {
+      v.real_efficiency.ideal_runtime_s = SimulateTime(real, sim::IdealNetwork(machine), nullptr);
+    }
+  }
 
   SynthesizedTrace synth(model, held_out);
   // A self-scheduled master's partners depend on the timing (which worker answers first):
@@ -1725,6 +1793,11 @@ std::string FormatValidation(const Validation& v, const std::string& application
                 : v.real_simulated_time_s < v.interval_low_s ? "below"
                                                              : "above");
   out << line;
+  if (v.efficiency_done) {
+    out << "  efficiency     predicted: " << sim::FormatEfficiency(v.predicted_efficiency)
+        << "\n                 real:      " << sim::FormatEfficiency(v.real_efficiency)
+        << "\n                 (POP metrics of the prediction and of the simulated real trace)\n";
+  }
   if (const std::string check = SelfCheckLine(v.self_check); !check.empty()) {
     out << "  self-check     " << check << "\n";
   }
@@ -1775,38 +1848,42 @@ std::string FormatValidation(const Validation& v, const std::string& application
 }
 
 std::string ValidationToJson(const Validation& v, const std::string& application) {
-  json j{{"application", application},
-         {"count", v.count},
-         {"held_out_trace", v.held_out_trace},
-         {"training_counts", v.training_counts},
-         {"messages", v.messages},
-         {"pattern_match", v.pattern_match},
-         {"collective_calls", v.collective_calls},
-         {"collective_match", v.collective_match},
-         {"scheduled_messages", v.scheduled_messages},
-         {"scheduled_match", v.scheduled_match},
-         {"workers_cpu_s", v.workers_cpu_s},
-         {"busiest_worker_cpu_s", v.busiest_worker_cpu_s},
-         {"bytes_error", v.bytes_error},
-         {"compute_error", v.compute_error},
-         {"time_error", v.time_error},
-         {"predicted_time_s", v.predicted_time_s},
-         {"real_simulated_time_s", v.real_simulated_time_s},
-         {"interval_s", json::array({v.interval_low_s, v.interval_high_s})},
-         {"in_interval", v.in_interval},
-         {"self_check", SelfCheckJson(v.self_check)},
-         {"unmodelled_share", v.unmodelled_share},
-         {"unmodelled_bytes_share", v.unmodelled_bytes_share},
-         {"noise_draws", v.noise_draws},
-         {"noise_floor", v.noise_draws > 0 ? json(v.noise_floor) : json(nullptr)},
-         {"noise_time_s",
-          v.noise_draws > 0 ? json::array({v.noise_low_s, v.noise_high_s}) : json(nullptr)},
-         {"noise_mean_s", v.noise_draws > 0 ? json(v.noise_mean_s) : json(nullptr)},
-         {"noise_note", v.noise_note},
-         {"predicted_bytes", v.predicted_bytes},
-         {"real_bytes", v.real_bytes},
-         {"predicted_compute_s", v.predicted_compute_s},
-         {"real_compute_s", v.real_compute_s}};
+  json j{
+      {"application", application},
+      {"count", v.count},
+      {"held_out_trace", v.held_out_trace},
+      {"training_counts", v.training_counts},
+      {"messages", v.messages},
+      {"pattern_match", v.pattern_match},
+      {"collective_calls", v.collective_calls},
+      {"collective_match", v.collective_match},
+      {"scheduled_messages", v.scheduled_messages},
+      {"scheduled_match", v.scheduled_match},
+      {"workers_cpu_s", v.workers_cpu_s},
+      {"busiest_worker_cpu_s", v.busiest_worker_cpu_s},
+      {"bytes_error", v.bytes_error},
+      {"compute_error", v.compute_error},
+      {"time_error", v.time_error},
+      {"predicted_time_s", v.predicted_time_s},
+      {"real_simulated_time_s", v.real_simulated_time_s},
+      {"interval_s", json::array({v.interval_low_s, v.interval_high_s})},
+      {"in_interval", v.in_interval},
+      {"self_check", SelfCheckJson(v.self_check)},
+      {"unmodelled_share", v.unmodelled_share},
+      {"unmodelled_bytes_share", v.unmodelled_bytes_share},
+      {"noise_draws", v.noise_draws},
+      {"noise_floor", v.noise_draws > 0 ? json(v.noise_floor) : json(nullptr)},
+      {"noise_time_s",
+       v.noise_draws > 0 ? json::array({v.noise_low_s, v.noise_high_s}) : json(nullptr)},
+      {"noise_mean_s", v.noise_draws > 0 ? json(v.noise_mean_s) : json(nullptr)},
+      {"noise_note", v.noise_note},
+      {"predicted_bytes", v.predicted_bytes},
+      {"real_bytes", v.real_bytes},
+      {"predicted_compute_s", v.predicted_compute_s},
+      {"real_compute_s", v.real_compute_s},
+      {"efficiency", v.efficiency_done ? json{{"predicted", EfficiencyJson(v.predicted_efficiency)},
+                                              {"real", EfficiencyJson(v.real_efficiency)}}
+                                       : json(nullptr)}};
   if (v.scheduled_messages > 0) {  // self-scheduled runs only: other outputs unchanged
     j["rescheduled"] = v.rescheduled;
     j["reschedule_note"] = v.reschedule_note;

@@ -24,6 +24,7 @@
 
 #include "pas2p/core/trace.h"
 #include "pas2p/phases/analyze.h"
+#include "pas2p/simulator/efficiency.h"
 #include "pas2p/simulator/machine.h"
 #include "pas2p/synthesis/model.h"
 
@@ -62,6 +63,10 @@ struct PredictOptions {
   // would draw other noise). 0 = none.
   int noise_replays = 4;
   std::uint64_t noise_replay_events = 2'000'000;
+  // With a full replay: one more, on the machine with an ideal network (sim::IdealNetwork),
+  // for the POP metrics' split of the communication efficiency into serialization and
+  // transfer (Prediction::efficiency).
+  bool ideal_network = true;
   // Validation only: simulations of the real trace with its compute noise re-drawn, for the
   // noise floor (Validation::noise_floor); 0 = do not compute it.
   int noise_draws = 8;
@@ -126,6 +131,11 @@ struct Prediction {
   int noise_replays = 0;
   double noise_low_s = 0, noise_high_s = 0;
   std::vector<PhasePrediction> phases;
+  // The POP efficiency metrics of the full replay (sim/efficiency.h): where the time goes at
+  // the target, of the modelled phases. efficiency_done = false when the run was predicted
+  // phase by phase (PET); ideal_runtime_s < 0 without PredictOptions::ideal_network.
+  bool efficiency_done = false;
+  sim::Efficiency efficiency;
   SelfCheck self_check;  // set by WidenBySelfCheck; done = false when not checked
   // Where the model is extrapolated past what the traced problem can give at this count:
   // a call that carried at least one byte per partner at the largest traced count is
@@ -171,6 +181,10 @@ struct SweepRow {
   double speedup = 0;     // time at the first count / time here
   double efficiency = 0;  // speedup x first count / count
   double core_hours = 0;  // count x time / 3600
+  // POP metrics at this count (Prediction::efficiency), -1 where it was predicted phase by
+  // phase: the load balance and communication efficiency whose product is the parallel
+  // efficiency, absolute (not relative to the first count as `efficiency` is).
+  double load_balance = -1, communication = -1;
 };
 
 struct Sweep {
@@ -268,6 +282,12 @@ struct Validation {
   // real trace lies in it: how honest the interval is.
   double interval_low_s = 0, interval_high_s = 0;
   bool in_interval = false;
+  // The POP metrics (sim/efficiency.h) of the prediction (Prediction::efficiency) and of the
+  // simulated real trace on the same machine (with an ideal network too): whether the model
+  // says rightly where the time goes. efficiency_done = false when the prediction was made
+  // phase by phase.
+  bool efficiency_done = false;
+  sim::Efficiency predicted_efficiency, real_efficiency;
   // The self-check of the training counts (their largest predicted from the others), when
   // WidenBySelfCheck was applied: the interval above includes it, as `predict`'s does.
   SelfCheck self_check;
