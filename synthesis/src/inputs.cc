@@ -172,9 +172,18 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
       std::vector<phases::AnalyzeOptions> tried = {options};
       std::vector<std::vector<phases::Signature>> sigs;  // [analysis][input]
       sigs.push_back(std::move(out.signatures));
-      for (const double f : kSimilarityLadder) {
+      std::vector<double> ladder;
+      for (const double f : kSimilarityLadder) ladder.push_back(options.similarity * f);
+      for (const double f : kMergingLadder) {
+        const double sim = f > 0 ? options.similarity * f : 1.0;
+        if (sim > options.similarity && sim <= 1.0 &&
+            std::find(ladder.begin(), ladder.end(), sim) == ladder.end()) {
+          ladder.push_back(sim);
+        }
+      }
+      for (const double sim : ladder) {
         tried.push_back(options);
-        tried.back().similarity = options.similarity * f;
+        tried.back().similarity = sim;
         sigs.push_back(LoadSignatures(inputs, tried.back(), progress));
       }
       // Each shape: for each input, the first analysis that gives it (or none).
@@ -220,9 +229,13 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
       }
       const auto how = [&](int a) {
         const double sim = tried[static_cast<std::size_t>(a)].similarity;
-        return sim == 0 ? std::string("runs of one structure kept apart (--similarity 0)")
-                        : "runs of one structure merged when their compute is within " +
-                              Percent(sim) + " (--similarity " + Number(sim) + ")";
+        if (sim == 0) return std::string("runs of one structure kept apart (--similarity 0)");
+        if (sim >= 1.0) {
+          return std::string(
+              "runs of one structure merged whatever their compute (--similarity 1)");
+        }
+        return "runs of one structure merged when their compute is within " + Percent(sim) +
+               " (--similarity " + Number(sim) + ")";
       };
       std::string used;  // "at 27: ...; at 36, 45: ..."
       for (const auto& [a, counts] : counts_of) {
@@ -245,6 +258,10 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
               std::move(sigs[static_cast<std::size_t>(from[i] < 0 ? 0 : from[i])][i]));
         }
       };
+      const std::string tried_text =
+          "tried with --similarity 0, " + std::to_string(kSimilarityLadder.size() - 1) +
+          " values between and " + std::to_string(ladder.size() - kSimilarityLadder.size()) +
+          " above, up to 1 (merged whatever their compute)";
       const std::string asked =
           "merging runs of one structure whose compute is within " + Percent(options.similarity) +
           " gave the runs different shapes at different counts (" + differs + ")";
@@ -261,9 +278,8 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
         out.note = "the runs at " + JoinNprocs(out.signatures, left) +
                    " processes have another shape than those at " +
                    JoinNprocs(out.signatures, kept) + " whichever way the phases are found (" +
-                   asked + "; tried with --similarity 0 and " +
-                   std::to_string(kSimilarityLadder.size() - 1) +
-                   " values between), so their phases would be matched with phases of another " +
+                   asked + "; " + tried_text +
+                   "), so their phases would be matched with phases of another " +
                    "shape: they are left out (the others' phases were found " + used +
                    "); trace them again, or other counts";
         std::vector<TraceInput> in;
@@ -279,9 +295,8 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
         out.options = options;
         out.signatures = std::move(sigs.front());
         out.note = "the runs have different shapes at different counts whichever way the " +
-                   std::string("phases are found (") + asked + "; tried with --similarity 0 and " +
-                   std::to_string(kSimilarityLadder.size() - 1) +
-                   " values between), and no 3 or more counts that are most of them share " +
+                   std::string("phases are found (") + asked + "; " + tried_text +
+                   "), and no 3 or more counts that are most of them share " +
                    "one: phases may be matched with phases of another shape; trace more " +
                    "counts";
       }

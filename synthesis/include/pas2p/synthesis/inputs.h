@@ -47,9 +47,15 @@ struct ModelInputs {
 
 // The similarities (as fractions of the one asked for) AnalyzeForModel tries, in order, when
 // the runs' shapes differ across counts: kept apart first, then from near the one asked for
-// down.
+// down; then merging more (kMergingLadder).
 inline constexpr std::array<double, 5> kSimilarityLadder = {0.0, 2.0 / 3, 1.0 / 2, 1.0 / 3,
                                                             1.0 / 6};
+// After kSimilarityLadder, similarities above the one asked for (those of them above it):
+// twice it, and 1, which merges runs of one structure whatever their compute. A burst that
+// differs by more than the similarity at the small counts and less than the compute floor at
+// the larger ones (NAS LU's last sweep of a run, whose bursts shrink with P) splits a phase
+// at some counts only, whichever similarity below is used.
+inline constexpr std::array<double, 2> kMergingLadder = {2.0, 0.0};  // x asked; 0: 1 (all)
 
 // The message-size tolerance of the second analysis of AnalyzeForModel.
 inline constexpr double kSizesEndLoopsTolerance = 0.10;
