@@ -16,17 +16,7 @@ namespace {
 using testing::Compute;
 using testing::MemoryTrace;
 
-Machine TwoNodes() {
-  Machine m;
-  m.name = "test";
-  m.nodes = 0;
-  m.cpus_per_node = 1;
-  m.inter_latency_s = 5e-6;
-  m.inter_bandwidth_Bps = 1e9;
-  m.buses = 0;
-  m.input_links = m.output_links = 0;
-  return m;
-}
+Machine TwoNodes() { return testing::OneRankPerNode(5e-6, 1e9); }
 
 MemoryTrace LateReceiver() {
   MemoryTrace t(2);

@@ -26,17 +26,7 @@ constexpr std::int64_t kUnitNs = 100000;  // 0.1 ms per cost unit
 std::int64_t CostNs(int t) { return kUnitNs * (1 + (t * 7) % 13); }
 std::uint64_t TaskBytes(int t) { return static_cast<std::uint64_t>(16 + 64 * ((t * 7) % 13)); }
 
-Machine TestMachine() {
-  Machine m;
-  m.name = "test";
-  m.nodes = 0;
-  m.cpus_per_node = 1;
-  m.inter_latency_s = 2e-6;
-  m.inter_bandwidth_Bps = 1e9;
-  m.buses = 0;
-  m.input_links = m.output_links = 0;
-  return m;
-}
+Machine TestMachine() { return testing::OneRankPerNode(2e-6, 1e9); }
 
 // A master (rank 0) hands `tasks` tasks per round to nprocs - 1 workers: one to each worker
 // (a stop, tag 2 with 0 bytes, when the tasks run out), then the next to the worker whose

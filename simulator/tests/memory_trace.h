@@ -7,10 +7,25 @@
 #include <vector>
 
 #include "pas2p/core/trace.h"
+#include "pas2p/simulator/machine.h"
 
 namespace pas2p::sim::testing {
 
 using MemoryTrace = ::pas2p::MemoryTrace;  // core/include/pas2p/core/trace.h
+
+// A machine with one rank per node and no link, bus or topology limits: a transfer takes
+// latency + bytes / bandwidth, whatever else moves.
+inline Machine OneRankPerNode(double latency_s, double bandwidth_Bps) {
+  Machine m;
+  m.name = "test";
+  m.nodes = 0;
+  m.cpus_per_node = 1;
+  m.inter_latency_s = latency_s;
+  m.inter_bandwidth_Bps = bandwidth_Bps;
+  m.buses = 0;
+  m.input_links = m.output_links = 0;
+  return m;
+}
 
 inline Event Compute(double seconds) {
   return MakeCompute(static_cast<std::int64_t>(seconds * 1e9 + 0.5));

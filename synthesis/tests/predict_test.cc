@@ -618,6 +618,16 @@ TEST(AnalyzeForModelTest, CountsOfAnotherShapeAreLeftOutWhenMostShareOne) {
   std::filesystem::remove_all(split.front().path.parent_path());
 }
 
+// Every count of `counts` kept, each with the same shape of run.
+void ExpectEveryCountWithOneShape(const ModelInputs& all, const std::vector<int>& counts) {
+  EXPECT_EQ(all.model.counts, counts) << all.note;
+  ASSERT_EQ(all.signatures.size(), counts.size());
+  for (const auto& sg : all.signatures) {
+    EXPECT_EQ(phases::SequenceShape(sg.sequence), phases::SequenceShape(all.signatures[0].sequence))
+        << "at " << sg.nprocs;
+  }
+}
+
 // Two pairs of runs of one structure, each near one threshold at one count (LAMMPS's
 // set-up and thermo reductions merge at 48 only with a similarity of 30%; at 27 its last
 // re-neighbouring step's burst is 22 us from the others', above the 20 us floor, and at 36-48
@@ -649,12 +659,7 @@ TEST(AnalyzeForModelTest, EachCountTakesTheSimilarityThatGivesItTheSharedShape) 
     EXPECT_EQ(shapes.size(), 2u) << "similarity " << s;
   }
   const ModelInputs all = AnalyzeForModel(inputs, {}, true);
-  EXPECT_EQ(all.model.counts, (std::vector<int>{9, 16, 25, 36})) << all.note;
-  ASSERT_EQ(all.signatures.size(), 4u);
-  for (const auto& sg : all.signatures) {
-    EXPECT_EQ(phases::SequenceShape(sg.sequence), phases::SequenceShape(all.signatures[0].sequence))
-        << "at " << sg.nprocs;
-  }
+  ExpectEveryCountWithOneShape(all, {9, 16, 25, 36});
   EXPECT_NE(all.note.find("at 9, 16, 25 with runs of one structure merged when their compute is "
                           "within 30%"),
             std::string::npos)
@@ -685,12 +690,7 @@ TEST(AnalyzeForModelTest, ACountWhosePairOnlyMergingMoreJoinsIsKept) {
   p.iterations = 4;
   const auto inputs = WriteTraces("apart36", PairApartAt36Only, p, {9, 16, 25, 36});
   const ModelInputs all = AnalyzeForModel(inputs, {}, true);
-  EXPECT_EQ(all.model.counts, (std::vector<int>{9, 16, 25, 36})) << all.note;
-  ASSERT_EQ(all.signatures.size(), 4u);
-  for (const auto& sg : all.signatures) {
-    EXPECT_EQ(phases::SequenceShape(sg.sequence), phases::SequenceShape(all.signatures[0].sequence))
-        << "at " << sg.nprocs;
-  }
+  ExpectEveryCountWithOneShape(all, {9, 16, 25, 36});
   EXPECT_NE(all.note.find("at 36 with runs of one structure merged when their compute is within "
                           "60%"),
             std::string::npos)
