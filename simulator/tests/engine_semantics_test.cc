@@ -26,17 +26,7 @@ using testing::Waitall;
 constexpr double kL = 10e-6;
 constexpr double kB = 1e9;
 
-Machine TestMachine() {
-  Machine m;
-  m.name = "test";
-  m.nodes = 0;
-  m.cpus_per_node = 1;
-  m.inter_latency_s = kL;
-  m.inter_bandwidth_Bps = kB;
-  m.buses = 0;
-  m.input_links = m.output_links = 0;
-  return m;
-}
+Machine TestMachine() { return testing::OneRankPerNode(kL, kB); }
 
 void ExpectTime(double expected, double actual) {
   EXPECT_NEAR(expected, actual, 1e-12 + 1e-12 * std::abs(expected));
