@@ -26,17 +26,9 @@ constexpr double kBi = 8e9;     // intra-node bandwidth
 
 // One rank per node, no contention unless a test asks for it.
 Machine OnePerNode() {
-  Machine m;
-  m.name = "test";
-  m.nodes = 0;
-  m.cpus_per_node = 1;
-  m.inter_latency_s = kL;
-  m.inter_bandwidth_Bps = kB;
+  Machine m = testing::OneRankPerNode(kL, kB);
   m.intra_latency_s = kLi;
   m.intra_bandwidth_Bps = kBi;
-  m.buses = 0;
-  m.input_links = 0;
-  m.output_links = 0;
   return m;
 }
 
