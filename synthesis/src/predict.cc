@@ -133,6 +133,7 @@ bool WidthAt(const Quantity& q, double p) {
 bool PhaseHasWidth(const PhaseModel& ph, double p) {
   if (WidthAt(ph.cpu_total, p)) return true;
   for (const auto& s : ph.slots) {
+    if (s.cpu_ns_per_byte > 0 && s.cpu_bytes_loo_error > 0) return true;
     for (const Quantity* q :
          {&s.bytes, &s.recv_bytes, &s.root_bytes, &s.root_recv_bytes, &s.cpu_ns, &s.instructions}) {
       if (WidthAt(*q, p)) return true;

@@ -1301,7 +1301,8 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       const bool totalled = pm.cpu_total.present && pm.TotalledSlot(s);
       const int cpu_side = totalled ? 0 : side;
       const double cpu_factor = totalled ? cpu_scale : 1.0;
-      at.cpu_ns = static_cast<std::int64_t>(Round(sm.cpu_ns.At(p, cpu_side) * cpu_factor));
+      const double slot_cpu = pm.SlotCpuAt(s, p, cpu_side);
+      at.cpu_ns = static_cast<std::int64_t>(Round(slot_cpu * cpu_factor));
       // The root's turn: the others' burst and what the root adds (it may add less than 0).
       at.root_cpu_ns = std::max<std::int64_t>(
           0, at.cpu_ns + static_cast<std::int64_t>(
@@ -1316,8 +1317,7 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
           if (cc.mask[k] == '1') v.bits[k / 64] |= std::uint64_t{1} << (k % 64);
         }
         v.cpu_ns = static_cast<std::int64_t>(
-            Round((cc.cpu_relative > 0 ? cc.cpu_relative * sm.cpu_ns.At(p, cpu_side)
-                                       : cc.cpu_ns.At(p, cpu_side)) *
+            Round((cc.cpu_relative > 0 ? cc.cpu_relative * slot_cpu : cc.cpu_ns.At(p, cpu_side)) *
                   cpu_factor));
         v.instructions = cc.instructions.present
                              ? static_cast<std::int64_t>(Round(cc.instructions.At(p, side)))

@@ -597,13 +597,20 @@ TraceData CartHalo3D(int nprocs, const AppParams& p) {
       return static_cast<std::int32_t>((c[0] * dims[1] + c[1]) * dims[2] + c[2]);
     };
     for (int it = 0; it < p.iterations; ++it) {
-      d.ranks[r].push_back(MakeCompute(cpu));
+      if (!(p.pack_ns_per_byte > 0)) d.ranks[r].push_back(MakeCompute(cpu));
       for (int dim = 0; dim < 3; ++dim) {
         const auto face = static_cast<std::uint64_t>(
             8 * p.domain * p.domain /
             static_cast<double>(dims[(dim + 1) % 3] * dims[(dim + 2) % 3]));
         const std::int32_t lo = shifted(dim, -1), hi = shifted(dim, +1);
         for (int way = 0; way < 2; ++way) {
+          if (p.pack_ns_per_byte > 0) {
+            const bool receives = (way == 0 ? lo : hi) != kProcNull;
+            const double packed = static_cast<double>(face) * (receives ? 2 : 1);
+            d.ranks[r].push_back(
+                MakeCompute((dim == 0 && way == 0 ? cpu : 0) +
+                            static_cast<std::int64_t>(std::llround(p.pack_ns_per_byte * packed))));
+          }
           Event e;
           e.kind = EventKind::kSendrecv;
           e.peer = way == 0 ? hi : lo;

@@ -47,6 +47,10 @@ struct AppParams {
   // dimension and way, a sendrecv of counts (+1 then -1), then that way's swap of a quarter
   // face. The same calls as the exchange in another order.
   bool borders = false;
+  // CartHalo3D: > 0: before each sendrecv a rank also packs its send and unpacks what it
+  // receives, this many ns per byte (the first sendrecv's burst holds the volume's compute
+  // too).
+  double pack_ns_per_byte = 0;
 };
 
 // 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags

@@ -230,6 +230,20 @@ struct SlotModel {
   // the left-out counts better: a butterfly's work per iteration is split over log2 P
   // stages, so its per-stage burst follows no smooth law in P, its per-occurrence total does.
   bool cpu_per_occurrence = false;
+  // Data-bound bursts: the burst before the call is the work of packing what the call sends
+  // (and unpacking what it receives), and with cpu_bytes_with_previous also of unpacking
+  // what the previous call of the phase received, plus cpu_bytes_base / P (0: none) of work
+  // that is not data's (a sweep over a strong-scaled block before the first send):
+  // CPU ns = cpu_bytes_base / P + cpu_ns_per_byte x those bytes at N (PhaseModel::SlotCpuAt),
+  // instead of cpu_ns's law of P. A halo's faces are not a power of P when the grid changes
+  // shape (halo3d's 36 = 4 x 3 x 3 and 49 = 7 x 7 x 1: the faces along the 7s are 1.7x the
+  // 36's, the volume 0.73x); the bytes laws know the faces. Chosen when it predicts the
+  // left-out counts better than cpu_ns's law (cpu_bytes_loo_error, over the counts cpu_ns
+  // was fitted to). 0: cpu_ns.
+  double cpu_ns_per_byte = 0;
+  bool cpu_bytes_with_previous = false;
+  double cpu_bytes_base = 0;
+  double cpu_bytes_loo_error = 0;
   Quantity instructions;
   // The same per rank class, where ranks differ in which of the phase's calls they make (a
   // mesh corner, an edge, the interior): `mask` has '1' for each slot of the phase the class
@@ -316,6 +330,16 @@ struct PhaseModel {
   // The factor that brings the totalled slots' cpu_ns (and class_compute) at P to cpu_total
   // at P (`side`: the interval's low / high end, or the model); 1 when cpu_total is absent.
   double CpuScaleAt(double p, int side = 0) const;
+  // The bytes a data-bound burst before `slot` works on at N (SlotModel::cpu_ns_per_byte):
+  // what the call sends and receives, plus with cpu_bytes_with_previous what the call before
+  // it in the phase received.
+  double DataBytesAt(std::size_t slot, std::int64_t nprocs, bool with_previous) const;
+  // The mean burst before `slot` at N, per rank making it: cpu_ns's law, or for a
+  // data-bound burst its base + cpu_ns_per_byte x DataBytesAt (its interval +- its LOO
+  // error); not scaled by CpuScaleAt.
+  double SlotCpuAt(std::size_t slot, double p, int side = 0) const;
+  // A data-bound burst's part that is not data's at N (SlotModel::cpu_bytes_base).
+  double SlotCpuBaseAt(std::size_t slot, double p) const;
 };
 
 struct AppModel {
