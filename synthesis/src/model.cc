@@ -2618,6 +2618,76 @@ void FitPhaseCpuTotal(PhaseModel* pm, const std::vector<int>& counts) {
   }
 }
 
+// PhaseModel::rank_cpu_total and ClassCompute::cpu_of_rank_total: for the rank classes seen
+// at fewer than 3 counts that take the slot's law times their ratio to it (cpu_relative),
+// their burst as a share of the phase's mean CPU per rank instead, fitted as a law of P over
+// every count (the mean over the ranks making any of the phase's calls of the sum of their
+// bursts). Kept when that law is one the traces support (kNoLawLooError).
+void FitClassesToRankTotal(PhaseModel* pm, const std::vector<std::vector<SlotCountData>>& data,
+                           const std::vector<int>& counts,
+                           const std::vector<std::vector<std::string>>& masks) {
+  pm->rank_cpu_total = Quantity{};
+  if (pm->block || pm->scheduled || counts.size() < 3) return;
+  auto needs = [](const SlotModel::ClassCompute& cc) {
+    return cc.cpu_relative > 0 && cc.cpu_ns.model.training.size() < 3;
+  };
+  bool any = false;
+  for (const SlotModel& s : pm->slots) {
+    for (const auto& cc : s.class_compute) any = any || needs(cc);
+  }
+  if (!any) return;
+  std::vector<double> mean_total(counts.size(), 0.0);
+  std::vector<regression::Point> pts;
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    double sum = 0;
+    int ranks = 0;
+    for (int r = 0; r < counts[ci]; ++r) {
+      double t = 0;
+      bool makes = false;
+      for (std::size_t s = 0; s < pm->slots.size(); ++s) {
+        const phases::PhaseEvent* e = data[s][ci].event_of_rank[static_cast<std::size_t>(r)];
+        if (!e) continue;
+        makes = true;
+        if (e->compute.cpu_ns.n > 0) t += e->compute.cpu_ns.mean;
+      }
+      if (makes) {
+        sum += t;
+        ++ranks;
+      }
+    }
+    if (ranks == 0 || !(sum > 0)) return;
+    mean_total[ci] = sum / ranks;
+    pts.push_back({static_cast<double>(counts[ci]), mean_total[ci]});
+  }
+  Quantity total = FitQuantity(pts,
+                               "phase " + std::to_string(pm->index) +
+                                   ": CPU time per rank and occurrence, over all its calls (ns)",
+                               Precision::kMeasured);
+  if (!total.present || total.model.loo_error > kNoLawLooError) return;
+  pm->rank_cpu_total = std::move(total);
+  for (std::size_t s = 0; s < pm->slots.size(); ++s) {
+    for (auto& cc : pm->slots[s].class_compute) {
+      if (!needs(cc)) continue;
+      double share = 0;
+      int seen = 0;
+      for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+        double b = 0;
+        int n = 0;
+        for (int r = 0; r < counts[ci]; ++r) {
+          const phases::PhaseEvent* e = data[s][ci].event_of_rank[static_cast<std::size_t>(r)];
+          if (!e || masks[ci][static_cast<std::size_t>(r)] != cc.mask) continue;
+          b += e->compute.cpu_ns.n > 0 ? e->compute.cpu_ns.mean : 0;
+          ++n;
+        }
+        if (n == 0) continue;
+        share += b / n / mean_total[ci];
+        ++seen;
+      }
+      if (seen > 0) cc.cpu_of_rank_total = share / seen;
+    }
+  }
+}
+
 // `block_length`: BlockLength, or 0 to model the phase call by call.
 // Ranks whose own order of the phase's calls is a rotation of the slots' order (the
 // alignment took their loop body from another call): a red-black exchange, where even ranks
@@ -3273,6 +3343,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
           "communicator has 3 ranks or more to tell");
     }
   }
+  FitClassesToRankTotal(&pm, build.data, counts, masks);
   HarmonizeGrids(&pm);
   JoinPhaseGrid(&pm);
   JoinXorFields({&pm});
@@ -4469,6 +4540,12 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
           << " start at call " << p.rotated_start
           << " and make the calls before it last (their own order at every traced count)\n";
     }
+    if (p.rank_cpu_total.present) {
+      out << "  compute per rank: "
+          << p.rank_cpu_total.Describe("CPU ns per rank and occurrence, over all its calls");
+      if (target > 0) out << "; at P = " << target << ": " << p.rank_cpu_total.At(double(target));
+      out << " (rank classes seen at fewer than 3 counts take their traced share of it)\n";
+    }
     if (p.cpu_total.present) {
       out << "  compute: "
           << p.cpu_total.Describe("CPU ns per rank and occurrence, summed over the calls");
@@ -4579,6 +4656,7 @@ std::string ModelToJson(const AppModel& model) {
     }
     pj["traced_time_s"] = p.traced_time_s;
     if (p.cpu_total.present) pj["cpu_total"] = QuantityJson(p.cpu_total);
+    if (p.rank_cpu_total.present) pj["rank_cpu_total"] = QuantityJson(p.rank_cpu_total);
     json slots = json::array();
     for (const auto& s : p.slots) {
       json sj;
@@ -4648,6 +4726,7 @@ std::string ModelToJson(const AppModel& model) {
                {"cpu_ns", QuantityJson(cc.cpu_ns)},
                {"instructions", QuantityJson(cc.instructions)}};
         if (cc.cpu_relative > 0) c["cpu_relative"] = cc.cpu_relative;
+        if (cc.cpu_of_rank_total > 0) c["cpu_of_rank_total"] = cc.cpu_of_rank_total;
         if (cc.spread_within >= 0) c["spread_within"] = cc.spread_within;
         classes.push_back(std::move(c));
       }
@@ -4732,6 +4811,9 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
       }
       p.traced_time_s = pj.at("traced_time_s").get<std::vector<double>>();
       if (pj.contains("cpu_total")) p.cpu_total = QuantityFromJson(pj.at("cpu_total"));
+      if (pj.contains("rank_cpu_total")) {
+        p.rank_cpu_total = QuantityFromJson(pj.at("rank_cpu_total"));
+      }
       for (const auto& sj : pj.at("slots")) {
         SlotModel s;
         if (!ParseEventKind(sj.at("kind").get<std::string>(), &s.kind)) {
@@ -4800,6 +4882,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
           cc.cpu_ns = QuantityFromJson(cj.at("cpu_ns"));
           cc.instructions = QuantityFromJson(cj.at("instructions"));
           cc.cpu_relative = cj.value("cpu_relative", 0.0);
+          cc.cpu_of_rank_total = cj.value("cpu_of_rank_total", 0.0);
           cc.spread_within = cj.value("spread_within", -1.0);
           if (!std::isfinite(cc.spread_within) ||
               (cc.spread_within < 0 && cc.spread_within != -1)) {

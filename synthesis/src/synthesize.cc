@@ -1316,9 +1316,14 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         for (std::size_t k = 0; k < cc.mask.size(); ++k) {
           if (cc.mask[k] == '1') v.bits[k / 64] |= std::uint64_t{1} << (k % 64);
         }
-        v.cpu_ns = static_cast<std::int64_t>(
-            Round((cc.cpu_relative > 0 ? cc.cpu_relative * slot_cpu : cc.cpu_ns.At(p, cpu_side)) *
-                  cpu_factor));
+        if (cc.cpu_of_rank_total > 0 && pm.rank_cpu_total.present) {
+          v.cpu_ns = static_cast<std::int64_t>(
+              Round(cc.cpu_of_rank_total * pm.rank_cpu_total.At(p, side)));
+        } else {
+          v.cpu_ns = static_cast<std::int64_t>(
+              Round((cc.cpu_relative > 0 ? cc.cpu_relative * slot_cpu : cc.cpu_ns.At(p, cpu_side)) *
+                    cpu_factor));
+        }
         v.instructions = cc.instructions.present
                              ? static_cast<std::int64_t>(Round(cc.instructions.At(p, side)))
                              : kNotMeasured;

@@ -1073,3 +1073,38 @@ TEST(BlockLawModelTest, PaddedAlltoallBytesFollowCeilOfNOverP) {
 
 }  // namespace
 }  // namespace pas2p::synthesis
+
+namespace pas2p::synthesis {
+namespace {
+
+// LU-like sweeps traced at 4, 8 and 16 ranks (2 x 2, 4 x 2, 4 x 4): a rank's plane is
+// computed before its first send, so the burst before "send south" is the whole work on
+// ranks with a south neighbour and nothing on the others. Ranks of the middle rows in the
+// first column exist only at 16; the slot's mean mixes them with the other ranks in
+// proportions that change with P. Taken as a share of the phase's CPU per rank, every rank
+// at 32 (8 x 4) computes what it does in the real run; as a ratio to the slot's mean some
+// computed several times that.
+TEST(RankTotalTest, ClassesSeenAtOneCountTakeTheirShareOfTheRanksWork) {
+  testing::AppParams p;
+  p.iterations = 6;
+  p.check_every = 0;
+  p.compute_ns = 2e8;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 16}) sigs.push_back(testing::Analyze(testing::MeshSweeps(n, p)));
+  const AppModel model = BuildModel(sigs);
+  const TraceData real = testing::MeshSweeps(32, p);
+  for (int rank = 0; rank < 32; ++rank) {
+    double want = 0;
+    for (const Event& e : real.ranks[static_cast<std::size_t>(rank)]) {
+      if (e.kind == EventKind::kCompute) want += static_cast<double>(e.cpu_ns);
+    }
+    EXPECT_NEAR(testing::SynthesizedCpu(model, 32, rank) / want, 1.0, 0.1)
+        << "rank " << rank << "\n"
+        << DescribeModel(model);
+  }
+  const AppModel loaded = ModelFromJson(ModelToJson(model), "test");
+  EXPECT_EQ(DescribeModel(loaded), DescribeModel(model));
+}
+
+}  // namespace
+}  // namespace pas2p::synthesis

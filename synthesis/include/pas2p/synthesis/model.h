@@ -258,6 +258,15 @@ struct SlotModel {
     // slot's at the counts where it was seen. One count's shift of the whole slot is not
     // then taken for the class's level.
     double cpu_relative = 0;
+    // A class seen at fewer than 3 counts, when its phase has a law of its CPU per rank
+    // (PhaseModel::rank_cpu_total): > 0, its CPU is this share of that law at N instead,
+    // the mean over the counts where it was seen of its burst before this call over the
+    // phase's mean CPU per rank. A class's burst before one call is often the rank's whole
+    // work (a sweep's first column receives only from below: its plane's work comes before
+    // that receive), while the slot's mean mixes classes whose proportions change with P
+    // (NAS LU's first-column ranks are a quarter of those receiving from below on 4 x 4, an
+    // eighth on 8 x 4): a ratio to that mean gave them 3.6x their work at 32 ranks.
+    double cpu_of_rank_total = 0;
     // The class's own noise (as cpu_spread_within, relative to the class's mean burst, at
     // the largest traced count that has the class); -1: the slot's. A sweep's corner ranks,
     // whose first burst of a sweep holds the end of the last one too, vary by 23% where the
@@ -327,6 +336,10 @@ struct PhaseModel {
   // slots summed are those with a CPU model fitted at every traced count (TotalledSlot).
   Quantity cpu_total;
   bool TotalledSlot(std::size_t slot) const;
+  // The phase's mean CPU per rank and occurrence, over all the calls each rank makes, as a
+  // function of P (present when a rank class of the phase needs it: ClassCompute::
+  // cpu_of_rank_total).
+  Quantity rank_cpu_total;
   // The factor that brings the totalled slots' cpu_ns (and class_compute) at P to cpu_total
   // at P (`side`: the interval's low / high end, or the model); 1 when cpu_total is absent.
   double CpuScaleAt(double p, int side = 0) const;
