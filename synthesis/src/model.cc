@@ -598,6 +598,12 @@ struct PhaseBuild {
   PhaseModel model;
   std::vector<std::vector<SlotCountData>> data;  // [slot][count]
   std::vector<std::string> warnings;             // for AppModel::warnings
+  // Calls the phase's signature has that the model leaves out (requests no call of an
+  // occurrence completes, or completes that belong to requests made before it), at the
+  // largest count: their share of the phase's bytes sent and of its compute (the bursts
+  // before them). AppModel::unmodelled_bytes_share and unmodelled_share count them.
+  double dropped_bytes_share = 0;
+  double dropped_cpu_share = 0;
 };
 
 // Which ranks a slot's equation gives a partner at count P (from the fitted equations).
@@ -3287,6 +3293,58 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     // A phase that is nothing but such calls (a receive posted alone before a loop whose
     // phase is closed by rotation: LAMMPS's EAM run) is left with no calls at all.
     if (kept.size() != order.size()) {
+      // What the left-out calls carry at the largest count, as shares of the phase's.
+      const std::size_t last = counts.size() - 1;
+      double bytes = 0, cpu = 0, dropped_bytes = 0, dropped_cpu = 0;
+      std::vector<std::pair<std::size_t, EventKind>> dropped;
+      for (std::size_t s = 0; s < order.size(); ++s) {
+        const bool left_out = std::find(kept.begin(), kept.end(), order[s]) == kept.end();
+        double b = 0, c = 0;
+        EventKind kind = EventKind::kCompute;
+        for (const phases::PhaseEvent* e : build.data[s][last].event_of_rank) {
+          if (!e) continue;
+          kind = e->kind;
+          if (IsCollective(e->kind) || e->kind == EventKind::kSend ||
+              e->kind == EventKind::kIsend || e->kind == EventKind::kSendrecv) {
+            b += e->bytes.mean;
+          }
+          if (e->compute.cpu_ns.n > 0) c += e->compute.cpu_ns.mean;
+        }
+        bytes += b;
+        cpu += c;
+        if (left_out) {
+          dropped_bytes += b;
+          dropped_cpu += c;
+          dropped.emplace_back(s, kind);
+        }
+      }
+      // "1-17 (irecv), 18-34 (send)": runs of consecutive calls of one kind.
+      std::string names;
+      for (std::size_t i = 0; i < dropped.size();) {
+        std::size_t j = i;
+        while (j + 1 < dropped.size() && dropped[j + 1].first == dropped[j].first + 1 &&
+               dropped[j + 1].second == dropped[i].second) {
+          ++j;
+        }
+        names += std::string(names.empty() ? "" : ", ") + std::to_string(dropped[i].first) +
+                 (j > i ? "-" + std::to_string(dropped[j].first) : "") + " (" +
+                 std::string(EventKindName(dropped[i].second)) + ")";
+        i = j + 1;
+      }
+      build.dropped_bytes_share = bytes > 0 ? dropped_bytes / bytes : 0;
+      build.dropped_cpu_share = kept.empty() ? 1.0 : cpu > 0 ? dropped_cpu / cpu : 0;
+      char share[160];
+      std::snprintf(share, sizeof share,
+                    "%.1f%% of its bytes sent and %.1f%% of its compute at %d processes",
+                    100 * build.dropped_bytes_share, 100 * build.dropped_cpu_share, counts[last]);
+      build.warnings.push_back(
+          "phase " + std::to_string(index) + ": call" + (dropped.size() > 1 ? "s " : " ") + names +
+          (dropped.size() > 1 ? " are" : " is") + " left out of the model, " + share +
+          (dropped.size() > 1 ? ": their" : ": its") +
+          " requests are completed outside the phase (or made before it), in an order the "
+          "model cannot carry from one phase to the next; " +
+          (dropped.size() > 1 ? "they count" : "it counts") +
+          " as unmodelled (`validate` prints the remainder)");
       order = std::move(kept);
       place();
     }
@@ -4050,6 +4108,9 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
 
   const phases::Signature& largest = signatures.back();
   std::map<int, int> group_of_largest_id;  // phase id at the largest count -> model phase
+  // phase id at the largest count -> the shares of its bytes and compute whose calls the
+  // model left out (PhaseBuild::dropped_bytes_share, dropped_cpu_share)
+  std::map<int, std::pair<double, double>> dropped_of_largest_id;
   std::vector<std::string> unmatched;
   // Per count, the phases the model builds (CarriedAcrossPhases). A phase that then fails to
   // fit is left out below, and a request carried to or from it would be unmatched in the
@@ -4087,6 +4148,8 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       for (auto& bw : build.warnings) model.warnings.push_back(std::move(bw));
       model.phases.push_back(std::move(build.model));
       group_of_largest_id[group.phase_ids.back()] = index;
+      dropped_of_largest_id[group.phase_ids.back()] = {build.dropped_bytes_share,
+                                                       build.dropped_cpu_share};
     } catch (const UserError& e) {
       // A phase that cannot be fitted is left out when it is a small part of every run
       // (start-up, a loop's first or last partial iteration); otherwise the model would
@@ -4210,7 +4273,13 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   for (const auto& p : largest.phases) {
     const double bytes = bytes_of(p);
     total_bytes += bytes;
-    if (group_of_largest_id.count(p.id)) continue;
+    if (group_of_largest_id.count(p.id)) {
+      // A modelled phase's calls that the model left out.
+      if (auto d = dropped_of_largest_id.find(p.id); d != dropped_of_largest_id.end()) {
+        unmodelled_bytes += bytes * d->second.first;
+      }
+      continue;
+    }
     double rest = bytes;
     // A folded phase makes k occurrences of its modelled phase's calls per occurrence: what
     // it sends beyond those is not in the prediction.
@@ -4225,7 +4294,14 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   model.unmodelled_bytes_share = total_bytes > 0 ? unmodelled_bytes / total_bytes : 0;
   for (const auto& p : largest.phases) {
     total += p.total_time_s;
-    if (group_of_largest_id.count(p.id)) continue;
+    if (group_of_largest_id.count(p.id)) {
+      // A modelled phase's calls that the model left out: the share of the phase's compute
+      // before them (all of its time when none of its calls is left).
+      if (auto d = dropped_of_largest_id.find(p.id); d != dropped_of_largest_id.end()) {
+        unmodelled += p.total_time_s * d->second.second;
+      }
+      continue;
+    }
     double rest = p.total_time_s;
     auto f = folded.find(p.id);
     if (f != folded.end()) {

@@ -627,6 +627,37 @@ TraceData CartHalo3D(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData NeighbourWaits(int nprocs, const AppParams& p) {
+  TraceData d = Begin("neighbour_waits", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[static_cast<std::size_t>(r)];
+    std::vector<int> near;
+    for (int o : {-2, -1, 1, 2}) near.push_back((r + o + nprocs) % nprocs);
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      std::vector<RequestId> posted;
+      for (int q : near) {
+        posted.push_back(next);
+        ev.push_back(MakeIrecv(q, 99, bytes, next++));
+      }
+      for (int q : near) ev.push_back(MakeSend(q, 99, bytes));
+      for (std::size_t k = 0; k < near.size(); ++k) {
+        Event w = MakeWaitall({posted[k]});
+        w.kind = EventKind::kWait;
+        w.completed.front().peer = near[k];
+        w.completed.front().tag = 99;
+        w.completed.front().bytes = bytes;
+        ev.push_back(w);
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData MgHalo(int nprocs, const AppParams& p) {
   auto Wait = [](RequestId request) {
     Event e = MakeWaitall({request});

@@ -259,6 +259,9 @@ TraceData FirstFactorFastestHalo3D(int nprocs, const AppParams& p = {});
 // ranks ({d0, 3, 3}) that swap alone also fits a 3 x (P/3) grid.
 TraceData HaloThenSwapAlongZ(int nprocs, const AppParams& p);
 
+// HPCG's halo exchange on a ring: every iteration, irecv from each rank within 2 (tag 99),
+// a blocking send to each, then one MPI_Wait per receive.
+TraceData NeighbourWaits(int nprocs, const AppParams& p = {});
 phases::Signature Analyze(const TraceData& data);
 // With message sizes that differ by more than 10% (and 1 KiB) ending loops (AnalyzeOptions::
 // bytes_tolerance = 0.10, the default before sizes stopped splitting loops).
