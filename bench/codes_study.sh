@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Two more codes' communication, rewritten in C from their sources and traced here:
+#   hpcg        bench/hpcg/hpcg_pattern.c: HPCG 3.1's process grid (ComputeOptimalShapeXYZ),
+#               27-point halo (up to 26 neighbours: faces, edges, corners; MPI_Irecv each,
+#               MPI_Send each, then one MPI_Wait per receive), the MG V-cycle's halos on 4
+#               levels and CG's dot products; weak scaling, 16^3 per rank, 5 CG iterations:
+#               traced at 4, 8, 12, 16, 24, 32, held out at 48.
+#   cloverleaf  bench/cloverleaf/cloverleaf_pattern.c: CloverLeaf's decomposition
+#               (clover_decompose), its halo updates (fields and depths as hydro calls them,
+#               isend/irecv left-right, waitall, bottom-top, waitall), clover_min's
+#               allreduce and the field summaries' reduces; strong scaling, a 960 x 960
+#               mesh, 10 steps: traced at 4, 6, 8, 12, 16, 24, held out at 36.
+# Each: pas2p validate (leave-largest-out), validate --against the held-out run, and
+# predict --target 1024. Results of 2026-11-27 in the README (Other codes' patterns).
+#
+#   bench/codes_study.sh [BUILD_DIR] [OUT_DIR]     (defaults: build, a temporary directory;
+#                                                 with OUT_DIR, traces there are reused)
+#   ONLY="hpcg" bench/codes_study.sh ...           only the codes named
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+. "$here/bench/study_common.sh"
+study_setup codes_study "${1:-}" "${2:-}"
+top="$(pwd)"
+code() {  # name training-counts held-count args...
+  local name="$1" counts="$2" held="$3"
+  shift 3
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
+  echo "######## $name: traced at $counts, held out at $held"
+  mkdir -p "$top/$name" && cd "$top/$name" || exit 1
+  local exe="${name}_pattern"
+  [ -x "$exe" ] || mpicc -O2 -o "$exe" "$here/bench/$name/$exe.c" -lm || exit 1
+  local largest="${counts##*,}"
+  [ -d "train/$exe.$largest" ] || "$pas2p" trace -n "$counts" -o train -- "./$exe" "$@" \
+    >trace.log 2>&1 || { tail -5 trace.log >&2; return; }
+  [ -d "held/$exe.$held" ] || "$pas2p" trace -n "$held" -o held -- "./$exe" "$@" \
+    >>trace.log 2>&1 || { tail -5 trace.log >&2; return; }
+  study_checks "held/$exe.$held" 9
+  cd "$top" || exit 1
+}
+code hpcg 4,8,12,16,24,32 48 16 5 4
+code cloverleaf 4,6,8,12,16,24 36 960 960 10 5 1
