@@ -204,6 +204,11 @@ class RankCompressor {
  private:
   // Add without the folding of partial waitsome calls (see Add).
   void AddEvent(std::int64_t step, const Event& event);
+  // Add without the folding of runs of MPI_Wait (see Add).
+  void AddFoldingSome(std::int64_t step, const Event& event);
+  // Adds the held run of waits as one (a waitall of their requests when there are several),
+  // then the compute between them.
+  void FlushWaits();
   // Adds the held partial waitsome and the compute after it as they were.
   void FlushSome();
   void Push(Node node);
@@ -268,6 +273,14 @@ class RankCompressor {
   std::optional<Event> some_;
   std::int64_t some_step_ = 0;
   std::vector<std::pair<std::int64_t, Event>> some_after_;
+  // A run of MPI_Wait calls of one request each with next to no compute between them (a
+  // loop over a halo's receives: HPCG's ExchangeHalo), held until a call that is not one of
+  // them, with the compute between them.
+  std::set<RequestId> receive_requests_;  // irecvs posted and not completed yet
+  std::optional<Event> waits_;
+  std::int64_t waits_step_ = 0;
+  std::vector<std::pair<std::int64_t, Event>> waits_between_;
+  double waits_between_cpu_ = 0;
   double prev_end_ns_ = 0;
   double span_end_ns_ = 0;
   bool seen_event_ = false;

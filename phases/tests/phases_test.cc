@@ -876,3 +876,60 @@ TEST(Phases, RunsOfOneLoopMergeAlikeWhenBoundaryRanksMakeFewerCalls) {
 
 }  // namespace
 }  // namespace pas2p::phases
+
+namespace pas2p::phases {
+namespace {
+
+// HPCG's ExchangeHalo: irecv from each neighbour, a send to each, then one MPI_Wait per
+// receive in the order they were posted, with `between_ns` of compute between two waits.
+TraceData NeighbourWaits(int nprocs, int iterations, std::int64_t between_ns) {
+  testing::Gen g(nprocs, "neighbour_waits");
+  g.Init();
+  const int offsets[4] = {-2, -1, 1, 2};
+  for (int it = 0; it < iterations; ++it) {
+    std::vector<std::vector<RequestId>> posted(static_cast<std::size_t>(nprocs));
+    for (int r = 0; r < nprocs; ++r) {
+      g.Compute(r, 200000);
+      for (int o : offsets) {
+        posted[r].push_back(g.NewRequest(r));
+        g.Local(r, MakeIrecv((r + o + nprocs) % nprocs, 99, 4096, posted[r].back()));
+      }
+      for (int o : offsets) g.Local(r, MakeSend((r + o + nprocs) % nprocs, 99, 4096), 1500);
+    }
+    const std::int64_t ready = g.MaxClock() + 3000;
+    for (int r = 0; r < nprocs; ++r) {
+      for (std::size_t k = 0; k < posted[r].size(); ++k) {
+        if (k > 0 && between_ns > 0) g.Compute(r, between_ns);
+        Event wait = MakeWaitall({posted[r][k]});
+        wait.kind = EventKind::kWait;
+        g.Blocking(r, wait, ready);
+      }
+    }
+  }
+  g.Finalize();
+  return g.Take();
+}
+
+// A run of waits with next to no compute between them is one waitall of their requests: the
+// exchange is one phase (before, the waits were a loop of their own, a phase that completed
+// another phase's requests, and the model left every call of the exchange out). Waits with
+// real work between them (unpacking each message as it arrives) stay apart.
+TEST(Phases, ARunOfWaitsIsOneWaitallOfTheirRequests) {
+  const Signature sig = Analyze(NeighbourWaits(8, 30, 300));
+  const Phase& main = Heaviest(sig);
+  EXPECT_EQ(main.weight, 30) << FormatSignatureTable(sig);
+  EXPECT_EQ(CountKind(main, 5, EventKind::kIrecv), 4) << FormatSignatureTable(sig);
+  EXPECT_EQ(CountKind(main, 5, EventKind::kSend), 4);
+  EXPECT_EQ(CountKind(main, 5, EventKind::kWaitall), 1) << FormatSignatureTable(sig);
+  EXPECT_EQ(CountKind(main, 5, EventKind::kWait), 0);
+  for (const Phase& p : sig.phases) {
+    EXPECT_TRUE(CountKind(p, 5, EventKind::kWait) == 0) << FormatSignatureTable(sig);
+  }
+  const Signature apart = Analyze(NeighbourWaits(8, 30, 50000));
+  int waits = 0;
+  for (const Phase& p : apart.phases) waits += CountKind(p, 5, EventKind::kWait);
+  EXPECT_GT(waits, 0) << FormatSignatureTable(apart);
+}
+
+}  // namespace
+}  // namespace pas2p::phases

@@ -1368,8 +1368,9 @@ TEST(RemainderTest, APhaseLeftOutSaysWhatItsCallsTracedAtTheLargestCount) {
   EXPECT_EQ(warning.find('\n'), std::string::npos) << warning;
 }
 
-// HPCG's exchange: the receives are posted in one phase and each completed by its own
-// MPI_Wait, a loop of waits that the analysis makes a phase of its own. The model cannot
+// An exchange whose receives are posted in one phase and each completed by its own MPI_Wait
+// after work on the previous message (HPCG's, without that work, is one waitall now), a
+// loop of waits that the analysis makes a phase of its own. The model cannot
 // carry the requests from one to the other and leaves the calls out; that is most of the
 // run's bytes, and predict says so instead of predicting the rest as if it were the whole
 // (it once reported 0% unmodelled and predicted the collectives alone).

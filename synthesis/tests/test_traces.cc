@@ -645,6 +645,7 @@ TraceData NeighbourWaits(int nprocs, const AppParams& p) {
       }
       for (int q : near) ev.push_back(MakeSend(q, 99, bytes));
       for (std::size_t k = 0; k < near.size(); ++k) {
+        if (k > 0) ev.push_back(MakeCompute(50000));  // unpacks what arrived
         Event w = MakeWaitall({posted[k]});
         w.kind = EventKind::kWait;
         w.completed.front().peer = near[k];

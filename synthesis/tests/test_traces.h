@@ -260,7 +260,8 @@ TraceData FirstFactorFastestHalo3D(int nprocs, const AppParams& p = {});
 TraceData HaloThenSwapAlongZ(int nprocs, const AppParams& p);
 
 // HPCG's halo exchange on a ring: every iteration, irecv from each rank within 2 (tag 99),
-// a blocking send to each, then one MPI_Wait per receive.
+// a blocking send to each, then one MPI_Wait per receive, each but the first after 50 us of
+// work on what the previous one received (so that the waits are not one waitall).
 TraceData NeighbourWaits(int nprocs, const AppParams& p = {});
 phases::Signature Analyze(const TraceData& data);
 // With message sizes that differ by more than 10% (and 1 KiB) ending loops (AnalyzeOptions::
