@@ -20,22 +20,5 @@ set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 . "$here/bench/study_common.sh"
 study_setup codes_study "${1:-}" "${2:-}"
-top="$(pwd)"
-code() {  # name training-counts held-count args...
-  local name="$1" counts="$2" held="$3"
-  shift 3
-  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
-  echo "######## $name: traced at $counts, held out at $held"
-  mkdir -p "$top/$name" && cd "$top/$name" || exit 1
-  local exe="${name}_pattern"
-  [ -x "$exe" ] || mpicc -O2 -o "$exe" "$here/bench/$name/$exe.c" -lm || exit 1
-  local largest="${counts##*,}"
-  [ -d "train/$exe.$largest" ] || "$pas2p" trace -n "$counts" -o train -- "./$exe" "$@" \
-    >trace.log 2>&1 || { tail -5 trace.log >&2; return; }
-  [ -d "held/$exe.$held" ] || "$pas2p" trace -n "$held" -o held -- "./$exe" "$@" \
-    >>trace.log 2>&1 || { tail -5 trace.log >&2; return; }
-  study_checks "held/$exe.$held" 9
-  cd "$top" || exit 1
-}
-code hpcg 4,8,12,16,24,32 48 16 5 4
-code cloverleaf 4,6,8,12,16,24 36 960 960 10 5 1
+study_pattern "" hpcg hpcg 4,8,12,16,24,32 48 9 16 5 4
+study_pattern "" cloverleaf cloverleaf 4,6,8,12,16,24 36 9 960 960 10 5 1

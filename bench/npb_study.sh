@@ -18,23 +18,6 @@ set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 . "$here/bench/study_common.sh"
 study_setup npb_study "${1:-}" "${2:-}"
-top="$(pwd)"
-kernel() {  # name training-counts held-count args...
-  local name="$1" counts="$2" held="$3"
-  shift 3
-  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
-  echo "######## NPB $name: traced at $counts, held out at $held"
-  mkdir -p "$top/$name" && cd "$top/$name" || exit 1
-  local exe="${name}_pattern"
-  [ -x "$exe" ] || mpicc -O2 -o "$exe" "$here/bench/npb/$exe.c" || exit 1
-  local largest="${counts##*,}"
-  [ -d "train/$exe.$largest" ] || "$pas2p" trace -n "$counts" -o train -- "./$exe" "$@" \
-    >trace.log 2>&1 || { tail -5 trace.log >&2; return; }
-  [ -d "held/$exe.$held" ] || "$pas2p" trace -n "$held" -o held -- "./$exe" "$@" \
-    >>trace.log 2>&1 || { tail -5 trace.log >&2; return; }
-  study_checks "held/$exe.$held" 7
-  cd "$top" || exit 1
-}
-kernel cg 4,8,16,32 64 14000 5 11
-kernel lu 4,8,16,32 64 33 10 200
-kernel mg 2,4,8,16 32 32 4 64
+study_pattern "NPB " npb cg 4,8,16,32 64 7 14000 5 11
+study_pattern "NPB " npb lu 4,8,16,32 64 7 33 10 200
+study_pattern "NPB " npb mg 2,4,8,16 32 7 32 4 64

@@ -30,3 +30,29 @@ study_checks() {
   echo "== pas2p predict --target 1024 train"
   "$pas2p" predict --target 1024 train 2>&1 | quiet | grep -v "^pas2p: warning" | sed -n 1,8p
 }
+
+# One C rewrite of a code's communication, bench/SRC_DIR/NAME_pattern.c, traced at the
+# training counts (train/) and at a held-out count (held/), then study_checks; traces already
+# in the current directory's NAME/ are reused. Run after study_setup, from its directory.
+#   study_pattern LABEL SRC_DIR NAME TRAINING_COUNTS HELD_COUNT LINES ARGS...
+# ONLY="a b" runs only the names listed.
+study_pattern() {
+  local label="$1" src="$2" name="$3" counts="$4" held="$5" lines="$6"
+  shift 6
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $name "* ]]; then return; fi
+  echo "######## $label$name: traced at $counts, held out at $held"
+  local top
+  top="$(pwd)"
+  mkdir -p "$top/$name" && cd "$top/$name" || exit 1
+  local exe="${name}_pattern"
+  [ -x "$exe" ] || mpicc -O2 -o "$exe" "$here/bench/$src/$exe.c" -lm || exit 1
+  local largest="${counts##*,}"
+  if { [ -d "train/$exe.$largest" ] || "$pas2p" trace -n "$counts" -o train -- "./$exe" "$@" \
+    >trace.log 2>&1; } && { [ -d "held/$exe.$held" ] ||
+    "$pas2p" trace -n "$held" -o held -- "./$exe" "$@" >>trace.log 2>&1; }; then
+    study_checks "held/$exe.$held" "$lines"
+  else
+    tail -5 trace.log >&2
+  fi
+  cd "$top" || exit 1
+}
