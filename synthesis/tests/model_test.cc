@@ -796,9 +796,7 @@ TEST(DataBoundCpuTest, PackingBurstsFollowTheFacesWhenTheGridChangesShape) {
   // the model keeps the slot's mean and the spread between its ranks, not which rank is where).
   double want = 0, got = 0;
   for (int rank = 0; rank < 49; ++rank) {
-    for (const Event& e : real.ranks[static_cast<std::size_t>(rank)]) {
-      if (e.kind == EventKind::kCompute) want += static_cast<double>(e.cpu_ns);
-    }
+    want += testing::TracedCpu(real, rank);
     got += testing::SynthesizedCpu(model, 49, rank);
   }
   EXPECT_NEAR(got / want, 1.0, 0.01) << DescribeModel(model);
@@ -1094,11 +1092,7 @@ TEST(RankTotalTest, ClassesSeenAtOneCountTakeTheirShareOfTheRanksWork) {
   const AppModel model = BuildModel(sigs);
   const TraceData real = testing::MeshSweeps(32, p);
   for (int rank = 0; rank < 32; ++rank) {
-    double want = 0;
-    for (const Event& e : real.ranks[static_cast<std::size_t>(rank)]) {
-      if (e.kind == EventKind::kCompute) want += static_cast<double>(e.cpu_ns);
-    }
-    EXPECT_NEAR(testing::SynthesizedCpu(model, 32, rank) / want, 1.0, 0.1)
+    EXPECT_NEAR(testing::SynthesizedCpu(model, 32, rank) / testing::TracedCpu(real, rank), 1.0, 0.1)
         << "rank " << rank << "\n"
         << DescribeModel(model);
   }

@@ -978,6 +978,14 @@ double SynthesizedCpu(const AppModel& model, std::int64_t nprocs, int rank) {
   return cpu;
 }
 
+double TracedCpu(const TraceData& data, int rank) {
+  double cpu = 0;
+  for (const Event& e : data.ranks[static_cast<std::size_t>(rank)]) {
+    if (e.kind == EventKind::kCompute) cpu += static_cast<double>(e.cpu_ns);
+  }
+  return cpu;
+}
+
 Validation QuickValidate(const std::vector<phases::Signature>& training, const TraceData& real) {
   PredictOptions quick;
   quick.noise_draws = 0;

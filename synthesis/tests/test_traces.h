@@ -279,5 +279,7 @@ Validation QuickValidate(const std::vector<phases::Signature>& training, const T
 // The CPU time (ns) of one rank's compute bursts in the run synthesized from `model` at
 // `nprocs`.
 double SynthesizedCpu(const AppModel& model, std::int64_t nprocs, int rank);
+// The CPU time of `rank`'s compute bursts in a trace (to compare with SynthesizedCpu).
+double TracedCpu(const TraceData& data, int rank);
 
 }  // namespace pas2p::synthesis::testing
