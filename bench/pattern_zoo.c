@@ -84,7 +84,11 @@
  *      work, MPI_Allreduce of N / P doubles in the stride group, MPI_Bcast of 16 doubles
  *      from its first member; P a multiple of 4
  *  31  uneven all-to-all: rank r sends (r + 1) x N / P^2 doubles to every rank
- *      (MPI_Alltoallv), then works in proportion to what it received */
+ *      (MPI_Alltoallv), then works in proportion to what it received
+ *  32  open 27-point halo (LULESH, miniGhost): a NON-periodic MPI_Dims_create(P, 3) grid
+ *      whose ranks post an MPI_Irecv for each neighbour that exists (faces, edges, corners:
+ *      7 to 26 of them), then an MPI_Isend to each, one MPI_Waitall; no MPI_PROC_NULL, so a
+ *      corner makes 7 pairs of calls and an interior rank 26; allreduce every 5 iterations */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -662,6 +666,45 @@ int main(int argc, char** argv) {
     for (int it = 0; it < iters; ++it) {
       MPI_Alltoallv(a, sc, sd, MPI_DOUBLE, b, rc, rd, MPI_DOUBLE, MPI_COMM_WORLD);
       work(total_in * 20 + (long)sc[0] * P * 20);
+    }
+  } else if (mode == 32) {
+    int dims[3] = {0, 0, 0}, c[3];
+    MPI_Dims_create(P, 3, dims);
+    c[0] = rank / (dims[1] * dims[2]);
+    c[1] = (rank / dims[2]) % dims[1];
+    c[2] = rank % dims[2];
+    long l[3] = {N / dims[0], N / dims[1], N / dims[2]};
+    long most = 2 * (l[0] * l[1] + l[1] * l[2] + l[0] * l[2]) + 4 * (l[0] + l[1] + l[2]) + 8;
+    double* sbuf = calloc(most, sizeof(double));
+    double* rbuf = calloc(most, sizeof(double));
+    MPI_Request req[52];
+    double v = 1, s = 0;
+    for (int it = 0; it < iters; ++it) {
+      work(l[0] * l[1] * l[2] / 2);
+      int k = 0;
+      long off = 0;
+      for (int pass = 0; pass < 2; ++pass) {
+        off = 0;
+        for (int dx = -1; dx <= 1; ++dx)
+          for (int dy = -1; dy <= 1; ++dy)
+            for (int dz = -1; dz <= 1; ++dz) {
+              if (!dx && !dy && !dz) continue;
+              int n[3] = {c[0] + dx, c[1] + dy, c[2] + dz};
+              if (n[0] < 0 || n[0] >= dims[0] || n[1] < 0 || n[1] >= dims[1] || n[2] < 0 ||
+                  n[2] >= dims[2])
+                continue;
+              int peer = (n[0] * dims[1] + n[1]) * dims[2] + n[2];
+              long cnt = (dx ? 1 : l[0]) * (dy ? 1 : l[1]) * (dz ? 1 : l[2]);
+              int tag = (dx + 1) * 9 + (dy + 1) * 3 + (dz + 1);
+              if (pass == 0)
+                MPI_Irecv(rbuf + off, cnt, MPI_DOUBLE, peer, 26 - tag, MPI_COMM_WORLD, &req[k++]);
+              else
+                MPI_Isend(sbuf + off, cnt, MPI_DOUBLE, peer, tag, MPI_COMM_WORLD, &req[k++]);
+              off += cnt;
+            }
+      }
+      MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
+      if ((it + 1) % 5 == 0) MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     }
   }
   MPI_Finalize();

@@ -84,12 +84,14 @@ std::vector<GridFrame> FindGridFrames(const std::vector<CommMap>& maps) {
       frame.periodic.assign(static_cast<std::size_t>(grid.ndims), all_periodic);
       std::set<std::vector<std::int64_t>> found;
       bool ok = true;
+      bool wide = false;  // some count has an extent >= 3
       for (const CommMap& m : maps) {
         auto extents = grid.Extents(m.nprocs);
         if (!extents) {
           ok = false;
           break;
         }
+        for (std::int64_t e : *extents) wide = wide || e >= 3;
         for (std::size_t s = 0; s < m.dests.size() && ok; ++s) {
           for (int d : m.dests[s]) {
             if (d < 0 || d >= m.nprocs) continue;
@@ -104,10 +106,19 @@ std::vector<GridFrame> FindGridFrames(const std::vector<CommMap>& maps) {
       // or a line that explains a few neighbours as well as they do (a pipeline along a chain
       // of ranks, not periodic: its calls still need a direction, +1 or -1, to align the end
       // ranks' calls with the middle ones').
+      // Or a grid on which every pair is a neighbour (each coordinate differs by at most
+      // 1) with as many offsets as displacements, at counts where an extent of 3 or more
+      // makes that mean something: a 27-point halo that reaches all 26 neighbours (LULESH,
+      // HPCG) has 26 offsets and, traced up to 27 = 3 x 3 x 3 ranks, 26 displacements too,
+      // yet only the grid makes a corner's first call, to (0, 0, +1), the interior's 14th.
       constexpr std::size_t kLineNeighbours = 4;
       const bool line =
           grid.ndims == 1 && found.size() == raw.size() && found.size() <= kLineNeighbours;
-      if (!ok || (found.size() >= raw.size() && !line)) continue;
+      bool neighbours = ok && grid.ndims > 1 && wide && found.size() <= raw.size();
+      for (auto it = found.begin(); it != found.end() && neighbours; ++it) {
+        for (std::int64_t c : *it) neighbours = neighbours && c >= -1 && c <= 1;
+      }
+      if (!ok || (found.size() >= raw.size() && !line && !neighbours)) continue;
       frame.distinct_offsets = found.size();
       best.push_back(frame);
     }

@@ -769,6 +769,29 @@ TEST(FaceBytesTest, AFaceAndOneOverPThatAgreeAtEveryTracedCountGoToTheFace) {
   EXPECT_LT(v.bytes_error, 1e-6) << DescribeModel(BuildModel(sigs));
 }
 
+// A 27-point halo on an open grid (LULESH, miniGhost): each rank calls only the neighbours
+// it has, so a corner's first receive is from (0, 0, +1) and the centre's from (-1, -1, -1).
+// Only the grid's directions align the ranks' calls (26 receive and 26 send slots, one offset
+// each), but traced up to 27 ranks the grid has 26 offsets and the ranks 26 displacements,
+// and a grid was only taken with fewer: the calls were aligned by displacement and no family
+// reproduced the first receive.
+TEST(OpenHaloTest, ATwentySevenPointHaloOnAnOpenGridAlignsByDirection) {
+  testing::AppParams p;
+  p.iterations = 6;
+  p.check_every = 3;
+  p.domain = 96;
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 12, 18, 27}) sigs.push_back(testing::Analyze(testing::OpenHalo27(n, p)));
+  const AppModel model = BuildModel(sigs);
+  std::size_t widest = 0;
+  for (const PhaseModel& pm : model.phases) widest = std::max(widest, pm.slots.size());
+  EXPECT_EQ(widest, 53u) << DescribeModel(model);
+  const Validation v = testing::QuickValidate(sigs, testing::OpenHalo27(36, p));
+  EXPECT_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 0.01);
+  EXPECT_LT(v.compute_error, 0.02);
+}
+
 // A halo that packs its faces before each sendrecv and unpacks what it received (halo3d's
 // bursts between its sendrecvs): the bursts are a cost per byte of faces, which no power of
 // P follows when the grid changes shape. Traced at 8 to 36 ranks (2 x 2 x 2 to 4 x 3 x 3), at

@@ -548,6 +548,56 @@ TraceData Halo27(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData OpenHalo27(int nprocs, const AppParams& p) {
+  TraceData d = Begin("open_halo27", nprocs);
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);  // row-major
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    const std::int64_t me[3] = {r / (dims[1] * dims[2]), (r / dims[2]) % dims[1], r % dims[2]};
+    // The neighbours that exist, in direction order, with the points their message carries.
+    std::vector<std::pair<std::int32_t, int>> near;  // (rank, direction t)
+    for (int t = 0; t < 27; ++t) {
+      const int dir[3] = {t / 9 - 1, (t / 3) % 3 - 1, t % 3 - 1};
+      if (t == 13) continue;  // (0, 0, 0)
+      std::int64_t c[3];
+      bool inside = true;
+      for (int k = 0; k < 3; ++k) {
+        c[k] = me[k] + dir[k];
+        inside = inside && c[k] >= 0 && c[k] < dims[k];
+      }
+      if (inside)
+        near.emplace_back(static_cast<std::int32_t>((c[0] * dims[1] + c[1]) * dims[2] + c[2]), t);
+    }
+    auto bytes = [&](int t) {
+      const int dir[3] = {t / 9 - 1, (t / 3) % 3 - 1, t % 3 - 1};
+      double points = 1;
+      for (int k = 0; k < 3; ++k) {
+        if (dir[k] == 0) points *= p.domain / static_cast<double>(dims[k]);
+      }
+      return static_cast<std::uint64_t>(8 * points);
+    };
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      std::vector<RequestId> reqs;
+      for (const auto& [q, t] : near) {
+        reqs.push_back(next++);
+        d.ranks[r].push_back(MakeIrecv(q, 26 - t, bytes(t), reqs.back()));
+      }
+      for (const auto& [q, t] : near) {
+        reqs.push_back(next++);
+        d.ranks[r].push_back(MakeIsend(q, t, bytes(t), reqs.back()));
+      }
+      d.ranks[r].push_back(MakeWaitall(reqs));
+      if (p.check_every > 0 && (it + 1) % p.check_every == 0) {
+        d.ranks[r].push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData CartHalo2D(int nprocs, const AppParams& p) {
   TraceData d = Begin("cart_halo2d", nprocs);
   const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 2);  // row-major

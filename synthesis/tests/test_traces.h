@@ -121,6 +121,12 @@ TraceData GatherWorkBcast(int nprocs, const AppParams& p = {});
 // directions d (tag (dx+1)*9 + (dy+1)*3 + dz+1), irecv from the rank at -d and isend to the
 // rank at +d (64 B), then waitall. Any P.
 TraceData Halo27(int nprocs, const AppParams& p = {});
+// 27-point halo on a NON-periodic MPI_Dims_create(P, 3) grid, as LULESH and miniGhost do it:
+// per iteration, compute, an irecv from each neighbour that exists (faces, edges, corners:
+// 7 to 26 of them, no MPI_PROC_NULL), an isend to each (tag: the direction, (dx+1)*9 +
+// (dy+1)*3 + dz+1; 8 B per point of the face, edge or corner of the local block), waitall;
+// allreduce every check_every iterations. Any P.
+TraceData OpenHalo27(int nprocs, const AppParams& p = {});
 // 5-point halo on a periodic MPI_Dims_create(P, 2) grid, as codes that use MPI_Cart_shift
 // (messages along one dimension: 8 x domain / the other extent bytes):
 // irecv from the rank at -1 and +1 along dimension 0, then along dimension 1 (tags 1, 0, 3,
