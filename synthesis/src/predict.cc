@@ -176,6 +176,7 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
     std::string grid;
     double bytes = 0;
     bool moving_root = false;
+    double max_bytes = -1;  // > bytes: calls of several sizes, `bytes` the least
   };
   std::vector<Run> runs;
   for (const SlotModel& s : phase.slots) {
@@ -215,6 +216,34 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
     }
     runs.push_back(Run{s.kind, 1, grid, bytes, moving});
   }
+  // Many runs (a 27-point halo's 26 receives: faces, edges and corners of three sizes, in
+  // direction order) read better as one run per kind of call with the range of its sizes.
+  constexpr std::size_t kMostRuns = 8;
+  if (runs.size() > kMostRuns) {
+    std::vector<Run> merged;
+    for (const Run& r : runs) {
+      if (!merged.empty() && merged.back().kind == r.kind && merged.back().grid == r.grid &&
+          merged.back().moving_root == r.moving_root) {
+        Run& m = merged.back();
+        const double hi = std::max({m.bytes, m.max_bytes, r.bytes});
+        m.bytes = std::min(m.bytes, r.bytes);
+        m.max_bytes = hi > m.bytes + 0.5 ? hi : -1;
+        m.calls += r.calls;
+        continue;
+      }
+      merged.push_back(r);
+    }
+    runs = std::move(merged);
+  }
+  auto size_text = [](double bytes) {
+    char buf[64];
+    if (bytes >= 1024) {
+      std::snprintf(buf, sizeof buf, "%.1f KiB", bytes / 1024);
+    } else {
+      std::snprintf(buf, sizeof buf, "%.0f B", bytes);
+    }
+    return std::string(buf);
+  };
   std::ostringstream out;
   if (phase.block) {
     // A repeated block: the calls below, once per partner (rank 0's count at this size).
@@ -239,14 +268,10 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
       out << (extents ? " on a " + r.grid + " grid" : " on " + r.grid);
     }
     if (r.moving_root) out << " from a moving root";
-    if ((IsPointToPoint(r.kind) || IsCollective(r.kind)) && r.bytes > 0) {
-      char buf[64];
-      if (r.bytes >= 1024) {
-        std::snprintf(buf, sizeof buf, ", %.1f KiB each", r.bytes / 1024);
-      } else {
-        std::snprintf(buf, sizeof buf, ", %.0f B each", r.bytes);
-      }
-      out << buf;
+    if ((IsPointToPoint(r.kind) || IsCollective(r.kind)) && r.max_bytes > r.bytes) {
+      out << ", " << size_text(r.bytes) << " to " << size_text(r.max_bytes) << " each";
+    } else if ((IsPointToPoint(r.kind) || IsCollective(r.kind)) && r.bytes > 0) {
+      out << ", " << size_text(r.bytes) << " each";
     }
   }
   return out.str();

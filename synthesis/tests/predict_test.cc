@@ -181,6 +181,29 @@ TEST(PredictTest, DimensionsTracedWithTwoRanksAtMostAreNamed) {
   EXPECT_EQ(p.untraced_extents, at27);
 }
 
+// A 27-point halo's phase has 53 slots: 26 receives and 26 sends of three sizes (faces,
+// edges, corners) in direction order, then a waitall. Described run by run, that is 53 runs
+// of calls nobody reads; it is one run per kind of call with the range of sizes, while a
+// phase of a few runs keeps each (the bundled stencil's "4 irecv ..., 2.7 KiB each").
+TEST(PredictTest, APhaseOfManyRunsIsDescribedByKindWithItsSizes) {
+  testing::AppParams p;
+  p.iterations = 6;
+  p.check_every = 3;
+  p.domain = 96;
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 12, 18, 27}) sigs.push_back(testing::Analyze(testing::OpenHalo27(n, p)));
+  const AppModel m = BuildModel(sigs);
+  std::string halo;
+  for (const PhaseModel& pm : m.phases) {
+    if (pm.slots.size() == 53) halo = DescribePhaseAt(pm, 125);
+  }
+  // A face of the 19.2^2-point block at 125 = 5 x 5 x 5: 2949 B; a corner: 8 B.
+  EXPECT_EQ(halo,
+            "26 irecv on a 5 x 5 x 5 grid, 8 B to 2.9 KiB each; 26 isend on a 5 x 5 x 5 grid, 8 B "
+            "to 2.9 KiB each; 1 waitall")
+      << DescribeModel(m);
+}
+
 // A prediction is one draw of the model's compute noise: with noise replays, the interval
 // holds the same model run with the noise drawn anew (bundled stencil2d, whose traced
 // bursts vary from rank to rank and burst to burst).

@@ -155,7 +155,9 @@ std::vector<std::string> ProblemSizeLimits(const AppModel& model, std::int64_t n
 std::vector<std::string> UntracedExtents(const AppModel& model, std::int64_t nprocs);
 
 // What one occurrence of a phase does at `nprocs` (calls, partners' grid, bytes at that
-// count), e.g. "4 irecv on a 64 x 64 grid, 301 B each; 4 isend on a 64 x 64 grid, ...".
+// count), e.g. "4 irecv on a 64 x 64 grid, 301 B each; 4 isend on a 64 x 64 grid, ...". A
+// phase of more than 8 runs of calls gives one run per kind of call and its range of sizes:
+// "26 irecv on a 5 x 5 x 5 grid, 8 B to 2.9 KiB each; 26 isend ...; 1 waitall".
 std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs);
 
 Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machine& machine,
