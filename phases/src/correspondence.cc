@@ -39,12 +39,36 @@ struct Item {
   std::string key;
   bool relevant;
   double weight;
+  std::string key_alone;  // the key without point-to-point calls
+  bool alone = false;     // a run of one rank
 };
+
+// The functional key without point-to-point operations: what a phase of the same code does
+// on one rank, which has no partner to talk to (a halo exchange whose neighbours all lie
+// outside a 1 x 1 x 1 grid makes no call but its completion).
+std::string KeyAlone(const std::string& key) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= key.size()) {
+    std::size_t end = key.find(',', start);
+    if (end == std::string::npos) end = key.size();
+    const std::string op = key.substr(start, end - start);
+    bool p2p = false;
+    for (EventKind k : {EventKind::kSend, EventKind::kIsend, EventKind::kRecv, EventKind::kIrecv,
+                        EventKind::kSendrecv}) {
+      p2p = p2p || op == EventKindName(k);
+    }
+    if (!p2p && !op.empty()) out += (out.empty() ? "" : ",") + op;
+    start = end + 1;
+  }
+  return out;
+}
 
 std::vector<Item> Items(const Signature& sig) {
   std::vector<Item> items;
   for (const Phase& p : sig.phases) {
-    items.push_back(Item{p.id, FunctionalKey(p, sig.nprocs), p.relevant, p.weight});
+    const std::string key = FunctionalKey(p, sig.nprocs);
+    items.push_back(Item{p.id, key, p.relevant, p.weight, KeyAlone(key), sig.nprocs == 1});
   }
   // Run order: by first logical step, then id.
   std::vector<std::size_t> order(items.size());
@@ -64,7 +88,11 @@ std::vector<std::pair<int, int>> AlignItems(const std::vector<Item>& a,
   const std::size_t m = b.size();
   std::vector<std::vector<double>> dp(n + 1, std::vector<double>(m + 1, 0));
   auto score = [&](std::size_t i, std::size_t j) -> double {
-    if (a[i].key != b[j].key) return -1;
+    const bool alone = a[i].alone != b[j].alone;  // one side is a run of one rank
+    if (alone ? (a[i].key_alone.empty() || a[i].key_alone != b[j].key_alone)
+              : a[i].key != b[j].key) {
+      return -1;
+    }
     return 1 + (a[i].relevant ? 10 : 0) + (b[j].relevant ? 10 : 0);
   };
   for (std::size_t i = n; i-- > 0;) {
@@ -108,10 +136,17 @@ Correspondence CorrespondPhases(const std::vector<Signature>& signatures) {
   Correspondence out;
   const std::size_t ns = signatures.size();
   for (const Signature& s : signatures) out.nprocs.push_back(s.nprocs);
-  // Reference: the smallest count (ties: first given).
+  // Reference: the smallest count (ties: first given) of more than one rank, if any: a run
+  // of one rank lacks the point-to-point calls, and the groups are named by what the phase
+  // does with partners.
   std::size_t ref = 0;
+  auto smaller = [&](std::size_t x, std::size_t y) {
+    const bool x1 = signatures[x].nprocs == 1, y1 = signatures[y].nprocs == 1;
+    if (x1 != y1) return y1;
+    return signatures[x].nprocs < signatures[y].nprocs;
+  };
   for (std::size_t s = 1; s < ns; ++s) {
-    if (signatures[s].nprocs < signatures[ref].nprocs) ref = s;
+    if (smaller(s, ref)) ref = s;
   }
   std::vector<std::vector<Item>> items;
   for (const Signature& s : signatures) items.push_back(Items(s));

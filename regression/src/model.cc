@@ -430,6 +430,11 @@ std::string FittedModel::Describe(std::string_view quantity) const {
     out += " (" + FormatNumber(training.front().p, 7) + "\u2013" +
            FormatNumber(training.back().p, 7) + ")";
   }
+  if (training.size() < 3) {
+    // One or two counts leave none to check a law on (a run of one rank makes no call of a
+    // halo: its bytes are known at two counts only).
+    return out + ", too few counts to check it by leaving one out";
+  }
   out += ", LOO error ";
   const double percent = 100 * loo_error;
   if (percent == 0) {

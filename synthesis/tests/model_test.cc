@@ -792,6 +792,25 @@ TEST(OpenHaloTest, ATwentySevenPointHaloOnAnOpenGridAlignsByDirection) {
   EXPECT_LT(v.compute_error, 0.02);
 }
 
+// A code that runs at cube counts only (LULESH) is traced at 1, 8 and 27 ranks. The lone rank
+// makes no call of the halo, only its waitall: its phases still correspond to the others'
+// (point-to-point calls left out of the comparison), its compute counts, and the bytes,
+// known at 8 and 27 only, follow the power law through both: a face P^(-2/3), an edge
+// P^(-1/3), exactly what the grid gives at 64. Before, the phases did not correspond and the
+// run was refused; then two counts of bytes gave their mean (2.8x a face at 64).
+TEST(OpenHaloTest, ALoneRankRunCountsWithTheCubeCounts) {
+  testing::AppParams p;
+  p.iterations = 6;
+  p.check_every = 3;
+  p.domain = 96;
+  std::vector<phases::Signature> sigs;
+  for (int n : {1, 8, 27}) sigs.push_back(testing::Analyze(testing::OpenHalo27(n, p)));
+  const Validation v = testing::QuickValidate(sigs, testing::OpenHalo27(64, p));
+  EXPECT_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 1e-6) << DescribeModel(BuildModel(sigs));
+  EXPECT_LT(v.compute_error, 0.02);
+}
+
 // A halo that packs its faces before each sendrecv and unpacks what it received (halo3d's
 // bursts between its sendrecvs): the bursts are a cost per byte of faces, which no power of
 // P follows when the grid changes shape. Traced at 8 to 36 ranks (2 x 2 x 2 to 4 x 3 x 3), at
