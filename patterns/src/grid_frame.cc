@@ -62,7 +62,7 @@ std::int64_t GridFrame::VaryingDims(const std::vector<std::int32_t>& members,
   return mask;
 }
 
-std::vector<GridFrame> FindGridFrames(const std::vector<CommMap>& maps) {
+std::vector<GridFrame> FindGridFrames(const std::vector<CommMap>& maps, bool any_neighbour_grid) {
   std::vector<std::int64_t> counts;
   std::set<std::int64_t> raw;
   for (const CommMap& m : maps) {
@@ -114,7 +114,8 @@ std::vector<GridFrame> FindGridFrames(const std::vector<CommMap>& maps) {
       constexpr std::size_t kLineNeighbours = 4;
       const bool line =
           grid.ndims == 1 && found.size() == raw.size() && found.size() <= kLineNeighbours;
-      bool neighbours = ok && grid.ndims > 1 && wide && found.size() <= raw.size();
+      bool neighbours =
+          ok && grid.ndims > 1 && wide && (any_neighbour_grid || found.size() <= raw.size());
       for (auto it = found.begin(); it != found.end() && neighbours; ++it) {
         for (std::int64_t c : *it) neighbours = neighbours && c >= -1 && c <= 1;
       }

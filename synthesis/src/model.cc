@@ -334,11 +334,14 @@ bool RootsComputeApart(const std::vector<std::vector<SlotCountData>>& data,
 // whose only calls are to the south and east lands in the south and east slots even though
 // no rank of that count makes the other calls; calls without a direction fall back on the
 // displacement (peer - rank) of the slot's ranks at the same count. Directions only choose
-// among alignments that match the most tokens.
+// among alignments that match the most tokens, except with `strict_directions` (the second
+// try of BuildPhase on an open grid, where every direction is exact): then a call never
+// joins a slot that goes none of its ways.
 std::vector<std::vector<int>> AlignClasses(
     const std::vector<ClassRef>& classes,
     const std::vector<std::vector<const phases::RankPhase*>>& rank_phases,
-    const DirectionFn& direction, std::vector<SlotAcc>* slots, std::vector<int>* order) {
+    const DirectionFn& direction, bool strict_directions, std::vector<SlotAcc>* slots,
+    std::vector<int>* order) {
   std::vector<std::vector<int>> assignment(classes.size());
   for (std::size_t c = 0; c < classes.size(); ++c) {
     const ClassRef& cls = classes[c];
@@ -371,6 +374,7 @@ std::vector<std::vector<int>> AlignClasses(
       if (!dirs(i).empty() && !s.directions.empty()) {
         std::size_t hits = 0;
         for (const Direction& d : dirs(i)) hits += s.directions.count(d);
+        if (hits == 0 && strict_directions) return -1;
         bonus = static_cast<std::int64_t>(1000 * hits / dirs(i).size());
         return kMatch + bonus;
       }
@@ -3100,7 +3104,7 @@ Carried CarriedAcrossPhases(const phases::PhaseGroup& group, const std::vector<R
 PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
                         const std::vector<const phases::Signature*>& sigs,
                         const std::vector<int>& counts, const std::vector<RunCarries>& runs,
-                        std::size_t block_length) {
+                        std::size_t block_length, bool strict_open_grids = false) {
   PhaseBuild build;
   PhaseModel& pm = build.model;
   pm.index = index;
@@ -3214,7 +3218,8 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // each tells them apart: the grid whose slots each keep the fewest directions (then the
   // fewest slots), the one with the fewest offsets on ties; one whose every slot keeps one
   // direction ends the search.
-  const std::vector<patterns::GridFrame> frames = patterns::FindGridFrames(pair_maps);
+  const std::vector<patterns::GridFrame> frames =
+      patterns::FindGridFrames(pair_maps, strict_open_grids);
   constexpr std::size_t kMaxFrames = 24;
   std::vector<SlotAcc> accs;
   std::vector<int> order;
@@ -3224,12 +3229,17 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // any grid is tried last: a butterfly along the rows of a power-of-two grid (rank XOR 2^b)
   // goes +1 on even and -1 on odd columns on every grid, but keeps its bit at every count.
   const std::size_t tries = std::max<std::size_t>(1, std::min(frames.size(), kMaxFrames));
+  std::size_t longest_class = 0;
+  for (const ClassRef& c : classes) longest_class = std::max(longest_class, c.tokens.size());
   for (std::size_t f = 0; f <= tries; ++f) {
     if (f == tries && (frames.empty() || best_cost.first == 0)) break;
     std::vector<SlotAcc> a;
     std::vector<int> o;
-    auto asg = AlignClasses(classes, rank_phases,
-                            direction_on(f < frames.size() ? &frames[f] : nullptr), &a, &o);
+    const patterns::GridFrame* frame = f < frames.size() ? &frames[f] : nullptr;
+    const bool strict =
+        strict_open_grids && frame != nullptr && frame->grid.ndims >= 2 &&
+        std::none_of(frame->periodic.begin(), frame->periodic.end(), [](bool p) { return p; });
+    auto asg = AlignClasses(classes, rank_phases, direction_on(frame), strict, &a, &o);
     std::size_t conflicts = 0;
     for (const SlotAcc& acc : a) {
       if (acc.directions.size() > 1) conflicts += acc.directions.size() - 1;
@@ -3241,7 +3251,9 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
       order = std::move(o);
       assignment = std::move(asg);
     }
-    if (conflicts == 0) break;
+    // On the second try an open grid keeps one direction per slot by opening slots: the
+    // search goes on to the frame that needs the fewest.
+    if (conflicts == 0 && (!strict_open_grids || a.size() <= longest_class)) break;
   }
   auto place = [&]() {
     std::vector<int> position(accs.size(), -1);
@@ -3462,7 +3474,20 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
       // modelled call by call below
     }
   }
-  return BuildPhaseAs(index, group, sigs, counts, runs, 0);
+  try {
+    return BuildPhaseAs(index, group, sigs, counts, runs, 0);
+  } catch (const patterns::PatternFitError&) {
+    // A second try, on open grids by exact direction: a 27-point halo traced where no rank
+    // has neighbours both ways along some dimension (8, 12 and 18 ranks: an extent of 2 along
+    // z) has ranks whose n-th calls go up on some ranks and down on others; matched call for
+    // call, no family reproduces them. Only codes the first try refused take it.
+    try {
+      return BuildPhaseAs(index, group, sigs, counts, runs, 0, true);
+    } catch (const UserError&) {
+      // the first try's error says more
+    }
+    throw;
+  }
 }
 
 }  // namespace

@@ -49,6 +49,11 @@ std::optional<GridFrame> FindGridFrame(const std::vector<CommMap>& maps);
 // tells them apart, by offsets that are just as few on the square; a periodic frame folds
 // +1 and -1 into one offset on an extent of 2. The caller decides with what else it knows
 // (which calls are the same call).
-std::vector<GridFrame> FindGridFrames(const std::vector<CommMap>& maps);
+// With `any_neighbour_grid`, also a grid on which every pair is a neighbour (each coordinate
+// differs by at most 1) but that has more offsets than the maps have displacements: a
+// 27-point halo on an open grid traced at 8, 12 and 18 ranks (26 offsets, 17 displacements
+// at 18) - a second try for the caller when the first frames explain nothing.
+std::vector<GridFrame> FindGridFrames(const std::vector<CommMap>& maps,
+                                      bool any_neighbour_grid = false);
 
 }  // namespace pas2p::patterns
