@@ -776,12 +776,8 @@ TEST(FaceBytesTest, AFaceAndOneOverPThatAgreeAtEveryTracedCountGoToTheFace) {
 // and a grid was only taken with fewer: the calls were aligned by displacement and no family
 // reproduced the first receive.
 TEST(OpenHaloTest, ATwentySevenPointHaloOnAnOpenGridAlignsByDirection) {
-  testing::AppParams p;
-  p.iterations = 6;
-  p.check_every = 3;
-  p.domain = 96;
-  std::vector<phases::Signature> sigs;
-  for (int n : {8, 12, 18, 27}) sigs.push_back(testing::Analyze(testing::OpenHalo27(n, p)));
+  const testing::AppParams p = testing::SmallOpenHalo27();
+  const std::vector<phases::Signature> sigs = testing::AnalyzeOpenHalo27({8, 12, 18, 27});
   const AppModel model = BuildModel(sigs);
   std::size_t widest = 0;
   for (const PhaseModel& pm : model.phases) widest = std::max(widest, pm.slots.size());
@@ -801,12 +797,8 @@ TEST(OpenHaloTest, ATwentySevenPointHaloOnAnOpenGridAlignsByDirection) {
 // class's first. Which of (0, 0, -1) and (0, 0, +1) comes first the traces cannot say: the
 // model warns, and the messages of the ranks that have both may be paired the other way.
 TEST(OpenHaloTest, TracedWithoutAnInteriorRankItIsAlignedByExactDirection) {
-  testing::AppParams p;
-  p.iterations = 6;
-  p.check_every = 3;
-  p.domain = 96;
-  std::vector<phases::Signature> sigs;
-  for (int n : {8, 12, 18}) sigs.push_back(testing::Analyze(testing::OpenHalo27(n, p)));
+  const testing::AppParams p = testing::SmallOpenHalo27();
+  const std::vector<phases::Signature> sigs = testing::AnalyzeOpenHalo27({8, 12, 18});
   const Validation v = testing::QuickValidate(sigs, testing::OpenHalo27(27, p));
   EXPECT_GE(v.pattern_match, 0.9);
   EXPECT_LT(v.bytes_error, 0.01);
@@ -820,12 +812,8 @@ TEST(OpenHaloTest, TracedWithoutAnInteriorRankItIsAlignedByExactDirection) {
 // P^(-1/3), exactly what the grid gives at 64. Before, the phases did not correspond and the
 // run was refused; then two counts of bytes gave their mean (2.8x a face at 64).
 TEST(OpenHaloTest, ALoneRankRunCountsWithTheCubeCounts) {
-  testing::AppParams p;
-  p.iterations = 6;
-  p.check_every = 3;
-  p.domain = 96;
-  std::vector<phases::Signature> sigs;
-  for (int n : {1, 8, 27}) sigs.push_back(testing::Analyze(testing::OpenHalo27(n, p)));
+  const testing::AppParams p = testing::SmallOpenHalo27();
+  const std::vector<phases::Signature> sigs = testing::AnalyzeOpenHalo27({1, 8, 27});
   const Validation v = testing::QuickValidate(sigs, testing::OpenHalo27(64, p));
   EXPECT_EQ(v.pattern_match, 1.0);
   EXPECT_LT(v.bytes_error, 1e-6) << DescribeModel(BuildModel(sigs));

@@ -186,12 +186,7 @@ TEST(PredictTest, DimensionsTracedWithTwoRanksAtMostAreNamed) {
 // of calls nobody reads; it is one run per kind of call with the range of sizes, while a
 // phase of a few runs keeps each (the bundled stencil's "4 irecv ..., 2.7 KiB each").
 TEST(PredictTest, APhaseOfManyRunsIsDescribedByKindWithItsSizes) {
-  testing::AppParams p;
-  p.iterations = 6;
-  p.check_every = 3;
-  p.domain = 96;
-  std::vector<phases::Signature> sigs;
-  for (int n : {8, 12, 18, 27}) sigs.push_back(testing::Analyze(testing::OpenHalo27(n, p)));
+  const std::vector<phases::Signature> sigs = testing::AnalyzeOpenHalo27({8, 12, 18, 27});
   const AppModel m = BuildModel(sigs);
   std::string halo;
   for (const PhaseModel& pm : m.phases) {

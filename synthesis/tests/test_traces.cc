@@ -1054,6 +1054,20 @@ sim::Machine TestMachine() {
   return m;
 }
 
+AppParams SmallOpenHalo27() {
+  AppParams p;
+  p.iterations = 6;
+  p.check_every = 3;
+  p.domain = 96;
+  return p;
+}
+
+std::vector<phases::Signature> AnalyzeOpenHalo27(const std::vector<int>& counts) {
+  std::vector<phases::Signature> sigs;
+  for (int n : counts) sigs.push_back(Analyze(OpenHalo27(n, SmallOpenHalo27())));
+  return sigs;
+}
+
 phases::Signature Analyze(const TraceData& data) {
   MemoryTrace trace(data);
   return phases::AnalyzeTrace(trace);

@@ -127,6 +127,10 @@ TraceData Halo27(int nprocs, const AppParams& p = {});
 // (dy+1)*3 + dz+1; 8 B per point of the face, edge or corner of the local block), waitall;
 // allreduce every check_every iterations. Any P.
 TraceData OpenHalo27(int nprocs, const AppParams& p = {});
+// OpenHalo27's parameters in the open-halo tests (6 iterations, an allreduce every 3, a
+// 96-point side) and its signatures at `counts`.
+AppParams SmallOpenHalo27();
+std::vector<phases::Signature> AnalyzeOpenHalo27(const std::vector<int>& counts);
 // 5-point halo on a periodic MPI_Dims_create(P, 2) grid, as codes that use MPI_Cart_shift
 // (messages along one dimension: 8 x domain / the other extent bytes):
 // irecv from the rank at -1 and +1 along dimension 0, then along dimension 1 (tags 1, 0, 3,
