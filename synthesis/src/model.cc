@@ -4089,6 +4089,165 @@ void DecideScheduled(PhaseModel* pm, const phases::PhaseGroup& group,
 
 namespace {
 
+// CPU over all ranks in one occurrence of `ph` (ns), and over the whole phase (ns).
+double PhaseCpuPerOccurrence(const phases::Phase& ph) {
+  double total = 0;
+  for (const phases::RankPhase& rp : ph.ranks) {
+    if (rp.compute.cpu_ns.n > 0) total += rp.compute.cpu_ns.mean;
+  }
+  return total;
+}
+double PhaseCpuTotal(const phases::Phase& ph) {
+  double total = 0;
+  for (const phases::RankPhase& rp : ph.ranks) {
+    if (rp.compute.cpu_ns.n > 0) total += rp.weight * rp.compute.cpu_ns.mean;
+  }
+  return total;
+}
+
+// A CPU time in ns, in the unit that reads best (as a prediction's times are printed).
+std::string CpuTime(double ns) {
+  char buf[32];
+  if (ns >= 1e9) {
+    std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
+  } else if (ns >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3f us", ns / 1e3);
+  }
+  return buf;
+}
+
+// A training trace whose compute does not follow the other counts: a run disturbed by other
+// jobs on its nodes or by ranks sharing cores computes more in every burst, and the fitted
+// laws follow it to the target. The work of a phase over all ranks, W(P) = P x CPU per rank
+// and occurrence, changes smoothly with P in real codes (constant under strong scaling,
+// growing with P under weak scaling or replicated work, a step where the data starts to fit
+// in cache), so on log P it lies near the line through its neighbours. A count more than
+// kDisturbedFactor off that line, above or below both neighbours, is a spike no smooth law
+// makes. With 4 or more counts the count is named when the others, without it, are smooth
+// (each within kSmoothFactor of its neighbours' line; the first and last count against the
+// least-squares line of the rest); with 3 the traces cannot tell which count is off and the
+// warning says so. Phases with at least kDisturbedMinShare of the traced CPU only (a small
+// phase's noise moves no prediction).
+constexpr double kDisturbedFactor = 1.5;
+constexpr double kSmoothFactor = 1.25;
+constexpr double kDisturbedMinShare = 0.10;
+
+// log W at x predicted from the points `pts` other than `skip` (log P, log W; sorted by P):
+// the line through the neighbours for an interior count, the least-squares line of the
+// others for the first or the last. NaN when fewer than 2 other points.
+double TrendAt(const std::vector<std::pair<double, double>>& pts, std::size_t skip) {
+  std::vector<std::pair<double, double>> rest;
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    if (i != skip) rest.push_back(pts[i]);
+  }
+  if (rest.size() < 2) return std::nan("");
+  const double x = pts[skip].first;
+  if (skip > 0 && skip + 1 < pts.size()) {
+    const auto& [x0, y0] = pts[skip - 1];
+    const auto& [x1, y1] = pts[skip + 1];
+    return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
+  }
+  double mx = 0, my = 0;
+  for (const auto& [rx, ry] : rest) mx += rx, my += ry;
+  mx /= static_cast<double>(rest.size());
+  my /= static_cast<double>(rest.size());
+  double sxy = 0, sxx = 0;
+  for (const auto& [rx, ry] : rest) sxy += (rx - mx) * (ry - my), sxx += (rx - mx) * (rx - mx);
+  return my + (sxx > 0 ? sxy / sxx : 0.0) * (x - mx);
+}
+
+// How far (as a factor >= 1) each interior count of `pts` lies off its neighbours' line,
+// the largest; 1 when fewer than 3 points.
+double Roughness(const std::vector<std::pair<double, double>>& pts) {
+  double most = 0;
+  for (std::size_t i = 1; i + 1 < pts.size(); ++i) {
+    most = std::max(most, std::abs(pts[i].second - TrendAt(pts, i)));
+  }
+  return std::exp(most);
+}
+
+void WarnDisturbedCount(int index, const phases::PhaseGroup& group,
+                        const std::vector<const phases::Signature*>& sigs,
+                        const std::vector<int>& counts, const std::vector<double>& run_cpu,
+                        std::vector<std::string>* warnings) {
+  if (counts.size() < 3) return;
+  std::vector<std::pair<double, double>> pts;  // (log P, log W)
+  std::vector<double> work;
+  double share = 0;
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    const phases::Phase* ph = sigs[ci]->FindPhase(group.phase_ids[ci]);
+    if (!ph || counts[ci] < 2) return;  // a run of one rank does the phase's work alone
+    const double w = PhaseCpuPerOccurrence(*ph);
+    if (!(w > 0) || !(run_cpu[ci] > 0)) return;
+    share += PhaseCpuTotal(*ph) / run_cpu[ci];
+    work.push_back(w);
+    pts.emplace_back(std::log(static_cast<double>(counts[ci])), std::log(w));
+  }
+  if (share / static_cast<double>(counts.size()) < kDisturbedMinShare) return;
+  // Spikes: off the neighbours' line by more than kDisturbedFactor, on the same side of both.
+  std::size_t worst = pts.size();
+  double worst_off = 0;
+  for (std::size_t i = 1; i + 1 < pts.size(); ++i) {
+    const double off = pts[i].second - TrendAt(pts, i);
+    const bool spike =
+        (pts[i].second - pts[i - 1].second) * (pts[i].second - pts[i + 1].second) > 0;
+    if (spike && std::abs(off) > std::log(kDisturbedFactor) && std::abs(off) > worst_off) {
+      worst = i;
+      worst_off = std::abs(off);
+    }
+  }
+  if (worst == pts.size()) return;
+  std::string values;
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+    values += (ci ? ", " : "") + CpuTime(work[ci]) + " at " + std::to_string(counts[ci]);
+  }
+  // Which count: the one (interior or not) whose removal leaves the rest smooth, and that is
+  // itself off the rest's trend by more than kDisturbedFactor.
+  std::size_t culprit = pts.size();
+  double culprit_factor = 1;
+  if (pts.size() >= 4) {
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      std::vector<std::pair<double, double>> rest;
+      for (std::size_t k = 0; k < pts.size(); ++k) {
+        if (k != i) rest.push_back(pts[k]);
+      }
+      const double off = pts[i].second - TrendAt(pts, i);
+      if (Roughness(rest) <= kSmoothFactor && std::abs(off) > std::log(kDisturbedFactor)) {
+        if (culprit != pts.size()) {  // two counts would do: the traces cannot tell which
+          culprit = pts.size();
+          break;
+        }
+        culprit = i;
+        culprit_factor = std::exp(off);
+      }
+    }
+  }
+  char factor[32];
+  const std::string phase = "phase " + std::to_string(index);
+  const std::string advice =
+      "; such a trace was probably disturbed (other jobs on its nodes, more ranks than cores, "
+      "frequency changes), and the fitted compute follows it to the target";
+  if (culprit != pts.size()) {
+    std::snprintf(factor, sizeof factor, "%.2fx", culprit_factor);
+    warnings->push_back(
+        "at " + std::to_string(counts[culprit]) + " processes, " + phase + " computes " + factor +
+        " what the other counts' trend gives there (CPU over all ranks per occurrence: " + values +
+        ")" + advice + ": trace " + std::to_string(counts[culprit]) +
+        " processes again, or leave that trace out");
+    return;
+  }
+  const double off = pts[worst].second - TrendAt(pts, worst);
+  std::snprintf(factor, sizeof factor, "%.2fx", std::exp(std::abs(off)));
+  warnings->push_back(
+      phase + "'s compute does not follow one trend across the counts (CPU over all ranks " +
+      "per occurrence: " + values + "; " + std::to_string(counts[worst]) + " is " + factor +
+      (off > 0 ? " above" : " below") +
+      " the line through the counts beside it, which no smooth law of P does)" + advice +
+      ": the traces cannot tell which count is off, so trace another count, or trace them again");
+}
+
 // No relevant phase corresponds across the counts (BuildModelOfCounts); BuildModel then tries
 // the larger counts alone.
 class PhasesDoNotCorrespond : public UserError {
@@ -4178,6 +4337,12 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     for (std::size_t ci = 0; ci < counts.size(); ++ci) modelled[ci].insert(group.phase_ids[ci]);
   }
   const std::vector<RunCarries> runs = RunCarriesOf(sigs, counts, modelled);
+  std::vector<double> run_cpu;  // per count, the CPU of every phase over all ranks (ns)
+  for (const phases::Signature* sig : sigs) {
+    double total = 0;
+    for (const phases::Phase& ph : sig->phases) total += PhaseCpuTotal(ph);
+    run_cpu.push_back(total);
+  }
   for (const phases::PhaseGroup& group : corr.groups) {
     if (!group.complete) {
       if (group.relevant) {
@@ -4202,6 +4367,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
         w.push_back({double(counts[ci]), group.weights[ci]});
       build.model.weight = FitQuantity(w, "phase " + std::to_string(index) + " weight");
       DecideScheduled(&build.model, group, sigs, counts);
+      WarnDisturbedCount(index, group, sigs, counts, run_cpu, &build.warnings);
       for (auto& bw : build.warnings) model.warnings.push_back(std::move(bw));
       model.phases.push_back(std::move(build.model));
       group_of_largest_id[group.phase_ids.back()] = index;

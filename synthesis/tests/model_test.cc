@@ -70,6 +70,57 @@ TEST(ModelTest, OversubscribedTracesWarnInTheModel) {
       << ::testing::PrintToString(m.warnings);
 }
 
+// A training trace whose compute is off the other counts' trend (a run disturbed by other
+// jobs) is named in a warning with the phase's CPU at every count; with 3 counts the traces
+// cannot tell which one is off, and the warning says so. Smooth laws do not warn: strong
+// scaling (constant work), weak scaling (work growing with P), and a step down that stays
+// (the data fitting in cache from some count on).
+TEST(ModelTest, ATrainingCountComputingOffTheTrendIsNamed) {
+  // `work(n)`: the iteration's compute over all ranks at n ranks.
+  auto trend_warnings = [](std::vector<int> counts, double (*work)(int)) {
+    std::vector<phases::Signature> sigs;
+    for (int n : counts) {
+      testing::AppParams p;
+      p.compute_ns = work(n);
+      sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
+    }
+    const AppModel m = BuildModel(sigs);
+    std::vector<std::string> out;
+    for (const std::string& w : m.warnings) {
+      if (w.find("trend") != std::string::npos) out.push_back(w);
+    }
+    return out;
+  };
+  const auto named =
+      trend_warnings({9, 16, 25, 36}, [](int n) { return n == 25 ? 2.5 * 4e9 : 4e9; });
+  ASSERT_EQ(named.size(), 1u) << ::testing::PrintToString(named);
+  EXPECT_EQ(named[0].rfind("at 25 processes, phase ", 0), 0u) << named[0];
+  EXPECT_NE(named[0].find("computes 2.50x what the other counts' trend gives"), std::string::npos)
+      << named[0];
+  EXPECT_NE(named[0].find("at 9, "), std::string::npos) << named[0];
+  EXPECT_NE(named[0].find("trace 25 processes again, or leave that trace out"), std::string::npos)
+      << named[0];
+  // A count computing less than the trend is named too.
+  const auto low = trend_warnings({9, 16, 25, 36}, [](int n) { return n == 16 ? 4e9 / 2 : 4e9; });
+  ASSERT_EQ(low.size(), 1u) << ::testing::PrintToString(low);
+  EXPECT_EQ(low[0].rfind("at 16 processes, ", 0), 0u) << low[0];
+  EXPECT_NE(low[0].find("computes 0.50x"), std::string::npos) << low[0];
+
+  const auto three = trend_warnings({9, 16, 25}, [](int n) { return n == 16 ? 2.5 * 4e9 : 4e9; });
+  ASSERT_EQ(three.size(), 1u) << ::testing::PrintToString(three);
+  EXPECT_NE(three[0].find("does not follow one trend across the counts"), std::string::npos)
+      << three[0];
+  EXPECT_NE(three[0].find("16 is 2.50x above the line"), std::string::npos) << three[0];
+  EXPECT_NE(three[0].find("the traces cannot tell which count is off"), std::string::npos)
+      << three[0];
+
+  EXPECT_TRUE(trend_warnings({9, 16, 25, 36}, [](int) { return 4e9; }).empty());
+  EXPECT_TRUE(trend_warnings({9, 16, 25, 36}, [](int n) { return 2e8 * n; }).empty());
+  EXPECT_TRUE(trend_warnings({9, 16, 25, 36}, [](int n) { return 1e8 * n * n; }).empty());
+  EXPECT_TRUE(
+      trend_warnings({9, 16, 25, 36}, [](int n) { return n >= 25 ? 4e9 / 1.6 : 4e9; }).empty());
+}
+
 }  // namespace
 }  // namespace pas2p::synthesis
 
