@@ -4123,14 +4123,19 @@ std::string CpuTime(double ns) {
 // laws follow it to the target. The work of a phase over all ranks, W(P) = P x CPU per rank
 // and occurrence, changes smoothly with P in real codes (constant under strong scaling,
 // growing with P under weak scaling or replicated work, a step where the data starts to fit
-// in cache), so on log P it lies near the line through its neighbours. A count more than
-// kDisturbedFactor off that line, above or below both neighbours, is a spike no smooth law
-// makes. With 4 or more counts the count is named when the others, without it, are smooth
-// (each within kSmoothFactor of its neighbours' line; the first and last count against the
-// least-squares line of the rest); with 3 the traces cannot tell which count is off and the
-// warning says so. Phases with at least kDisturbedMinShare of the traced CPU only (a small
-// phase's noise moves no prediction).
+// in cache), so on log P it lies near the line through its neighbours. With 4 or more
+// counts, a count more than kDisturbedFactor off the others' trend (an interior count off its
+// neighbours' line; the first or the last, more than kDisturbedEndFactor off the
+// least-squares line of the rest, as work can turn smoothly there: high at the smallest
+// counts, whose blocks miss the cache, then rising with P as halos grow) is named
+// when the others, without it, are smooth (each interior one within kSmoothFactor of its
+// neighbours' line) and no other count would do as well. Otherwise a count above or below
+// both its neighbours by more than kDisturbedFactor of their line is a spike no smooth law
+// makes, and the warning says the traces cannot tell which count is off (always so with 3). Phases
+// with at least kDisturbedMinShare of the traced CPU only (a small phase's noise moves no
+// prediction).
 constexpr double kDisturbedFactor = 1.5;
+constexpr double kDisturbedEndFactor = 2.5;
 constexpr double kSmoothFactor = 1.25;
 constexpr double kDisturbedMinShare = 0.10;
 
@@ -4198,7 +4203,6 @@ void WarnDisturbedCount(int index, const phases::PhaseGroup& group,
       worst_off = std::abs(off);
     }
   }
-  if (worst == pts.size()) return;
   std::string values;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     values += (ci ? ", " : "") + CpuTime(work[ci]) + " at " + std::to_string(counts[ci]);
@@ -4214,7 +4218,9 @@ void WarnDisturbedCount(int index, const phases::PhaseGroup& group,
         if (k != i) rest.push_back(pts[k]);
       }
       const double off = pts[i].second - TrendAt(pts, i);
-      if (Roughness(rest) <= kSmoothFactor && std::abs(off) > std::log(kDisturbedFactor)) {
+      const bool end = i == 0 || i + 1 == pts.size();
+      if (Roughness(rest) <= kSmoothFactor &&
+          std::abs(off) > std::log(end ? kDisturbedEndFactor : kDisturbedFactor)) {
         if (culprit != pts.size()) {  // two counts would do: the traces cannot tell which
           culprit = pts.size();
           break;
@@ -4224,6 +4230,7 @@ void WarnDisturbedCount(int index, const phases::PhaseGroup& group,
       }
     }
   }
+  if (culprit == pts.size() && worst == pts.size()) return;
   char factor[32];
   const std::string phase = "phase " + std::to_string(index);
   const std::string advice =

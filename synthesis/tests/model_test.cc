@@ -100,6 +100,14 @@ TEST(ModelTest, ATrainingCountComputingOffTheTrendIsNamed) {
   EXPECT_NE(named[0].find("at 9, "), std::string::npos) << named[0];
   EXPECT_NE(named[0].find("trace 25 processes again, or leave that trace out"), std::string::npos)
       << named[0];
+  // The largest count too (the one the extrapolation leans on most), when far off.
+  const auto last = trend_warnings({9, 16, 25, 36}, [](int n) { return n == 36 ? 3 * 4e9 : 4e9; });
+  ASSERT_EQ(last.size(), 1u) << ::testing::PrintToString(last);
+  EXPECT_EQ(last[0].rfind("at 36 processes, ", 0), 0u) << last[0];
+  EXPECT_NE(last[0].find("computes 3.00x"), std::string::npos) << last[0];
+  // 2x there could be a turn of a smooth law at the end of the range: no warning.
+  EXPECT_TRUE(
+      trend_warnings({9, 16, 25, 36}, [](int n) { return n == 36 ? 2 * 4e9 : 4e9; }).empty());
   // A count computing less than the trend is named too.
   const auto low = trend_warnings({9, 16, 25, 36}, [](int n) { return n == 16 ? 4e9 / 2 : 4e9; });
   ASSERT_EQ(low.size(), 1u) << ::testing::PrintToString(low);
