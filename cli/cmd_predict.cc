@@ -135,7 +135,7 @@ void SetupPredict(CLI::App& root) {
       "--json prints {target, run_count, predicted_time_s, interval_s: [low, high], phases:\n"
       "[{phase, description, weight, time_per_occurrence_s, total_s, share}], self_check:\n"
       "{done, count, training_counts, predicted_s, real_simulated_s, error} or {done: false,\n"
-      "note}, ...}.\n"
+      "note}, model_warnings: [the model's warnings, also on stderr], ...}.\n"
       "--sweep A:B predicts every valid count in A..B (a log-spaced subset of at most\n"
       "--points counts, each the count an allocation would ask for near its spot: whole\n"
       "nodes of the machine file, else a count with small prime factors), with speedup,\n"

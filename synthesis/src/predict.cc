@@ -440,6 +440,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   const std::int64_t n = check.run_count;
   pred.limits = ProblemSizeLimits(model, n);
   pred.untraced_extents = UntracedExtents(model, n);
+  pred.model_warnings = model.warnings;
   std::string error;
   if (!machine.IsValidFor(static_cast<int>(n), &error)) {
     throw UserError("the machine \"" + machine.name + "\" cannot run " + std::to_string(n) +
@@ -843,6 +844,7 @@ std::string PredictionToJson(const Prediction& p, const std::string& machine_nam
   j["self_check"] = SelfCheckJson(p.self_check);
   j["limits"] = p.limits;
   j["untraced_extents"] = p.untraced_extents;
+  j["model_warnings"] = p.model_warnings;
   json phases = json::array();
   for (const auto& r : p.phases) {
     phases.push_back(json{{"phase", r.phase},

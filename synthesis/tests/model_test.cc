@@ -100,6 +100,21 @@ TEST(ModelTest, ATrainingCountComputingOffTheTrendIsNamed) {
   EXPECT_NE(named[0].find("at 9, "), std::string::npos) << named[0];
   EXPECT_NE(named[0].find("trace 25 processes again, or leave that trace out"), std::string::npos)
       << named[0];
+  {  // predict --json lists it
+    std::vector<phases::Signature> sigs;
+    for (int n : {9, 16, 25, 36}) {
+      testing::AppParams p;
+      p.compute_ns = n == 25 ? 2.5 * 4e9 : 4e9;
+      p.iterations = 10;
+      sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
+    }
+    const Prediction pred = Predict(BuildModel(sigs), 64, testing::TestMachine());
+    ASSERT_FALSE(pred.model_warnings.empty());
+    const std::string json = PredictionToJson(pred, "m");
+    const auto at = json.find("\"model_warnings\"");
+    ASSERT_NE(at, std::string::npos) << json;
+    EXPECT_NE(json.find("\"at 25 processes, phase ", at), std::string::npos) << json;
+  }
   // The largest count too (the one the extrapolation leans on most), when far off.
   const auto last = trend_warnings({9, 16, 25, 36}, [](int n) { return n == 36 ? 3 * 4e9 : 4e9; });
   ASSERT_EQ(last.size(), 1u) << ::testing::PrintToString(last);

@@ -147,6 +147,9 @@ struct Prediction {
   // more: a rank's neighbours either way along it were one rank (or none), so the traces
   // could not tell the exchanges in each direction apart. One line per grid, in words.
   std::vector<std::string> untraced_extents;
+  // The model's own warnings (AppModel::warnings: oversubscribed or disturbed training
+  // traces, phases left out, guessed directions), which hold for every prediction of it.
+  std::vector<std::string> model_warnings;
 };
 
 // The `limits` of a prediction at `nprocs` (see Prediction::limits).
