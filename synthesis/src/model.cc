@@ -4131,9 +4131,9 @@ std::string CpuTime(double ns) {
 // when the others, without it, are smooth (each interior one within kSmoothFactor of its
 // neighbours' line) and no other count would do as well. Otherwise a count above or below
 // both its neighbours by more than kDisturbedFactor of their line is a spike no smooth law
-// makes, and the warning says the traces cannot tell which count is off (always so with 3). Phases
-// with at least kDisturbedMinShare of the traced CPU only (a small phase's noise moves no
-// prediction).
+// makes, and the warning says the traces cannot tell which count is off (always so with 3).
+// Phases with at least kDisturbedMinShare of the traced CPU only (a small phase's noise moves
+// no prediction).
 constexpr double kDisturbedFactor = 1.5;
 constexpr double kDisturbedEndFactor = 2.5;
 constexpr double kSmoothFactor = 1.25;
@@ -4143,23 +4143,24 @@ constexpr double kDisturbedMinShare = 0.10;
 // the line through the neighbours for an interior count, the least-squares line of the
 // others for the first or the last. NaN when fewer than 2 other points.
 double TrendAt(const std::vector<std::pair<double, double>>& pts, std::size_t skip) {
-  std::vector<std::pair<double, double>> rest;
-  for (std::size_t i = 0; i < pts.size(); ++i) {
-    if (i != skip) rest.push_back(pts[i]);
-  }
-  if (rest.size() < 2) return std::nan("");
+  if (pts.size() < 3) return std::nan("");
   const double x = pts[skip].first;
   if (skip > 0 && skip + 1 < pts.size()) {
     const auto& [x0, y0] = pts[skip - 1];
     const auto& [x1, y1] = pts[skip + 1];
     return y0 + (y1 - y0) * (x - x0) / (x1 - x0);
   }
+  const double others = static_cast<double>(pts.size() - 1);
   double mx = 0, my = 0;
-  for (const auto& [rx, ry] : rest) mx += rx, my += ry;
-  mx /= static_cast<double>(rest.size());
-  my /= static_cast<double>(rest.size());
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    if (i != skip) mx += pts[i].first / others, my += pts[i].second / others;
+  }
   double sxy = 0, sxx = 0;
-  for (const auto& [rx, ry] : rest) sxy += (rx - mx) * (ry - my), sxx += (rx - mx) * (rx - mx);
+  for (std::size_t i = 0; i < pts.size(); ++i) {
+    if (i == skip) continue;
+    sxy += (pts[i].first - mx) * (pts[i].second - my);
+    sxx += (pts[i].first - mx) * (pts[i].first - mx);
+  }
   return my + (sxx > 0 ? sxy / sxx : 0.0) * (x - mx);
 }
 
@@ -4207,8 +4208,8 @@ void WarnDisturbedCount(int index, const phases::PhaseGroup& group,
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     values += (ci ? ", " : "") + CpuTime(work[ci]) + " at " + std::to_string(counts[ci]);
   }
-  // Which count: the one (interior or not) whose removal leaves the rest smooth, and that is
-  // itself off the rest's trend by more than kDisturbedFactor.
+  // Which count: the one whose removal leaves the rest smooth, and that is itself off the
+  // rest's trend by more than kDisturbedFactor (kDisturbedEndFactor for the first or last).
   std::size_t culprit = pts.size();
   double culprit_factor = 1;
   if (pts.size() >= 4) {
