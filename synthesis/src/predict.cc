@@ -937,6 +937,7 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
   if (counts.size() > max_points) counts = SweepPoints(counts, max_points, machine.cpus_per_node);
   Sweep sweep;
   sweep.efficiency_threshold = efficiency_threshold;
+  sweep.model_warnings = model.warnings;
   PredictOptions o = options;
   o.intervals = false;
   o.ideal_network = false;
@@ -1064,7 +1065,8 @@ std::string SweepToJson(const Sweep& sweep) {
          {"efficiency_threshold", sweep.efficiency_threshold},
          {"recommended", sweep.recommended},
          {"rule", sweep.rule},
-         {"notes", sweep.notes}};
+         {"notes", sweep.notes},
+         {"model_warnings", sweep.model_warnings}};
   return j.dump(2) + "\n";
 }
 

@@ -114,6 +114,12 @@ TEST(ModelTest, ATrainingCountComputingOffTheTrendIsNamed) {
     const auto at = json.find("\"model_warnings\"");
     ASSERT_NE(at, std::string::npos) << json;
     EXPECT_NE(json.find("\"at 25 processes, phase ", at), std::string::npos) << json;
+    // and predict --sweep --json
+    const std::string sweep =
+        SweepToJson(RunSweep(BuildModel(sigs), 36, 144, testing::TestMachine(), 0.5, 2));
+    const auto in_sweep = sweep.find("\"model_warnings\"");
+    ASSERT_NE(in_sweep, std::string::npos) << sweep;
+    EXPECT_NE(sweep.find("\"at 25 processes, phase ", in_sweep), std::string::npos) << sweep;
   }
   // The largest count too (the one the extrapolation leans on most), when far off.
   const auto last = trend_warnings({9, 16, 25, 36}, [](int n) { return n == 36 ? 3 * 4e9 : 4e9; });

@@ -199,6 +199,7 @@ struct Sweep {
   std::string rule;              // the recommendation rule in words
   // Jumps in time between consecutive counts, explained (link contention or not).
   std::vector<std::string> notes;
+  std::vector<std::string> model_warnings;  // as Prediction::model_warnings
 };
 
 // Valid counts in [low, high] (at most max_points of them, log-spaced when there are more,
