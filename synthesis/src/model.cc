@@ -4105,19 +4105,6 @@ double PhaseCpuTotal(const phases::Phase& ph) {
   return total;
 }
 
-// A CPU time in ns, in the unit that reads best (as a prediction's times are printed).
-std::string CpuTime(double ns) {
-  char buf[32];
-  if (ns >= 1e9) {
-    std::snprintf(buf, sizeof buf, "%.3f s", ns / 1e9);
-  } else if (ns >= 1e6) {
-    std::snprintf(buf, sizeof buf, "%.3f ms", ns / 1e6);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.3f us", ns / 1e3);
-  }
-  return buf;
-}
-
 // A training trace whose compute does not follow the other counts: a run disturbed by other
 // jobs on its nodes or by ranks sharing cores computes more in every burst, and the fitted
 // laws follow it to the target. The work of a phase over all ranks, W(P) = P x CPU per rank
@@ -4206,7 +4193,8 @@ void WarnDisturbedCount(int index, const phases::PhaseGroup& group,
   }
   std::string values;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
-    values += (ci ? ", " : "") + CpuTime(work[ci]) + " at " + std::to_string(counts[ci]);
+    values +=
+        (ci ? ", " : "") + FormatSeconds(work[ci] / 1e9) + " at " + std::to_string(counts[ci]);
   }
   // Which count: the one whose removal leaves the rest smooth, and that is itself off the
   // rest's trend by more than kDisturbedFactor (kDisturbedEndFactor for the first or last).
@@ -4781,6 +4769,20 @@ std::string SlotModel::Describe() const {
     out << buf;
   }
   return out.str();
+}
+
+std::string FormatSeconds(double s) {
+  char buf[64];
+  if (s == 0) {
+    std::snprintf(buf, sizeof buf, "0 s");
+  } else if (std::fabs(s) >= 1) {
+    std::snprintf(buf, sizeof buf, "%.3f s", s);
+  } else if (std::fabs(s) >= 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
+  }
+  return buf;
 }
 
 std::string DescribeModel(const AppModel& model, std::int64_t target) {

@@ -151,20 +151,6 @@ std::string JoinCounts(const std::vector<int>& counts) {
   return s;
 }
 
-std::string Seconds(double s) {
-  char buf[64];
-  if (s == 0) {
-    std::snprintf(buf, sizeof buf, "0 s");
-  } else if (std::fabs(s) >= 1) {
-    std::snprintf(buf, sizeof buf, "%.3f s", s);
-  } else if (std::fabs(s) >= 1e-3) {
-    std::snprintf(buf, sizeof buf, "%.3f ms", s * 1e3);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.3f us", s * 1e6);
-  }
-  return buf;
-}
-
 }  // namespace
 
 std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
@@ -736,8 +722,8 @@ std::string SelfCheckLine(const SelfCheck& c) {
   std::ostringstream out;
   if (c.done) {
     out << "trained on " << JoinCounts(c.training_counts) << " only, it predicts " << c.count
-        << " at " << Seconds(c.predicted_s) << " against " << Seconds(c.real_simulated_s)
-        << " for the trace (" << Percent(c.error) << ")";
+        << " at " << FormatSeconds(c.predicted_s) << " against "
+        << FormatSeconds(c.real_simulated_s) << " for the trace (" << Percent(c.error) << ")";
     if (c.noise_draws > 0) {
       out << "; its compute noise shuffled in time (" << c.noise_draws
           << " draws) spreads the trace's own time over +-" << Percent(c.noise_spread).substr(1);
@@ -767,20 +753,21 @@ json SelfCheckJson(const SelfCheck& c) {
 std::string FormatPrediction(const Prediction& p, const std::string& machine_name) {
   std::ostringstream out;
   out << "predicted time at " << p.run_count << " processes on " << machine_name << ": "
-      << Seconds(p.predicted_time_s) << "  [" << Seconds(p.interval_low_s) << ", "
-      << Seconds(p.interval_high_s) << "]\n";
+      << FormatSeconds(p.predicted_time_s) << "  [" << FormatSeconds(p.interval_low_s) << ", "
+      << FormatSeconds(p.interval_high_s) << "]\n";
   out << "method: " << p.method << "\n";
   if (p.noise_replays > 0) {
     out << "noise: " << p.noise_replays
-        << " more replays with the compute noise drawn anew: " << Seconds(p.noise_low_s) << " to "
-        << Seconds(p.noise_high_s) << " (in the interval)\n";
+        << " more replays with the compute noise drawn anew: " << FormatSeconds(p.noise_low_s)
+        << " to " << FormatSeconds(p.noise_high_s) << " (in the interval)\n";
   }
   if (p.efficiency_done) {
     const sim::Efficiency& e = p.efficiency;
     out << "efficiency (POP metrics of the replay" << (p.remainder_s > 0 ? ", modelled phases" : "")
         << "): " << sim::FormatEfficiency(e) << "; per rank on average "
-        << Seconds(e.compute_mean_s) << " computing, " << Seconds(e.communication_mean_s)
-        << " moving its data, " << Seconds(e.wait_mean_s) << " waiting for others\n";
+        << FormatSeconds(e.compute_mean_s) << " computing, "
+        << FormatSeconds(e.communication_mean_s) << " moving its data, "
+        << FormatSeconds(e.wait_mean_s) << " waiting for others\n";
   }
   const std::string check = SelfCheckLine(p.self_check);
   if (!check.empty()) out << "self-check: " << check << "\n";
@@ -796,17 +783,18 @@ std::string FormatPrediction(const Prediction& p, const std::string& machine_nam
   for (const auto& r : p.phases) {
     // The description is appended, not formatted: it can be longer than any fixed buffer.
     std::snprintf(line, sizeof line, "%-5d %10.6g %14s %14s %6.1f%%  ", r.phase, r.weight,
-                  Seconds(r.time_per_occurrence_s).c_str(), Seconds(r.total_s).c_str(),
+                  FormatSeconds(r.time_per_occurrence_s).c_str(), FormatSeconds(r.total_s).c_str(),
                   100 * r.share);
     out << line << (r.relevant ? "" : "(not relevant) ") << r.description << "\n";
   }
   if (p.remainder_s > 0) {
     std::snprintf(line, sizeof line, "%-5s %10s %14s %14s %6.1f%%  %s\n", "rest", "", "",
-                  Seconds(p.remainder_s).c_str(), 100 * (p.pet_s > 0 ? p.remainder_s / p.pet_s : 0),
+                  FormatSeconds(p.remainder_s).c_str(),
+                  100 * (p.pet_s > 0 ? p.remainder_s / p.pet_s : 0),
                   "phases not present at every traced count, kept at their traced share");
     out << line;
   }
-  out << "PET (sum of phases): " << Seconds(p.pet_s) << "\n";
+  out << "PET (sum of phases): " << FormatSeconds(p.pet_s) << "\n";
   return out.str();
 }
 
@@ -990,8 +978,8 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
                     "links it would be %s at %lld",
                     b.time_s / a.time_s, static_cast<long long>(a.count),
                     static_cast<long long>(b.count), machine.name.c_str(), machine.cpus_per_node,
-                    machine.output_links, machine.input_links, machine.buses, Seconds(tb).c_str(),
-                    static_cast<long long>(b.count));
+                    machine.output_links, machine.input_links, machine.buses,
+                    FormatSeconds(tb).c_str(), static_cast<long long>(b.count));
     } else {
       std::snprintf(note, sizeof note,
                     "the time rises %.1fx from %lld to %lld processes%s; `pas2p predict --target "
@@ -1026,7 +1014,7 @@ std::string FormatSweep(const Sweep& sweep) {
   };
   for (const auto& r : sweep.rows) {
     std::snprintf(line, sizeof line, "%10lld %14s %9.3f %11.3f %12.4g %9s %9s%s\n",
-                  static_cast<long long>(r.count), Seconds(r.time_s).c_str(), r.speedup,
+                  static_cast<long long>(r.count), FormatSeconds(r.time_s).c_str(), r.speedup,
                   r.efficiency, r.core_hours, pop(r.load_balance).c_str(),
                   pop(r.communication).c_str(),
                   r.count == sweep.recommended ? "  <- recommended"
@@ -1867,8 +1855,8 @@ std::string FormatValidation(const Validation& v, const std::string& application
       char pred_cpu[32];
       std::snprintf(pred_cpu, sizeof pred_cpu, "%.6g s", c.predicted_compute_s);
       std::snprintf(line, sizeof line, "  %-5d %9.6g %9s %12s %12s %8s %12s %8s  ", c.phase,
-                    c.weight, real_w, pred_cpu, real_cpu, err, Seconds(c.predicted_time_s).c_str(),
-                    share);
+                    c.weight, real_w, pred_cpu, real_cpu, err,
+                    FormatSeconds(c.predicted_time_s).c_str(), share);
       out << line << c.description << "\n";
     }
   }

@@ -433,6 +433,10 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
 // The model in words (what `pas2p model` prints), optionally with values at a target count.
 std::string DescribeModel(const AppModel& model, std::int64_t target = 0);
 
+// A time in seconds in the unit that reads best, to 3 decimals ("942.733 us", "1.020 ms",
+// "2.500 s"), as predictions and the model's warnings print times.
+std::string FormatSeconds(double s);
+
 std::string ModelToJson(const AppModel& model);
 // Throws UserError naming `origin` when the text is not a model (or does not refit).
 AppModel ModelFromJson(const std::string& json, const std::string& origin);
