@@ -16,6 +16,7 @@
 
 #include "pas2p/core/error.h"
 #include "pas2p/core/trace.h"
+#include "pas2p/patterns/grid.h"
 #include "pas2p/patterns/grid_frame.h"
 #include "pas2p/patterns/serialize.h"
 #include "pas2p/phases/analyze.h"
@@ -44,6 +45,17 @@ std::string_view PresenceName(Presence presence) {
   return "all";
 }
 
+const std::vector<RankSet>& AllRankSets() {
+  static const std::vector<RankSet> all = {
+      RankSet::kEvenRanks,         RankSet::kOddRanks,
+      RankSet::kOnlyRank0,         RankSet::kLastRank,
+      RankSet::kAllButRank0,       RankSet::kGrid2Even,
+      RankSet::kGrid2Odd,          RankSet::kGrid2FastFirstEven,
+      RankSet::kGrid2FastFirstOdd, RankSet::kGrid3Even,
+      RankSet::kGrid3Odd};
+  return all;
+}
+
 std::string_view RankSetName(RankSet set) {
   switch (set) {
     case RankSet::kNone:
@@ -58,9 +70,69 @@ std::string_view RankSetName(RankSet set) {
       return "last rank";
     case RankSet::kAllButRank0:
       return "all but rank 0";
+    case RankSet::kGrid2Even:
+      return "grid2 even";
+    case RankSet::kGrid2Odd:
+      return "grid2 odd";
+    case RankSet::kGrid2FastFirstEven:
+      return "grid2 fastest-first even";
+    case RankSet::kGrid2FastFirstOdd:
+      return "grid2 fastest-first odd";
+    case RankSet::kGrid3Even:
+      return "grid3 even";
+    case RankSet::kGrid3Odd:
+      return "grid3 odd";
   }
   return "none";
 }
+
+std::string RankSetWords(RankSet set) {
+  switch (set) {
+    case RankSet::kEvenRanks:
+      return "the even ranks";
+    case RankSet::kOddRanks:
+      return "the odd ranks";
+    case RankSet::kOnlyRank0:
+      return "rank 0";
+    case RankSet::kLastRank:
+      return "the last rank";
+    case RankSet::kAllButRank0:
+      return "every rank but 0";
+    case RankSet::kGrid2Even:
+    case RankSet::kGrid2Odd:
+      return std::string("the ranks with x + y ") + (set == RankSet::kGrid2Even ? "even" : "odd") +
+             " on the MPI_Dims_create(P, 2) grid (row-major, as MPI_Cart_create)";
+    case RankSet::kGrid2FastFirstEven:
+    case RankSet::kGrid2FastFirstOdd:
+      return std::string("the ranks with x + y ") +
+             (set == RankSet::kGrid2FastFirstEven ? "even" : "odd") +
+             " on the MPI_Dims_create(P, 2) grid (first extent fastest)";
+    case RankSet::kGrid3Even:
+    case RankSet::kGrid3Odd:
+      return std::string("the ranks with x + y + z ") +
+             (set == RankSet::kGrid3Even ? "even" : "odd") +
+             " on the MPI_Dims_create(P, 3) grid (row-major, as MPI_Cart_create)";
+    case RankSet::kNone:
+      break;
+  }
+  return "no rank";
+}
+
+namespace {
+// The parity of the sum of `rank`'s coordinates on the MPI_Dims_create(nprocs, ndims) grid,
+// row-major or with the first extent fastest.
+int GridParity(std::int64_t rank, std::int64_t nprocs, int ndims, bool fast_first) {
+  std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, ndims);
+  if (!fast_first) std::reverse(dims.begin(), dims.end());  // fastest first
+  std::int64_t sum = 0;
+  for (const std::int64_t extent : dims) {
+    if (extent <= 0) return 0;
+    sum += rank % extent;
+    rank /= extent;
+  }
+  return static_cast<int>(sum % 2);
+}
+}  // namespace
 
 bool InRankSet(RankSet set, std::int64_t rank, std::int64_t nprocs) {
   switch (set) {
@@ -76,6 +148,15 @@ bool InRankSet(RankSet set, std::int64_t rank, std::int64_t nprocs) {
       return rank == nprocs - 1;
     case RankSet::kAllButRank0:
       return rank != 0;
+    case RankSet::kGrid2Even:
+    case RankSet::kGrid2Odd:
+      return GridParity(rank, nprocs, 2, false) == (set == RankSet::kGrid2Odd ? 1 : 0);
+    case RankSet::kGrid2FastFirstEven:
+    case RankSet::kGrid2FastFirstOdd:
+      return GridParity(rank, nprocs, 2, true) == (set == RankSet::kGrid2FastFirstOdd ? 1 : 0);
+    case RankSet::kGrid3Even:
+    case RankSet::kGrid3Odd:
+      return GridParity(rank, nprocs, 3, false) == (set == RankSet::kGrid3Odd ? 1 : 0);
   }
   return false;
 }
@@ -410,12 +491,59 @@ std::vector<std::vector<int>> AlignClasses(
         best_rot = rot;
       }
     }
-    rot = best_rot;
-    fill();
-    // Traceback (from the end), building the merged order.
+    // A class that makes the slots' calls in an order of its own, neither theirs nor a
+    // rotation of it (a checkerboard exchange with blocking calls: in each direction the
+    // ranks with x + y even send and then receive, the others receive and then send): every
+    // one of its calls joins a slot of its kind, the one going its way (the best score, the
+    // first slot on ties), in whatever order - when every call that has a direction finds a
+    // slot going exactly that way, and that scores more than every alignment in order (by
+    // matching more calls, or the same calls each to a slot going its own way). FindReorderedRanks
+    // then keeps that order for its ranks. Blocking calls only: the order in which a rank posts
+    // nonblocking ones matters little, and an open halo whose ranks post the receives that they
+    // have in different orders is aligned by exact direction instead (BuildPhase's second try).
+    std::vector<int> own(m, -1);  // the slot of each token in the class's order
+    std::int64_t own_score = -1;
+    const bool blocking = std::none_of(cls.tokens.begin(), cls.tokens.end(),
+                                       [](const Token& t) { return CreatesRequest(t.kind); });
+    if (n > 0 && m <= n && blocking) {
+      rot = 0;
+      std::vector<bool> used(n, false);
+      own_score = 0;
+      for (std::size_t t = 0; t < m && own_score >= 0; ++t) {
+        std::int64_t best = -1;
+        std::size_t at = n;
+        for (std::size_t k = 0; k < n; ++k) {
+          if (used[k]) continue;
+          if (const std::int64_t sc = match_score(t, k); sc > best) {
+            best = sc;
+            at = k;
+          }
+        }
+        // Only where every call that has a direction finds a slot going exactly its way:
+        // a permutation is no guess among slots that the directions cannot tell apart.
+        if (at == n || (!dirs(t).empty() && best != kMatch + 1000)) {
+          own_score = -1;
+        } else {
+          used[at] = true;
+          own[t] = (*order)[at];
+          own_score += best;
+        }
+      }
+    }
     std::vector<int> merged_rev;
     std::vector<int> slot_of(m, -1);  // by rotated position
     std::size_t i = m, j = n;
+    if (own_score > best_score) {
+      rot = 0;
+      slot_of = own;
+      merged_rev.assign(order->rbegin(), order->rend());
+      i = 0;
+      j = 0;
+    } else {
+      rot = best_rot;
+      fill();
+    }
+    // Traceback (from the end), building the merged order.
     while (i > 0 || j > 0) {
       if (i > 0 && j > 0) {
         const std::int64_t sc = match_score(i - 1, j - 1);
@@ -2731,119 +2859,143 @@ void FitClassesToRankTotal(PhaseModel* pm, const std::vector<std::vector<SlotCou
 }
 
 // `block_length`: BlockLength, or 0 to model the phase call by call.
-// Ranks whose own order of the phase's calls is a rotation of the slots' order (the
-// alignment took their loop body from another call): a red-black exchange, where even ranks
+// Ranks whose own order of the phase's calls is not the slots' order: a rotation of it (the
+// alignment took their loop body from another call: a red-black exchange, where even ranks
 // send and then receive and odd ranks receive and then send, is one body seen from two
-// starts, and synthesized in one order for every rank its blocking calls deadlock. Sets
-// pm->rotated_ranks and rotated_start when the rotated ranks start at one slot and are one
-// RankSet at every traced count; a warning when they are no such set. Ranks whose own
-// order leaves a request pending across the occurrence keep the slots' order.
-void FindRotatedRanks(const std::vector<ClassRef>& classes,
-                      const std::vector<std::vector<int>>& assignment,
-                      const std::vector<int>& order, const std::vector<int>& counts,
-                      const std::vector<std::vector<const phases::RankPhase*>>& rank_phases,
-                      const std::string& label, PhaseModel* pm,
-                      std::vector<std::string>* warnings) {
+// starts) or another permutation (AlignClasses: a checkerboard exchange, where in each
+// direction the ranks with x + y even on the grid send first). Synthesized in one order for
+// every rank, their blocking calls deadlock or serialize. Sets pm->reordered_ranks and
+// own_order when those ranks keep one order - a rotation of the slots' when one holds every
+// such rank's calls, else the merge of their orders - and are one RankSet at every traced
+// count; a warning when they are no such set. A rank that makes only some of the calls (an
+// end of a line that has no partner on one side) can fit both orders: it fits either.
+// Ranks whose own order leaves a request pending across the occurrence keep the slots' order.
+void FindReorderedRanks(const std::vector<ClassRef>& classes,
+                        const std::vector<std::vector<int>>& assignment,
+                        const std::vector<int>& order, const std::vector<int>& counts,
+                        const std::vector<std::vector<const phases::RankPhase*>>& rank_phases,
+                        const std::string& label, PhaseModel* pm,
+                        std::vector<std::string>* warnings) {
+  const std::size_t n = order.size();
   std::vector<int> position(order.empty() ? 0 : *std::max_element(order.begin(), order.end()) + 1,
                             -1);
-  for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
-  // Per count, per rank: the slot it starts at (0: slot order), -1 absent or not a rotation.
-  std::vector<std::vector<int>> start(counts.size());
-  // Per count, per rank in slot order: its first and last slot. A rank that makes only some
-  // of the calls (an end of a line that has no partner on one side) can be in slot order and
-  // in a rotation's at once: it fits either start.
-  std::vector<std::vector<std::pair<int, int>>> span(counts.size());
-  for (std::size_t ci = 0; ci < counts.size(); ++ci) {
-    start[ci].assign(counts[ci], -1);
-    span[ci].assign(counts[ci], {-1, -1});
-  }
-  std::set<int> starts;
+  for (std::size_t k = 0; k < n; ++k) position[order[k]] = static_cast<int>(k);
+  // Per class: its slots' positions in its own order (empty: some call has no slot).
+  std::vector<std::vector<int>> seq(classes.size());
+  std::vector<std::size_t> reordered;  // the classes not in slot order
+  bool any_in_slot_order = false;
   for (std::size_t c = 0; c < classes.size(); ++c) {
-    const ClassRef& cls = classes[c];
     std::vector<int> p;
     for (int id : assignment[c]) {
       p.push_back(id >= 0 && id < static_cast<int>(position.size()) ? position[id] : -1);
     }
     if (p.empty() || *std::min_element(p.begin(), p.end()) < 0) continue;
-    std::size_t descents = 0;
-    for (std::size_t i = 1; i < p.size(); ++i) descents += p[i] < p[i - 1];
-    int s = -1;
-    if (descents == 0) {
-      s = 0;
-    } else if (descents == 1 && p.back() < p.front()) {
-      int below = -1;  // the rank's last slot before its first call, in slot order
-      for (int x : p) {
-        if (x < p.front()) below = std::max(below, x);
-      }
-      s = below + 1;
+    if (std::is_sorted(p.begin(), p.end())) {
+      any_in_slot_order = true;
+    } else {
       // A request created in the rank's own order and completed after the occurrence ends:
-      // rotated, the synthesized run would leave it pending.
-      for (int r : cls.ranks) {
+      // reordered, the synthesized run would leave it pending.
+      for (int r : classes[c].ranks) {
         std::int64_t pending = 0;
-        for (const phases::PhaseEvent& e : rank_phases[cls.count_index][r]->events) {
+        for (const phases::PhaseEvent& e : rank_phases[classes[c].count_index][r]->events) {
           if (CreatesRequest(e.kind)) ++pending;
           if (IsCompletion(e.kind)) pending -= e.requests;
           if (pending < 0) break;
         }
         if (pending != 0) return;
       }
-      starts.insert(s);
+      reordered.push_back(c);
     }
-    for (int r : cls.ranks) {
-      start[cls.count_index][r] = s;
-      if (s == 0) span[cls.count_index][r] = {p.front(), p.back()};
-    }
+    seq[c] = std::move(p);
   }
-  // Every rank from the same slot: the slots' order is every rank's (whatever its rotation).
-  std::set<int> all_starts;
-  for (const auto& at_count : start) {
-    for (int x : at_count) {
-      if (x >= 0) all_starts.insert(x);
+  // No rank in slot order: every rank keeps one order (a loop rotated to close, BuildPhase),
+  // and the slots' order is every rank's.
+  if (reordered.empty() || !any_in_slot_order) return;
+  // Whether class `c`'s calls come in the order `at` gives (at[slot]: its place).
+  auto follows = [&](std::size_t c, const std::vector<std::size_t>& at) {
+    for (std::size_t i = 1; i < seq[c].size(); ++i) {
+      if (at[static_cast<std::size_t>(seq[c][i])] <= at[static_cast<std::size_t>(seq[c][i - 1])])
+        return false;
     }
-  }
-  if (starts.empty() || all_starts.size() <= 1) return;
-  auto where = [&]() {
-    std::string w;
-    const std::size_t ci = counts.size() - 1;
-    int shown = 0, total = 0;
-    for (int r = 0; r < counts[ci]; ++r) {
-      if (start[ci][r] <= 0) continue;
-      ++total;
-      if (shown < 8) w += (shown++ ? ", " : "") + std::to_string(r);
-    }
-    if (total > shown) w += ", ...";
-    return "ranks " + w + " of " + std::to_string(counts[ci]);
+    return true;
   };
-  if (starts.size() > 1 || all_starts.count(0) == 0) {
-    warnings->push_back(label + ": " + where() +
-                        " make its calls in orders of their own, from different calls; they "
-                        "are synthesized in the order of the others, which can deadlock "
-                        "blocking calls");
-    return;
+  std::vector<std::size_t> own, at(n);
+  for (std::size_t start = 1; start < n && own.empty(); ++start) {
+    for (std::size_t k = 0; k < n; ++k) at[(start + k) % n] = k;
+    if (std::all_of(reordered.begin(), reordered.end(),
+                    [&](std::size_t c) { return follows(c, at); })) {
+      for (std::size_t k = 0; k < n; ++k) own.push_back((start + k) % n);
+    }
   }
-  const int s = *starts.begin();
-  for (RankSet set : {RankSet::kEvenRanks, RankSet::kOddRanks, RankSet::kOnlyRank0,
-                      RankSet::kLastRank, RankSet::kAllButRank0}) {
+  if (own.empty()) {
+    // The merge of the reordered classes' orders: each of their calls after the one they
+    // make before it, the others in slot order (Kahn's algorithm, the first slot first).
+    std::vector<std::set<std::size_t>> after(n);
+    std::vector<std::size_t> before(n, 0);
+    for (std::size_t c : reordered) {
+      for (std::size_t i = 1; i < seq[c].size(); ++i) {
+        const auto from = static_cast<std::size_t>(seq[c][i - 1]);
+        const auto to = static_cast<std::size_t>(seq[c][i]);
+        if (after[from].insert(to).second) ++before[to];
+      }
+    }
+    std::set<std::size_t> ready;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (before[k] == 0) ready.insert(k);
+    }
+    while (!ready.empty()) {
+      const std::size_t k = *ready.begin();
+      ready.erase(ready.begin());
+      own.push_back(k);
+      for (std::size_t next : after[k]) {
+        if (--before[next] == 0) ready.insert(next);
+      }
+    }
+    if (own.size() != n) {
+      warnings->push_back(label +
+                          ": some ranks make its calls in orders of their own that no one "
+                          "order holds; they are synthesized in the order of the others, which "
+                          "can deadlock blocking calls");
+      return;
+    }
+    for (std::size_t k = 0; k < n; ++k) at[own[k]] = k;
+  }
+  // Per count, per rank: 1 in slot order only, 2 in the own order only, 3 either, 0 unknown.
+  std::vector<std::vector<int>> fit(counts.size());
+  for (std::size_t ci = 0; ci < counts.size(); ++ci) fit[ci].assign(counts[ci], 0);
+  for (std::size_t c = 0; c < classes.size(); ++c) {
+    if (seq[c].empty()) continue;
+    const int f = (std::is_sorted(seq[c].begin(), seq[c].end()) ? 1 : 0) | (follows(c, at) ? 2 : 0);
+    for (int r : classes[c].ranks) fit[classes[c].count_index][r] = f;
+  }
+  for (RankSet set : AllRankSets()) {
     bool fits = true;
     for (std::size_t ci = 0; ci < counts.size() && fits; ++ci) {
       for (int r = 0; r < counts[ci] && fits; ++r) {
-        if (start[ci][r] < 0) continue;
-        const auto [first, last] = span[ci][r];
-        if (start[ci][r] == 0 && (last < s || first >= s)) continue;  // fits either start
-        fits = InRankSet(set, r, counts[ci]) == (start[ci][r] == s);
+        if (fit[ci][r] == 0) continue;
+        fits = (fit[ci][r] & (InRankSet(set, r, counts[ci]) ? 2 : 1)) != 0;
       }
     }
     if (fits) {
-      pm->rotated_ranks = set;
-      pm->rotated_start = static_cast<std::size_t>(s);
+      pm->reordered_ranks = set;
+      pm->own_order = std::move(own);
       return;
     }
   }
-  warnings->push_back(label + ": " + where() +
-                      " start its calls from another one than the other ranks, and they are "
-                      "neither the even nor the odd ranks, rank 0, the last rank nor all but "
-                      "rank 0 at every traced count; they are synthesized in the order of the "
-                      "others, which can deadlock blocking calls");
+  std::string where;
+  const std::size_t last = counts.size() - 1;
+  int shown = 0, total = 0;
+  for (int r = 0; r < counts[last]; ++r) {
+    if (fit[last][r] != 2) continue;
+    ++total;
+    if (shown < 8) where += (shown++ ? ", " : "") + std::to_string(r);
+  }
+  if (total > shown) where += ", ...";
+  warnings->push_back(label + ": ranks " + where + " of " + std::to_string(counts[last]) +
+                      " make its calls in an order of their own, and they are neither the even "
+                      "nor the odd ranks, rank 0, the last rank, all but rank 0, nor the ranks "
+                      "of one parity on an MPI_Dims_create grid at every traced count; they are "
+                      "synthesized in the order of the others, which can deadlock blocking calls");
 }
 
 // When no relevant phase occurs at every count: the counts at which the relevant phase
@@ -3394,8 +3546,8 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     }
   }
   if (!pm.block && !pm.scheduled && !wildcard_pool) {
-    FindRotatedRanks(classes, assignment, order, counts, rank_phases,
-                     "phase " + std::to_string(index), &pm, &build.warnings);
+    FindReorderedRanks(classes, assignment, order, counts, rank_phases,
+                       "phase " + std::to_string(index), &pm, &build.warnings);
   }
   // Per rank: which slots it makes ('1') - its class for the compute models.
   std::vector<std::vector<std::string>> masks(counts.size());
@@ -3421,14 +3573,14 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
       }
     }
   }
-  if (pm.rotated_ranks != RankSet::kNone) {
-    // The rotated ranks are a class of their own (one more mask character, after the roots'):
+  if (pm.reordered_ranks != RankSet::kNone) {
+    // The reordered ranks are a class of their own (one more mask character, after the roots'):
     // a burst before the same call is the loop's work on one side and a few instructions
     // on the other (the even ranks compute before their send, the odd ones before their
     // receive).
     for (std::size_t ci = 0; ci < counts.size(); ++ci) {
       for (int r = 0; r < counts[ci]; ++r)
-        masks[ci][r].push_back(InRankSet(pm.rotated_ranks, r, counts[ci]) ? '1' : '0');
+        masks[ci][r].push_back(InRankSet(pm.reordered_ranks, r, counts[ci]) ? '1' : '0');
     }
   }
   for (std::size_t s = 0; s < order.size(); ++s) {
@@ -3892,8 +4044,20 @@ PhaseModel PhaseAt(const PhaseModel& phase, std::span<const int> counts, std::in
         }
       }
     }
-    if (out.rotated_ranks != RankSet::kNone && at <= out.rotated_start) {
-      out.rotated_start += copies.size();
+    if (out.reordered_ranks != RankSet::kNone) {
+      // The copies follow the slot before them in the reordered ranks' order too (the first
+      // slot when they come first): a rotation stays one.
+      std::vector<std::size_t> order;
+      for (const std::size_t k : out.own_order) {
+        if (at == 0 && k == 0) {
+          for (std::size_t c = 0; c < copies.size(); ++c) order.push_back(c);
+        }
+        order.push_back(k >= at ? k + copies.size() : k);
+        if (at > 0 && k == at - 1) {
+          for (std::size_t c = 0; c < copies.size(); ++c) order.push_back(at + c);
+        }
+      }
+      out.own_order = std::move(order);
     }
     slots.insert(slots.begin() + static_cast<std::ptrdiff_t>(at),
                  std::make_move_iterator(copies.begin()), std::make_move_iterator(copies.end()));
@@ -4841,13 +5005,18 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
         out << "\n";
       }
     }
-    if (p.rotated_ranks != RankSet::kNone) {
-      out << "  call order: "
-          << (p.rotated_ranks == RankSet::kEvenRanks  ? "the even ranks"
-              : p.rotated_ranks == RankSet::kOddRanks ? "the odd ranks"
-                                                      : RankSetName(p.rotated_ranks))
-          << " start at call " << p.rotated_start
-          << " and make the calls before it last (their own order at every traced count)\n";
+    if (p.reordered_ranks != RankSet::kNone && !p.own_order.empty()) {
+      const std::size_t n = p.own_order.size(), first = p.own_order.front();
+      bool rotation = true;
+      for (std::size_t k = 0; k < n && rotation; ++k) rotation = p.own_order[k] == (first + k) % n;
+      out << "  call order: " << RankSetWords(p.reordered_ranks);
+      if (rotation) {
+        out << " start at call " << first << " and make the calls before it last";
+      } else {
+        out << " make the calls in the order";
+        for (std::size_t k = 0; k < n; ++k) out << (k ? ", " : " ") << p.own_order[k];
+      }
+      out << " (their own order at every traced count)\n";
     }
     if (p.rank_cpu_total.present) {
       out << "  compute per rank: "
@@ -4885,7 +5054,7 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
       // The roots of the phase's rooted collectives, when they are a class of their own.
       for (const auto& cc : p.slots[s].class_compute) {
         const std::size_t roots_at = p.slots.size();  // the roots' character, if any
-        const std::size_t rotated = p.rotated_ranks != RankSet::kNone ? 1 : 0;
+        const std::size_t rotated = p.reordered_ranks != RankSet::kNone ? 1 : 0;
         if (cc.mask.size() != roots_at + 1 + rotated || cc.mask[roots_at] != '1') continue;
         out << "; root ranks (a class of their own: they work alone): "
             << cc.cpu_ns.Describe("CPU ns before");
@@ -4931,7 +5100,7 @@ Quantity QuantityFromJson(const json& j) {
 std::string ModelToJson(const AppModel& model) {
   json j;
   j["format"] = "pas2p-model";
-  j["version"] = 2;
+  j["version"] = 3;
   j["application"] = model.application;
   j["counts"] = model.counts;
   j["valid_counts"] = model.valid.Describe();
@@ -4959,9 +5128,9 @@ std::string ModelToJson(const AppModel& model) {
         pj["task_profile_spread"] = p.task_profile_spread;
       }
     }
-    if (p.rotated_ranks != RankSet::kNone) {
-      pj["rotated_ranks"] = RankSetName(p.rotated_ranks);
-      pj["rotated_start"] = p.rotated_start;
+    if (p.reordered_ranks != RankSet::kNone) {
+      pj["reordered_ranks"] = RankSetName(p.reordered_ranks);
+      pj["own_order"] = p.own_order;
     }
     pj["traced_time_s"] = p.traced_time_s;
     if (p.cpu_total.present) pj["cpu_total"] = QuantityJson(p.cpu_total);
@@ -5106,17 +5275,24 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
           }
         }
       }
-      if (pj.contains("rotated_ranks")) {
-        const std::string name = pj.at("rotated_ranks").get<std::string>();
-        for (RankSet set : {RankSet::kEvenRanks, RankSet::kOddRanks, RankSet::kOnlyRank0,
-                            RankSet::kLastRank, RankSet::kAllButRank0}) {
-          if (RankSetName(set) == name) p.rotated_ranks = set;
+      // Version 2 wrote a rotation: "rotated_ranks" and "rotated_start".
+      const bool rotation = pj.contains("rotated_ranks");
+      std::size_t rotated_start = 0;
+      if (rotation || pj.contains("reordered_ranks")) {
+        const char* key = rotation ? "rotated_ranks" : "reordered_ranks";
+        const std::string name = pj.at(key).get<std::string>();
+        for (RankSet set : AllRankSets()) {
+          if (RankSetName(set) == name) p.reordered_ranks = set;
         }
-        if (p.rotated_ranks == RankSet::kNone) {
-          throw UserError(origin + ": phase " + std::to_string(p.index) +
-                          ": unknown rotated_ranks \"" + name + "\"");
+        if (p.reordered_ranks == RankSet::kNone) {
+          throw UserError(origin + ": phase " + std::to_string(p.index) + ": unknown " + key +
+                          " \"" + name + "\"");
         }
-        p.rotated_start = pj.at("rotated_start").get<std::size_t>();
+        if (rotation) {
+          rotated_start = pj.at("rotated_start").get<std::size_t>();
+        } else {
+          p.own_order = pj.at("own_order").get<std::vector<std::size_t>>();
+        }
       }
       p.traced_time_s = pj.at("traced_time_s").get<std::vector<double>>();
       if (pj.contains("cpu_total")) p.cpu_total = QuantityFromJson(pj.at("cpu_total"));
@@ -5212,6 +5388,22 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
           s.recv_peer = patterns::GeneralEquationFromJson(sj.at("recv_peer_fit"), origin);
         }
         p.slots.push_back(std::move(s));
+      }
+      if (p.reordered_ranks != RankSet::kNone) {
+        const std::size_t n = p.slots.size();
+        if (rotation) {
+          for (std::size_t k = 0; k < n; ++k) p.own_order.push_back((rotated_start + k) % n);
+        }
+        std::vector<std::size_t> sorted = p.own_order;
+        std::sort(sorted.begin(), sorted.end());
+        for (std::size_t k = 0; k < sorted.size(); ++k) {
+          if (sorted.size() != n || sorted[k] != k) {
+            throw UserError(origin + ": phase " + std::to_string(p.index) +
+                            ": own_order must list each of its " + std::to_string(n) +
+                            " slots once");
+          }
+        }
+        if (n == 0) p.reordered_ranks = RankSet::kNone;
       }
       model.phases.push_back(std::move(p));
     }

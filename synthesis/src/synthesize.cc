@@ -601,8 +601,8 @@ class SynthRank : public RankEventSource {
       }
       if (!started_) {
         const PhaseModel& pm = trace_->model().phases[phase];
-        start_slot_ = pm.StartSlot(rank_, trace_->nprocs());
-        if (start_slot_ >= slots.size()) start_slot_ = 0;
+        own_order_ = pm.OrderOf(rank_, trace_->nprocs());
+        if (own_order_ && own_order_->size() != slots.size()) own_order_ = nullptr;
         StartOccurrence(slots, pm);
         started_ = true;
       }
@@ -616,7 +616,8 @@ class SynthRank : public RankEventSource {
         ++rep_;
         continue;
       }
-      const std::size_t k = (slot_++ + start_slot_) % slots.size();
+      const std::size_t k = own_order_ ? (*own_order_)[slot_] : slot_;
+      ++slot_;
       if (!Made(k)) continue;
       cur_ = &slots[k];
       cur_index_ = k;
@@ -642,7 +643,7 @@ class SynthRank : public RankEventSource {
   // ranks from independent antithetic pairs (the unpaired one and the clipped ones). A run
   // of one repetition takes the middle stratum, the mean; so the first k repetitions of a
   // phase simulated alone cost k times its mean, whatever k (predict's per-phase times).
-  // A rank that starts the occurrence at another slot (PhaseModel::rotated_ranks: a
+  // A rank that starts the occurrence at another slot (PhaseModel::reordered_ranks: a
   // red-black exchange, an odd-even sort's odd ranks) takes the factor of the slot the other
   // ranks are at in the same step of the body, not of its own call's slot: the work both
   // classes do at the top of the loop is one burst in time, and drawn apart, every step
@@ -857,7 +858,8 @@ class SynthRank : public RankEventSource {
   // Which slots of the occurrence this rank makes (presence rules that depend on other
   // slots last); the mask is also the rank's class for the compute models.
   // Then a character for the roots of the phase's rooted collectives (when they are a
-  // class), and one for the ranks that start at another slot (PhaseModel::rotated_ranks).
+  // class), and one for the ranks that make the slots in an order of their own
+  // (PhaseModel::reordered_ranks).
   void StartOccurrence(const std::vector<SlotAt>& slots, const PhaseModel& pm) {
     num_slots_ = slots.size();
     ++occurrence_;
@@ -865,9 +867,9 @@ class SynthRank : public RankEventSource {
     iter_ = 0;
     iters_ = 1;
     const bool roles = !slots.empty() && slots.front().root_class;
-    const bool rotation = pm.rotated_ranks != RankSet::kNone;
-    made_.assign((slots.size() + (roles ? 1 : 0) + (rotation ? 1 : 0) + 63) / 64, 0);
-    if (rotation && pm.StartSlot(rank_, trace_->nprocs()) != 0) {
+    const bool reordered = pm.reordered_ranks != RankSet::kNone;
+    made_.assign((slots.size() + (roles ? 1 : 0) + (reordered ? 1 : 0) + 63) / 64, 0);
+    if (reordered && InRankSet(pm.reordered_ranks, rank_, trace_->nprocs())) {
       const std::size_t bit = slots.size() + (roles ? 1 : 0);
       made_[bit / 64] |= std::uint64_t{1} << (bit % 64);
     }
@@ -1209,7 +1211,8 @@ class SynthRank : public RankEventSource {
   std::int64_t rep_ = 0;
   std::int64_t reps_ = 0;  // repetitions of the current run item on this rank
   std::size_t slot_ = 0;
-  std::size_t start_slot_ = 0;  // the slot this rank starts an occurrence at (StartSlot)
+  // The order this rank makes the slots in (PhaseModel::OrderOf); null: slot order.
+  const std::vector<std::size_t>* own_order_ = nullptr;
   std::size_t num_slots_ = 0;
   std::uint64_t occurrence_ = 0;  // occurrences (and block iterations) started so far
   bool started_ = false;          // StartOccurrence ran for the current occurrence
@@ -1352,7 +1355,7 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         }
         at.root_class =
             at.root_class ||
-            cc.mask.size() == slots.size() + 1 + (pm.rotated_ranks != RankSet::kNone ? 1 : 0);
+            cc.mask.size() == slots.size() + 1 + (pm.reordered_ranks != RankSet::kNone ? 1 : 0);
         at.classes.push_back(std::move(v));
       }
       // Lead and follow bursts (SlotAt::lead_cpu_ns) from the classes that make this slot.

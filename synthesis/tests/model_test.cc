@@ -447,9 +447,85 @@ TEST(RotatedRanksTest, RedBlackRingKeepsEachRanksOrderAndCompute) {
   const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
   ASSERT_EQ(loaded.phases.size(), m.phases.size());
   for (std::size_t i = 0; i < m.phases.size(); ++i) {
-    EXPECT_EQ(loaded.phases[i].rotated_ranks, m.phases[i].rotated_ranks);
-    EXPECT_EQ(loaded.phases[i].rotated_start, m.phases[i].rotated_start);
+    EXPECT_EQ(loaded.phases[i].reordered_ranks, m.phases[i].reordered_ranks);
+    EXPECT_EQ(loaded.phases[i].own_order, m.phases[i].own_order);
   }
+  // Version 2 files named a rotation by its first slot.
+  std::string v2 = ModelToJson(m);
+  const std::size_t key = v2.find("\"own_order\": [");
+  ASSERT_NE(key, std::string::npos);
+  const std::size_t end = v2.find(']', key);
+  v2.replace(key, end + 1 - key, "\"rotated_start\": 1");
+  v2.replace(v2.find("\"reordered_ranks\""), 17, "\"rotated_ranks\"");
+  const AppModel old = ModelFromJson(v2, "v2.json");
+  for (std::size_t i = 0; i < m.phases.size(); ++i) {
+    EXPECT_EQ(old.phases[i].reordered_ranks, m.phases[i].reordered_ranks);
+    EXPECT_EQ(old.phases[i].own_order, m.phases[i].own_order);
+  }
+}
+
+// A checkerboard halo with blocking calls: in each direction the ranks with x + y even on
+// the grid send first, the others receive first. The black ranks' order is no rotation of
+// the red ranks' (R40 S40 R41 S41 ... against S40 R40 S41 R41 ...), and aligned in order
+// their calls joined slots going the other way: no family reproduced the maps. Now each
+// call joins the slot going its way, the black ranks keep their own order (a permutation),
+// and they are the ranks of one grid parity at every count - which on a grid with an even
+// row length are not the odd ranks.
+TEST(RotatedRanksTest, CheckerboardKeepsEachRanksOrderOnTheGridParity) {
+  testing::AppParams p;
+  p.iterations = 10;
+  p.domain = 2e6;  // rendezvous-sized messages
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::Checkerboard(n, p)));
+  const AppModel m = BuildModel(sigs);
+  const std::string text = DescribeModel(m);
+  EXPECT_NE(text.find("call order: the ranks with x + y odd on the MPI_Dims_create(P, 2) grid "
+                      "(row-major, as MPI_Cart_create) make the calls in the order 1, 0, 3, 2, "
+                      "5, 4, 7, 6"),
+            std::string::npos)
+      << text;
+  for (int target : {16, 20, 24}) {
+    const Validation v = testing::QuickValidate(sigs, testing::Checkerboard(target, p));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << target;
+    EXPECT_LT(v.compute_error, 0.02) << target;
+    EXPECT_LT(v.time_error, 0.02) << target << "\n" << text;
+  }
+  const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
+  ASSERT_EQ(loaded.phases.size(), m.phases.size());
+  for (std::size_t i = 0; i < m.phases.size(); ++i) {
+    EXPECT_EQ(loaded.phases[i].reordered_ranks, m.phases[i].reordered_ranks);
+    EXPECT_EQ(loaded.phases[i].own_order, m.phases[i].own_order);
+  }
+  // An order that is not a permutation of the slots is refused, naming the phase.
+  std::string bad = ModelToJson(m);
+  const std::size_t at = bad.find("\"own_order\": [");
+  ASSERT_NE(at, std::string::npos);
+  bad.insert(at + 14, "0, ");
+  try {
+    (void)ModelFromJson(bad, "bad.json");
+    ADD_FAILURE() << "a repeated slot in own_order was accepted";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("own_order must list each of its"), std::string::npos)
+        << e.what();
+  }
+}
+
+// The grid sets: on MPI_Dims_create(P, 2) = 4 x 4 (row length 4) x + y odd is ranks 1, 3, 4,
+// 6, ...; on 4 x 3 (row length 3) it is the odd ranks.
+TEST(RotatedRanksTest, GridParitySetsFollowMpiDimsCreate) {
+  EXPECT_FALSE(InRankSet(RankSet::kGrid2Odd, 0, 16));
+  EXPECT_TRUE(InRankSet(RankSet::kGrid2Odd, 1, 16));
+  EXPECT_TRUE(InRankSet(RankSet::kGrid2Odd, 4, 16));
+  EXPECT_FALSE(InRankSet(RankSet::kGrid2Odd, 5, 16));
+  for (int r = 0; r < 12; ++r) EXPECT_EQ(InRankSet(RankSet::kGrid2Odd, r, 12), r % 2 == 1) << r;
+  // 12 = 4 x 3 with the first extent fastest: rows of 4.
+  EXPECT_TRUE(InRankSet(RankSet::kGrid2FastFirstEven, 5, 12));
+  EXPECT_FALSE(InRankSet(RankSet::kGrid2FastFirstEven, 4, 12));
+  // 3-D: 8 = 2 x 2 x 2, x + y + z even for ranks 0, 3, 5, 6.
+  for (int r = 0; r < 8; ++r) {
+    EXPECT_EQ(InRankSet(RankSet::kGrid3Even, r, 8), r == 0 || r == 3 || r == 5 || r == 6) << r;
+  }
+  for (RankSet set : AllRankSets()) EXPECT_NE(RankSetName(set), "none");
 }
 
 // Odd-even transposition sort: the even ranks' step order is the odd ranks' from its second

@@ -131,7 +131,7 @@ TEST(SynthesisOrder, ModelJsonKeepsTheNestedOrderAndReadsVersionOne) {
   for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
   const AppModel m = BuildModel(sigs);
   const std::string text = ModelToJson(m);
-  EXPECT_NE(text.find("\"version\": 2"), std::string::npos);
+  EXPECT_NE(text.find("\"version\": 3"), std::string::npos);
   const AppModel back = ModelFromJson(text, "m.json");
   EXPECT_EQ(back.sequence, m.sequence);
   // Version 1: the same model with a flat run-length sequence.
@@ -153,7 +153,7 @@ TEST(SynthesisOrder, ModelJsonKeepsTheNestedOrderAndReadsVersionOne) {
     ++end;
   } while (depth > 0);
   v1.replace(at + 12, end - at - 12, flat);
-  v1.replace(v1.find("\"version\": 2"), 12, "\"version\": 1");
+  v1.replace(v1.find("\"version\": 3"), 12, "\"version\": 1");
   const AppModel old = ModelFromJson(v1, "old.json");
   EXPECT_EQ(phases::SequencePhaseTotals(old.sequence), totals);
   EXPECT_EQ(TopLoop(old.sequence), nullptr);

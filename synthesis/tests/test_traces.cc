@@ -292,6 +292,38 @@ TraceData RedBlackRing(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData Checkerboard(int nprocs, const AppParams& p) {
+  TraceData d = Begin("checkerboard", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 2);
+  const int w = static_cast<int>(dims[1]), h = static_cast<int>(dims[0]);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    const int x = r % w, y = r / w;
+    const bool red = (x + y) % 2 == 0;
+    auto rank_at = [&](int cx, int cy) {
+      return cx >= 0 && cx < w && cy >= 0 && cy < h ? cy * w + cx : kProcNull;
+    };
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      for (int dir = 0; dir < 4; ++dir) {
+        const int dx = dir == 0 ? 1 : dir == 1 ? -1 : 0, dy = dir == 2 ? 1 : dir == 3 ? -1 : 0;
+        const int to = rank_at(x + dx, y + dy), from = rank_at(x - dx, y - dy);
+        Event send = MakeSend(to, 40 + dir, bytes);
+        send.sync = true;
+        const Event recv = MakeRecv(from, 40 + dir, from == kProcNull ? 0 : bytes);
+        ev.push_back(red ? send : recv);
+        ev.push_back(MakeCompute(2000));
+        ev.push_back(red ? recv : send);
+        ev.push_back(MakeCompute(2000));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData OddEvenSort(int nprocs, const AppParams& p) {
   TraceData d = Begin("odd_even_sort", nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);

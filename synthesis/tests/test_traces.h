@@ -97,6 +97,12 @@ TraceData RedBlackRing(int nprocs, const AppParams& p = {});
 // ends sit out the steps whose partner does not exist. The even ranks' loop body is the odd
 // ranks' seen from its second call. P even.
 TraceData OddEvenSort(int nprocs, const AppParams& p = {});
+// A checkerboard halo with blocking calls on a non-periodic MPI_Dims_create(P, 2) grid
+// (row-major): per iteration, compute, then in each of the directions +x, -x, +y, -y
+// (tags 40-43) the ranks with x + y even MPI_Send to the neighbour that way and then
+// MPI_Recv from the one the other way; the others receive first. Boundary ranks call with
+// MPI_PROC_NULL. Synchronous sends of 8 x domain / P bytes.
+TraceData Checkerboard(int nprocs, const AppParams& p = {});
 // Load imbalance that is no class of ranks: per iteration rank r computes
 // compute_ns / P x 2 (r + 1) / (P + 1) (from 2 / (P + 1) to 2 P / (P + 1) of the mean share),
 // then an MPI_Alltoall of 8 x domain / P^2 bytes per peer. Any P.

@@ -35,8 +35,11 @@
 //                "weight": Quantity, "traced_time_s": [per count],
 //                "scheduled", "master", "tasks": Quantity (only for self-scheduled phases),
 //                "rounds": Quantity (only for a self-scheduled phase of several rounds),
-//                "rotated_ranks": "even"|"odd"|"rank 0"|"last rank"|"all but rank 0",
-//                "rotated_start": slot (both only when some ranks call in another order),
+//                "reordered_ranks": RankSetName ("even", "odd", "rank 0", "last rank",
+//                                   "all but rank 0", "grid2 even", ...),
+//                "own_order": [slot, ...] (both only when some ranks call in another order;
+//                             version 2 files' "rotated_ranks" and "rotated_start" s, a
+//                             rotation from slot s, are read as such),
 //                "slots": [{"kind", "tag", "presence", "like_slots": [...], "wildcard", "reply",
 //                           "all_pending", "requests", "polled", "polls",
 //                           "equation": "<words>",
@@ -85,18 +88,33 @@ enum class Presence {
 };
 std::string_view PresenceName(Presence presence);
 
-// Ranks that make a phase's calls in an order of their own: a rotation of the slots' order
-// (a red-black exchange: even ranks send, then receive; odd ranks receive, then send - in
-// one order for every rank the blocking calls deadlock).
+// Ranks that make a phase's calls in an order of their own (PhaseModel::own_order): a
+// red-black exchange, where even ranks send and then receive and odd ranks receive and then
+// send (a rotation of the slots' order); a checkerboard exchange on a process grid, where in
+// each direction the ranks with x + y even send first (a permutation). In one order for
+// every rank the blocking calls deadlock or serialize.
+// The grid sets are on the MPI_Dims_create(P, d) grid: row-major (as MPI_Cart_create, the
+// last extent fastest) or fastest first (the first extent fastest); the parity is that of
+// the sum of the rank's coordinates.
 enum class RankSet {
-  kNone,         // every rank calls in slot order
-  kEvenRanks,    // ranks 0, 2, 4, ...
-  kOddRanks,     // ranks 1, 3, 5, ...
-  kOnlyRank0,    // rank 0 alone
-  kLastRank,     // rank P - 1 alone
-  kAllButRank0,  // every rank but 0
+  kNone,                // every rank calls in slot order
+  kEvenRanks,           // ranks 0, 2, 4, ...
+  kOddRanks,            // ranks 1, 3, 5, ...
+  kOnlyRank0,           // rank 0 alone
+  kLastRank,            // rank P - 1 alone
+  kAllButRank0,         // every rank but 0
+  kGrid2Even,           // x + y even on the MPI_Dims_create(P, 2) grid, row-major
+  kGrid2Odd,            // x + y odd, the same grid
+  kGrid2FastFirstEven,  // x + y even on the MPI_Dims_create(P, 2) grid, first extent fastest
+  kGrid2FastFirstOdd,   // x + y odd, the same grid
+  kGrid3Even,           // x + y + z even on the MPI_Dims_create(P, 3) grid, row-major
+  kGrid3Odd,            // x + y + z odd, the same grid
 };
+// Every set but kNone, in the order the model tries them.
+const std::vector<RankSet>& AllRankSets();
 std::string_view RankSetName(RankSet set);
+// "the even ranks", "the ranks with x + y even on the MPI_Dims_create(P, 2) grid ...".
+std::string RankSetWords(RankSet set);
 bool InRankSet(RankSet set, std::int64_t rank, std::int64_t nprocs);
 
 // The order in which a rank calls its partners when a slot has several (a repeated block's
@@ -314,14 +332,17 @@ struct PhaseModel {
   std::vector<double> task_profile;
   double task_profile_spread = 0;
   Quantity task_cpu_ns;
-  // The ranks of `rotated_ranks` make the slots from `rotated_start` to the end, then those
-  // before it (their own traced order, a rotation of the slots'); kNone: every rank in slot
-  // order.
-  RankSet rotated_ranks = RankSet::kNone;
-  std::size_t rotated_start = 0;
-  // The slot at which `rank` starts an occurrence (0 unless it is in rotated_ranks at P).
-  std::size_t StartSlot(std::int64_t rank, std::int64_t nprocs) const {
-    return InRankSet(rotated_ranks, rank, nprocs) ? rotated_start : 0;
+  // The ranks of `reordered_ranks` make the slots in `own_order` (slot indices, each slot
+  // once: their own traced order - a rotation of the slots' for a red-black exchange, a
+  // permutation for a checkerboard one); kNone: every rank in slot order.
+  RankSet reordered_ranks = RankSet::kNone;
+  std::vector<std::size_t> own_order;
+  // The slots' order in which `rank` makes them at P: own_order for the ranks of
+  // reordered_ranks, null for slot order.
+  const std::vector<std::size_t>* OrderOf(std::int64_t rank, std::int64_t nprocs) const {
+    return reordered_ranks != RankSet::kNone && InRankSet(reordered_ranks, rank, nprocs)
+               ? &own_order
+               : nullptr;
   }
   std::vector<double> traced_time_s;  // total time of the phase in each traced run
   std::vector<SlotModel> slots;
