@@ -1510,10 +1510,28 @@ std::vector<float> ShapeBins(std::vector<double> values) {
 // of that kind and tag in the phase (a mesh corner's first isend is an interior rank's first
 // isend); occurrence k is each rank's k-th occurrence of the phase. `phase.ranks` are the
 // ranks of `ranks` that have the phase, in order, with one event per leaf.
+// The shared part is a factor: occurrence k's bursts over all ranks against those ranks'
+// mean bursts, and a rank's share of it is its own mean times that factor. Where the ranks'
+// bursts before the same call are alike that is the occurrence mean; where they are not (a
+// checkerboard exchange: the ranks that send first do the iteration's work before the send,
+// the others a few microseconds), a plain mean over the ranks was half the large bursts, and
+// what they shared in an occurrence counted as their own noise.
 void AddOccurrenceStats(const RankInstances& ranks, Phase* phase) {
   struct Occurrences {
     std::vector<double> sum;
+    std::vector<double> base;  // the same ranks' mean bursts
     std::vector<int> count;
+  };
+  // A rank's mean burst over the occurrences it kept (a moving root's turns left out).
+  auto mean_of = [](const OccurrenceSample& o) {
+    double sum = 0;
+    int n = 0;
+    for (std::size_t k = 0; k < o.kept; ++k) {
+      if (o.RootTurn(k)) continue;
+      sum += static_cast<double>(o.at(k));
+      ++n;
+    }
+    return n > 0 ? sum / n : 0.0;
   };
   auto keys_of = [](const Instance& inst) {
     std::vector<std::uint64_t> keys;
@@ -1536,11 +1554,14 @@ void AddOccurrenceStats(const RankInstances& ranks, Phase* phase) {
       Occurrences& acc = by_call[keys[i]];
       if (acc.sum.size() < o.kept) {
         acc.sum.resize(o.kept, 0.0);
+        acc.base.resize(o.kept, 0.0);
         acc.count.resize(o.kept, 0);
       }
+      const double mean = mean_of(o);
       for (std::size_t k = 0; k < o.kept; ++k) {
         if (o.RootTurn(k)) continue;  // a moving root's turn: its own work, not shared
         acc.sum[k] += o.at(k);
+        acc.base[k] += mean;
         ++acc.count[k];
       }
     }
@@ -1558,9 +1579,11 @@ void AddOccurrenceStats(const RankInstances& ranks, Phase* phase) {
       double ranks_sum = 0;
       std::vector<double> residuals;
       residuals.reserve(o.kept);
+      const double own_mean = mean_of(o);
       for (std::size_t k = 0; k < o.kept; ++k) {
         if (o.RootTurn(k) || acc.count[k] == 0) continue;
-        const double mean = acc.sum[k] / acc.count[k];
+        const double mean =
+            acc.base[k] > 0 ? own_mean * acc.sum[k] / acc.base[k] : acc.sum[k] / acc.count[k];
         c.occurrence_cpu_ns.Add(mean);
         residuals.push_back(static_cast<double>(o.at(k)) - mean);
         c.residual_cpu_ns.Add(residuals.back());

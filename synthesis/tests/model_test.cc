@@ -583,7 +583,7 @@ TEST(ClassNoiseTest, ASweepCornersStructuralSpreadStaysWithTheCorners) {
       }
     }
   }
-  EXPECT_GT(pooled, 0.1) << DescribeModel(m);  // what every rank drew before
+  EXPECT_GT(pooled, 0.05) << DescribeModel(m);  // what every rank drew before
   EXPECT_GT(quiet, 2 * noisy) << DescribeModel(m);
   EXPECT_GT(noisy, 0) << DescribeModel(m);
   for (int target : {36, 49}) {
