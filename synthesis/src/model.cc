@@ -5014,7 +5014,11 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
         out << " start at call " << first << " and make the calls before it last";
       } else {
         out << " make the calls in the order";
-        for (std::size_t k = 0; k < n; ++k) out << (k ? ", " : " ") << p.own_order[k];
+        constexpr std::size_t kShown = 24;
+        for (std::size_t k = 0; k < n && k < kShown; ++k) {
+          out << (k ? ", " : " ") << p.own_order[k];
+        }
+        if (n > kShown) out << ", ... (" << n << " calls)";
       }
       out << " (their own order at every traced count)\n";
     }
