@@ -1353,6 +1353,10 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
           rsb += e->bytes.mean;
           rrb += e->recv_bytes.mean;
           ++nroot;
+        } else if ((slot.kind == EventKind::kRecv || slot.kind == EventKind::kIrecv) &&
+                   e->peer == kProcNull) {
+          // A receive from MPI_PROC_NULL gets nothing (its status counts 0 bytes): averaged
+          // in, the other ranks' receives were posted smaller than the messages they get.
         } else if (!moving_root || e->bytes.n > 0 || e->recv_bytes.n > 0) {
           sb += e->bytes.mean;
           rb += e->recv_bytes.mean;
