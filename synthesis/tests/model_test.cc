@@ -423,6 +423,28 @@ TEST(MovingRootTest, SummaRootsMoveAlongRowsAndBackAlongColumns) {
   EXPECT_LT(v.time_error, 0.02) << DescribeModel(BuildModel(sigs));
 }
 
+// The checks every own-order test makes: at each target, peers exact and compute and time
+// within 2% of the synthetic run; and a saved model keeps the ranks' own order.
+void ExpectExactAtTargets(const std::vector<phases::Signature>& sigs,
+                          const std::function<TraceData(int)>& app,
+                          std::initializer_list<int> targets, const std::string& text) {
+  for (int target : targets) {
+    const Validation v = testing::QuickValidate(sigs, app(target));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << target;
+    EXPECT_LT(v.compute_error, 0.02) << target;
+    EXPECT_LT(v.time_error, 0.02) << target << "\n" << text;
+  }
+}
+
+void ExpectOwnOrdersSurviveJson(const AppModel& m) {
+  const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
+  ASSERT_EQ(loaded.phases.size(), m.phases.size());
+  for (std::size_t i = 0; i < m.phases.size(); ++i) {
+    EXPECT_EQ(loaded.phases[i].reordered_ranks, m.phases[i].reordered_ranks);
+    EXPECT_EQ(loaded.phases[i].own_order, m.phases[i].own_order);
+  }
+}
+
 // A red-black ring (even ranks send first, odd ranks receive first, with synchronous
 // sends): the odd ranks' loop body is the even ranks' seen from its second call. Synthesized
 // in one order for every rank, every rank sent first and the run deadlocked; with the odd
@@ -438,18 +460,9 @@ TEST(RotatedRanksTest, RedBlackRingKeepsEachRanksOrderAndCompute) {
   const AppModel m = BuildModel(sigs);
   const std::string text = DescribeModel(m);
   EXPECT_NE(text.find("call order: the odd ranks start at call 1"), std::string::npos) << text;
-  for (int target : {16, 18}) {
-    const Validation v = testing::QuickValidate(sigs, testing::RedBlackRing(target, p));
-    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << target;
-    EXPECT_LT(v.compute_error, 0.02) << target;
-    EXPECT_LT(v.time_error, 0.02) << target << "\n" << text;
-  }
-  const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
-  ASSERT_EQ(loaded.phases.size(), m.phases.size());
-  for (std::size_t i = 0; i < m.phases.size(); ++i) {
-    EXPECT_EQ(loaded.phases[i].reordered_ranks, m.phases[i].reordered_ranks);
-    EXPECT_EQ(loaded.phases[i].own_order, m.phases[i].own_order);
-  }
+  ExpectExactAtTargets(
+      sigs, [&p](int n) { return testing::RedBlackRing(n, p); }, {16, 18}, text);
+  ExpectOwnOrdersSurviveJson(m);
   // Version 2 files named a rotation by its first slot.
   std::string v2 = ModelToJson(m);
   const std::size_t key = v2.find("\"own_order\": [");
@@ -497,18 +510,9 @@ TEST(RotatedRanksTest, CheckerboardKeepsEachRanksOrderOnTheGridParity) {
     }
   }
   EXPECT_EQ(receives, 4);
-  for (int target : {16, 20, 24}) {
-    const Validation v = testing::QuickValidate(sigs, testing::Checkerboard(target, p));
-    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << target;
-    EXPECT_LT(v.compute_error, 0.02) << target;
-    EXPECT_LT(v.time_error, 0.02) << target << "\n" << text;
-  }
-  const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
-  ASSERT_EQ(loaded.phases.size(), m.phases.size());
-  for (std::size_t i = 0; i < m.phases.size(); ++i) {
-    EXPECT_EQ(loaded.phases[i].reordered_ranks, m.phases[i].reordered_ranks);
-    EXPECT_EQ(loaded.phases[i].own_order, m.phases[i].own_order);
-  }
+  ExpectExactAtTargets(
+      sigs, [&p](int n) { return testing::Checkerboard(n, p); }, {16, 20, 24}, text);
+  ExpectOwnOrdersSurviveJson(m);
   // An order that is not a permutation of the slots is refused, naming the phase.
   std::string bad = ModelToJson(m);
   const std::size_t at = bad.find("\"own_order\": [");
