@@ -122,10 +122,19 @@ namespace {
 // The parity of the sum of `rank`'s coordinates on the MPI_Dims_create(nprocs, ndims) grid,
 // row-major or with the first extent fastest.
 int GridParity(std::int64_t rank, std::int64_t nprocs, int ndims, bool fast_first) {
-  std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, ndims);
-  if (!fast_first) std::reverse(dims.begin(), dims.end());  // fastest first
+  // Synthesis asks once per rank and occurrence: the grid of the last count asked is kept.
+  thread_local std::int64_t last_nprocs = -1;
+  thread_local int last_ndims = 0;
+  thread_local std::vector<std::int64_t> last_dims;
+  if (nprocs != last_nprocs || ndims != last_ndims) {
+    last_dims = patterns::DimsCreate(nprocs, ndims);
+    last_nprocs = nprocs;
+    last_ndims = ndims;
+  }
+  const std::size_t d = last_dims.size();
   std::int64_t sum = 0;
-  for (const std::int64_t extent : dims) {
+  for (std::size_t k = 0; k < d; ++k) {
+    const std::int64_t extent = fast_first ? last_dims[k] : last_dims[d - 1 - k];
     if (extent <= 0) return 0;
     sum += rank % extent;
     rank /= extent;
