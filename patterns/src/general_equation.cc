@@ -31,6 +31,24 @@ int BitFieldSize(BitField field, int n) {
 }
 int BitFieldOffset(BitField field, int n) { return field == BitField::kHighHalf ? (n + 1) / 2 : 0; }
 
+// True when `src` makes a one-bit exchange at bit b (0 <= b < 62) in `role`.
+bool InTreeRole(TreeRole role, std::int64_t src, std::int64_t b) {
+  const std::int64_t bit = std::int64_t{1} << b;
+  switch (role) {
+    case TreeRole::kNone:
+      break;
+    case TreeRole::kLowParent:
+      return (src & (2 * bit - 1)) == 0;
+    case TreeRole::kLowChild:
+      return (src & (2 * bit - 1)) == bit;
+    case TreeRole::kHighParent:
+      return src < bit;
+    case TreeRole::kHighChild:
+      return src >= bit && src < 2 * bit;
+  }
+  return true;
+}
+
 using Dests = std::vector<std::vector<std::int64_t>>;
 
 struct Traced {
@@ -211,7 +229,9 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
         } else {
           for (const IndexRule& bit : eq.bits) {
             std::int64_t b = bit.At(n);
-            if (b >= 0 && b < 62) out.push_back(src ^ (std::int64_t{1} << b));
+            if (b >= 0 && b < 62 && InTreeRole(eq.tree_role, src, b)) {
+              out.push_back(src ^ (std::int64_t{1} << b));
+            }
           }
         }
         break;
@@ -347,8 +367,26 @@ GeneralEquation GeneralEquation::Inverse() const {
       if (star_direction == StarDirection::kFromRoot) inv.star_direction = StarDirection::kToRoot;
       break;
     case Family::kGroupAll:
-    case Family::kXorExchange:
       break;  // symmetric
+    case Family::kXorExchange:
+      // Symmetric, but a tree level's one side receives from the other.
+      switch (tree_role) {
+        case TreeRole::kNone:
+          break;
+        case TreeRole::kLowParent:
+          inv.tree_role = TreeRole::kLowChild;
+          break;
+        case TreeRole::kLowChild:
+          inv.tree_role = TreeRole::kLowParent;
+          break;
+        case TreeRole::kHighParent:
+          inv.tree_role = TreeRole::kHighChild;
+          break;
+        case TreeRole::kHighChild:
+          inv.tree_role = TreeRole::kHighParent;
+          break;
+      }
+      break;
     case Family::kBitPermute:
       if (permutation == BitPermutation::kRotate) inv.rotate = -rotate;
       break;  // a half rotation (n even), a reversal and kTransposeHigh are self-inverse
@@ -567,6 +605,26 @@ std::string GeneralEquation::Describe() const {
         out << " of the row index (rows of 2^ceil(log2(P)/2) ranks)";
       }
       out << " (partners >= P dropped)";
+      switch (tree_role) {
+        case TreeRole::kNone:
+          break;
+        case TreeRole::kLowParent:
+          out << ", from the ranks whose bits up to b are 0 (a binomial tree's parents at "
+                 "that level, rank 0's tree: partner src + 2^b)";
+          break;
+        case TreeRole::kLowChild:
+          out << ", from the ranks whose lowest set bit is b (a binomial tree's children at "
+                 "that level, rank 0's tree: partner src - 2^b)";
+          break;
+        case TreeRole::kHighParent:
+          out << ", from the ranks below 2^b (a tree grown by doubling from rank 0: partner "
+                 "src + 2^b)";
+          break;
+        case TreeRole::kHighChild:
+          out << ", from the ranks whose highest set bit is b (a tree grown by doubling from "
+                 "rank 0: partner src - 2^b)";
+          break;
+      }
       break;
     case Family::kBitPermute:
       out << "the log2(P) bits of src ";
@@ -761,6 +819,7 @@ void XorCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquatio
   }
   make(low, false);
   make(high, false);
+
   // The same bits counted within a row or a column of a 2^ceil(n/2) x 2^floor(n/2) grid: a
   // butterfly along rows whose partners are counted from the row's top bit (NAS CG).
   if (!pow2) return;
@@ -803,6 +862,51 @@ void XorCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquatio
       // step that exists from rows of 4 on): that is a valid count, not an error.
       eq.valid.rule = CountRule::kPowersOfTwo;
       eq.valid.min_count = 2;
+      out->push_back(eq);
+    }
+  }
+}
+
+// One level of a tree written by hand: a single bit b (src ^ 2^b, counted from the start or
+// from the top of the rank's ceil(log2 P) bits) that only one side of the pairs makes (a
+// binomial reduction's children send, its parents receive). Tried after every other family:
+// a map that the exchange of every rank, a stencil or a group reproduces is that.
+void TreeCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
+  std::set<int> bits;
+  for (const Traced& t : traced) {
+    for (std::int64_t s = 0; s < t.nprocs; ++s) {
+      for (std::int64_t d : t.dests[static_cast<std::size_t>(s)]) {
+        auto b = ExactLog2(s ^ d);
+        if (!b) return;
+        bits.insert(*b);
+      }
+    }
+  }
+  if (bits.empty()) return;
+  const bool pow2 = AllPowersOfTwo(traced);
+  const int n = CeilLog2(traced.back().nprocs);
+  // The bit at the largest count, and the same counted from the top.
+  std::set<int> big;
+  const Traced& t = traced.back();
+  for (std::int64_t s = 0; s < t.nprocs; ++s) {
+    for (std::int64_t d : t.dests[static_cast<std::size_t>(s)]) big.insert(*ExactLog2(s ^ d));
+  }
+  if (big.size() != 1) return;
+  const int b = *big.begin();
+  const std::vector<IndexRule> low{{false, b}}, high{{true, n - 1 - b}};
+  for (const TreeRole role :
+       {TreeRole::kLowParent, TreeRole::kLowChild, TreeRole::kHighParent, TreeRole::kHighChild}) {
+    for (const auto* rules : {&low, &high}) {
+      GeneralEquation eq;
+      eq.family = Family::kXorExchange;
+      eq.bits = *rules;
+      eq.tree_role = role;
+      eq.valid.rule = pow2 ? CountRule::kPowersOfTwo : CountRule::kAny;
+      eq.valid.min_count = 2;
+      eq.name = role == TreeRole::kLowParent    ? "binomial tree, parents"
+                : role == TreeRole::kLowChild   ? "binomial tree, children"
+                : role == TreeRole::kHighParent ? "doubling tree, parents"
+                                                : "doubling tree, children";
       out->push_back(eq);
     }
   }
@@ -985,7 +1089,8 @@ bool SameEquation(const GeneralEquation& a, const GeneralEquation& b) {
          a.star_direction == b.star_direction && a.grid == b.grid && a.group_dims == b.group_dims &&
          a.include_self == b.include_self && a.offsets == b.offsets && a.periodic == b.periodic &&
          a.skip_self == b.skip_self && a.bits == b.bits && a.all_bits == b.all_bits &&
-         a.bit_field == b.bit_field && a.permutation == b.permutation && a.rotate == b.rotate;
+         a.bit_field == b.bit_field && a.tree_role == b.tree_role &&
+         a.permutation == b.permutation && a.rotate == b.rotate;
 }
 
 std::vector<Traced> Prepare(const std::vector<CommMap>& maps, const std::string& label,
@@ -1023,7 +1128,7 @@ std::vector<Traced> Prepare(const std::vector<CommMap>& maps, const std::string&
 }
 
 std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
-                                 std::vector<std::string>* misses) {
+                                 std::vector<std::string>* misses, bool prefer_trees = false) {
   std::vector<GeneralEquation> fits;
   if (traced.empty()) return fits;
   const std::vector<std::int64_t> counts = Counts(traced);
@@ -1074,6 +1179,14 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
   try_all(c, "bit exchange (butterfly, hypercube)",
           "some destination differs from its source in more than one bit");
   if (done()) return fits;
+  const char* const kTreeFamily = "one level of a tree (binomial, doubling)";
+  const char* const kTreeNone = "needs one bit b, the same at the largest count for every rank";
+  if (prefer_trees) {
+    c.clear();
+    TreeCandidates(traced, &c);
+    try_all(c, kTreeFamily, kTreeNone);
+    if (done()) return fits;
+  }
   c.clear();
   PermuteCandidates(traced, &c);
   try_all(c, "bit permutation (transpose, shuffle, reversal)",
@@ -1111,6 +1224,10 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
     try_all(c, grid.ndims == 2 ? "transpose of a " + grid.Describe() : "");
   }
   try_all(small_groups, "all-to-all in rows, columns or planes of a grid");
+  if (done() || prefer_trees) return fits;
+  c.clear();
+  TreeCandidates(traced, &c);
+  try_all(c, kTreeFamily, kTreeNone);
   return fits;
 }
 
@@ -1275,7 +1392,7 @@ GeneralEquation FitTraced(const std::vector<Traced>& traced, const std::vector<C
                           const FitOptions& options) {
   const std::string where = options.label.empty() ? "communication" : options.label;
   std::vector<std::string> misses;
-  std::vector<GeneralEquation> fits = Fit(traced, true, &misses);
+  std::vector<GeneralEquation> fits = Fit(traced, true, &misses, options.prefer_trees);
   if (fits.empty()) {
     if (auto united = FitUnion(traced)) return *united;
     std::ostringstream msg;

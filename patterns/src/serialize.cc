@@ -51,6 +51,14 @@ constexpr std::array<std::pair<BitField, const char*>, 3> kBitFields = {{
     {BitField::kHighHalf, "high_half"},
 }};
 
+constexpr std::array<std::pair<TreeRole, const char*>, 5> kTreeRoles = {{
+    {TreeRole::kNone, "none"},
+    {TreeRole::kLowParent, "low_parent"},
+    {TreeRole::kLowChild, "low_child"},
+    {TreeRole::kHighParent, "high_parent"},
+    {TreeRole::kHighChild, "high_child"},
+}};
+
 template <typename E, std::size_t N>
 const char* NameOf(const std::array<std::pair<E, const char*>, N>& table, E value) {
   for (const auto& [v, name] : table) {
@@ -151,6 +159,7 @@ json ToJson(const GeneralEquation& eq) {
           {"bits", bits},
           {"all_bits", eq.all_bits},
           {"bit_field", NameOf(kBitFields, eq.bit_field)},
+          {"tree_role", NameOf(kTreeRoles, eq.tree_role)},
           {"permutation", NameOf(kPermutations, eq.permutation)},
           {"rotate", eq.rotate},
           {"valid", ToJson(eq.valid)},
@@ -176,6 +185,8 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
     eq.all_bits = j.at("all_bits").get<bool>();
     // Models written before bit fields existed count bits in the whole rank.
     if (j.contains("bit_field")) eq.bit_field = ValueOf(kBitFields, j, "bit_field", origin);
+    // Nor tree roles: every rank of the pairs.
+    if (j.contains("tree_role")) eq.tree_role = ValueOf(kTreeRoles, j, "tree_role", origin);
     eq.permutation = ValueOf(kPermutations, j, "permutation", origin);
     eq.rotate = j.at("rotate").get<std::int64_t>();
     eq.valid = ValidCountsFromJson(j.at("valid"), origin);

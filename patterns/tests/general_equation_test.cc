@@ -171,6 +171,73 @@ TEST(GeneralEquation, EveryBitOfTheRowWhenTheStepsGrowWithIt) {
   for (int p : {32, 64, 1024}) ExpectSameMap(eq, RowButterflyAllSteps(p));
 }
 
+// One level of trees written by hand, at any count: the binomial tree on the low bits (a
+// reduction to rank 0: at level b the ranks whose lowest set bit is b send to rank - 2^b,
+// those whose bits up to b are 0 receive from rank + 2^b if it exists) and the tree grown by
+// doubling from rank 0 (a broadcast: at step b the ranks below 2^b send to rank + 2^b).
+// Each side is its own family member; a map made by both sides is the plain exchange.
+CommMap TreeLevel(int p, int b, TreeRole role) {
+  CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+  const int bit = 1 << b;
+  for (int r = 0; r < p; ++r) {
+    bool in = false;
+    switch (role) {
+      case TreeRole::kLowParent:
+        in = r % (2 * bit) == 0;
+        break;
+      case TreeRole::kLowChild:
+        in = r % (2 * bit) == bit;
+        break;
+      case TreeRole::kHighParent:
+        in = r < bit;
+        break;
+      case TreeRole::kHighChild:
+        in = r >= bit && r < 2 * bit;
+        break;
+      case TreeRole::kNone:
+        in = true;
+        break;
+    }
+    if (in && (r ^ bit) < p) m.dests[r].push_back(r ^ bit);
+  }
+  return m;
+}
+
+TEST(GeneralEquation, OneLevelOfAHandWrittenTree) {
+  for (const TreeRole role :
+       {TreeRole::kLowParent, TreeRole::kLowChild, TreeRole::kHighParent, TreeRole::kHighChild}) {
+    // A fixed level (bit 1) and the top level (bit ceil(log2 P) - 1) over any counts.
+    std::vector<CommMap> fixed, top;
+    for (int p : {4, 6, 8, 12, 16}) {
+      fixed.push_back(TreeLevel(p, 1, role));
+      int n = 0;
+      while ((1 << n) < p) ++n;
+      top.push_back(TreeLevel(p, n - 1, role));
+    }
+    const GeneralEquation eq = FitGeneralEquation(fixed);
+    ASSERT_EQ(eq.family, Family::kXorExchange) << eq.Describe();
+    EXPECT_EQ(eq.tree_role, role) << eq.Describe();
+    ASSERT_EQ(eq.bits.size(), 1u);
+    EXPECT_FALSE(eq.bits[0].from_end);
+    EXPECT_TRUE(eq.IsValidCount(24) && eq.IsValidCount(1000)) << eq.Describe();
+    for (int p : {24, 37, 64, 1000}) ExpectSameMap(eq, TreeLevel(p, 1, role));
+    const GeneralEquation t = FitGeneralEquation(top);
+    ASSERT_EQ(t.bits.size(), 1u);
+    EXPECT_TRUE(t.bits[0].from_end) << t.Describe();
+    EXPECT_EQ(t.tree_role, role);
+    ExpectSameMap(t, TreeLevel(100, 6, role));
+  }
+  // Both sides: the plain pairwise exchange, as before.
+  std::vector<CommMap> both;
+  for (int p : {4, 8, 16}) both.push_back(TreeLevel(p, 1, TreeRole::kNone));
+  EXPECT_EQ(FitGeneralEquation(both).tree_role, TreeRole::kNone);
+  const std::string words =
+      FitGeneralEquation(std::vector<CommMap>{TreeLevel(4, 1, TreeRole::kLowChild),
+                                              TreeLevel(8, 1, TreeRole::kLowChild)})
+          .Describe();
+  EXPECT_NE(words.find("from the ranks whose lowest set bit is b"), std::string::npos) << words;
+}
+
 TEST(GeneralEquation, TransposeOfRankPairsOnNonSquarePowersOfTwo) {
   GeneralEquation eq = FitGeneralEquation(At(GridTransposeOfPairs, {4, 8, 16, 32}));
   ASSERT_EQ(eq.family, Family::kBitPermute) << eq.Describe();

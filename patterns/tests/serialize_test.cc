@@ -24,12 +24,22 @@ TEST(Serialize, GeneralEquationRoundTripsAndStillEvaluates) {
     for (int r = 0; r < p; ++r) m.dests[r] = {r ^ (1 << ((n + 1) / 2 - 1))};
     row_top.push_back(m);
   }
-  for (const auto& maps : {halo, butterfly, both, row_top}) {
+  // One side of a binomial tree's level 1: the ranks whose lowest set bit is 1 send down.
+  std::vector<CommMap> tree;
+  for (int p : {4, 6, 8, 12}) {
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int r = 0; r < p; ++r) {
+      if (r % 4 == 2) m.dests[r] = {r - 2};
+    }
+    tree.push_back(m);
+  }
+  for (const auto& maps : {halo, butterfly, both, row_top, tree}) {
     GeneralEquation eq = FitGeneralEquation(maps);
     nlohmann::json j = ToJson(eq);
     GeneralEquation back = GeneralEquationFromJson(nlohmann::json::parse(j.dump()), "model.json");
     EXPECT_EQ(ToJson(back), j);
-    for (std::int64_t src : {0, 5, 63}) EXPECT_EQ(back.Dests(src, 64), eq.Dests(src, 64));
+    EXPECT_EQ(back.tree_role, eq.tree_role);
+    for (std::int64_t src : {0, 5, 6, 63}) EXPECT_EQ(back.Dests(src, 64), eq.Dests(src, 64));
   }
 }
 

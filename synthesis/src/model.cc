@@ -413,6 +413,105 @@ bool RootsComputeApart(const std::vector<std::vector<SlotCountData>>& data,
   return false;
 }
 
+// A tree written by hand, aligned by bit and side (BuildPhaseAs with bit_sides): at the
+// largest count its top level is made by the root alone on one side (rank 0 receives from
+// rank + 2^B and sends straight back down), so the alignment places the top level's calls
+// around the root's, not as the level below is placed; then the levels are no run of alike
+// steps by bit and a larger count would lack its further levels. Each call of the top bit
+// (a slot whose calls all go one (bit, side) way) moves to the position its counterpart of
+// the level below has (the same call and side), relative to that level: after it where
+// the levels ascend in the program's order, before it where they descend (the direction
+// from the two levels below). Only when every rank's calls keep their order; otherwise
+// `order` stays as it is.
+void MirrorTopBitLevel(const std::vector<SlotAcc>& accs,
+                       const std::vector<std::vector<int>>& assignment, std::vector<int>* order) {
+  struct Key {
+    std::int64_t bit = -1, side = -1;
+  };
+  auto key_of = [&](int id) {
+    Key k;
+    const auto& dirs = accs[static_cast<std::size_t>(id)].directions;
+    if (dirs.size() != 1) return k;
+    const Direction& d = *dirs.begin();
+    if (d.size() == 3 && d[0] == 3) k = Key{d[1], d[2]};
+    return k;
+  };
+  std::vector<int> position(accs.size(), -1);
+  for (std::size_t i = 0; i < order->size(); ++i) position[(*order)[i]] = static_cast<int>(i);
+  std::int64_t top = -1;
+  for (const int id : *order) top = std::max(top, key_of(id).bit);
+  if (top < 2) return;
+  // The slot of one (token, side) at one bit, if exactly one.
+  auto counterpart = [&](int id, std::int64_t bit) {
+    int found = -1;
+    for (const int other : *order) {
+      const Key k = key_of(other);
+      if (k.bit != bit || k.side != key_of(id).side ||
+          !(accs[static_cast<std::size_t>(other)].token ==
+            accs[static_cast<std::size_t>(id)].token)) {
+        continue;
+      }
+      if (found >= 0) return -2;
+      found = other;
+    }
+    return found;
+  };
+  std::vector<std::pair<int, int>> ascending, descending;  // (counterpart's position, slot)
+  int last_below = -1, first_below = static_cast<int>(order->size());
+  std::vector<int> tops;
+  for (const int id : *order) {
+    if (key_of(id).bit != top) continue;
+    tops.push_back(id);
+    const int below = counterpart(id, top - 1), below2 = counterpart(id, top - 2);
+    if (below < 0 || below2 < 0) return;
+    if (position[below2] < position[below]) {
+      ascending.push_back({position[below], id});
+    } else {
+      descending.push_back({position[below], id});
+    }
+  }
+  // Where each direction's new step goes: after the whole level below of the ascending
+  // calls, before the whole level below of the descending ones.
+  for (const int id : *order) {
+    const Key k = key_of(id);
+    if (k.bit != top - 1) continue;
+    const int below2 = counterpart(id, top - 2);
+    if (below2 < 0) continue;
+    if (position[below2] < position[id]) {
+      last_below = std::max(last_below, position[id]);
+    } else {
+      first_below = std::min(first_below, position[id]);
+    }
+  }
+  std::sort(ascending.begin(), ascending.end());
+  std::sort(descending.begin(), descending.end());
+  std::vector<int> moved;
+  for (const int id : *order) {
+    if (key_of(id).bit == top) continue;
+    const int at = position[id];
+    if (at == first_below) {
+      for (const auto& [p, t] : descending) moved.push_back(t);
+    }
+    moved.push_back(id);
+    if (at == last_below) {
+      for (const auto& [p, t] : ascending) moved.push_back(t);
+    }
+  }
+  if (moved.size() != order->size() || moved == *order) return;
+  // Every class makes its calls in the same order as before.
+  std::vector<int> moved_position(accs.size(), -1);
+  for (std::size_t i = 0; i < moved.size(); ++i) moved_position[moved[i]] = static_cast<int>(i);
+  for (const auto& slots : assignment) {
+    std::vector<int> before = slots, after = slots;
+    std::sort(before.begin(), before.end(),
+              [&](int a, int b) { return position[a] < position[b]; });
+    std::sort(after.begin(), after.end(),
+              [&](int a, int b) { return moved_position[a] < moved_position[b]; });
+    if (before != after) return;
+  }
+  *order = std::move(moved);
+}
+
 // Aligns every class into one supersequence; returns, per class, the slot id of each of its
 // tokens; `order` receives the slot ids in supersequence order. A class may be aligned
 // rotated: a loop body seen from a different starting call on some ranks (a rank whose first
@@ -805,7 +904,7 @@ std::string SlotLabel(const PhaseModel& phase, std::size_t slot, const SlotModel
          std::string(EventKindName(s.kind)) + ")";
 }
 
-void FitSlotEquations(SlotModel* slot, const std::string& label) {
+void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_trees = false) {
   bool any = false;
   for (const auto& m : slot->maps) any = any || !m.IsEmpty();
   if (any && slot->reply) {
@@ -822,6 +921,7 @@ void FitSlotEquations(SlotModel* slot, const std::string& label) {
   } else if (any) {
     patterns::FitOptions fo;
     fo.label = label;
+    fo.prefer_trees = prefer_trees;
     slot->peer = patterns::FitGeneralEquation(slot->maps, fo);
   }
   bool any_recv = false;
@@ -1218,7 +1318,8 @@ std::vector<double> OwnNoiseShape(const std::vector<const phases::ComputeStats*>
 SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& acc,
                     const std::vector<SlotCountData>& data, const std::vector<int>& counts,
                     const std::vector<const phases::Signature*>& sigs,
-                    const std::vector<std::vector<std::string>>& masks, bool* direction_unknown) {
+                    const std::vector<std::vector<std::string>>& masks, bool* direction_unknown,
+                    bool prefer_trees = false) {
   SlotModel slot;
   slot.kind = acc.token.kind;
   slot.tag = acc.token.tag;
@@ -1524,7 +1625,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       slot.tag = tag;
     }
   }
-  FitSlotEquations(&slot, label);
+  FitSlotEquations(&slot, label, prefer_trees);
 
   const std::string what = label + ": ";
   if (slot.kind == EventKind::kSendrecv || coll) {
@@ -3269,7 +3370,8 @@ Carried CarriedAcrossPhases(const phases::PhaseGroup& group, const std::vector<R
 PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
                         const std::vector<const phases::Signature*>& sigs,
                         const std::vector<int>& counts, const std::vector<RunCarries>& runs,
-                        std::size_t block_length, bool strict_open_grids = false) {
+                        std::size_t block_length, bool strict_open_grids = false,
+                        bool bit_sides = false) {
   PhaseBuild build;
   PhaseModel& pm = build.model;
   pm.index = index;
@@ -3355,7 +3457,14 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
         // the next: a butterfly loop of log2 steps that has more steps at a larger count
         // aligns step for step on the bits both counts have, whichever end it starts from.
         const std::uint64_t x = static_cast<std::uint64_t>(rank ^ e.peer);
-        if (x != 0 && (x & (x - 1)) == 0) return Direction{3, std::countr_zero(x)};
+        if (x != 0 && (x & (x - 1)) == 0) {
+          // With bit_sides, which side of the pair the rank is on too (its bit b clear or
+          // set): a binomial tree's receive from a child (rank + 2^b) and its receive from
+          // its parent (rank - 2^b) are different calls.
+          const int b = std::countr_zero(x);
+          if (bit_sides) return Direction{3, b, (rank >> b) & 1};
+          return Direction{3, b};
+        }
         // Without a grid, every other call (a transpose partner, a message to itself) is one
         // direction, so that it is not aligned with a butterfly step.
         if (!frame) return Direction{4};
@@ -3396,14 +3505,16 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   const std::size_t tries = std::max<std::size_t>(1, std::min(frames.size(), kMaxFrames));
   std::size_t longest_class = 0;
   for (const ClassRef& c : classes) longest_class = std::max(longest_class, c.tokens.size());
-  for (std::size_t f = 0; f <= tries; ++f) {
-    if (f == tries && (frames.empty() || best_cost.first == 0)) break;
+  // With bit_sides only the alignment off any grid is tried, strictly.
+  for (std::size_t f = bit_sides ? tries : 0; f <= tries; ++f) {
+    if (f == tries && !bit_sides && (frames.empty() || best_cost.first == 0)) break;
     std::vector<SlotAcc> a;
     std::vector<int> o;
-    const patterns::GridFrame* frame = f < frames.size() ? &frames[f] : nullptr;
+    const patterns::GridFrame* frame = !bit_sides && f < frames.size() ? &frames[f] : nullptr;
     const bool strict =
-        strict_open_grids && frame != nullptr && frame->grid.ndims >= 2 &&
-        std::none_of(frame->periodic.begin(), frame->periodic.end(), [](bool p) { return p; });
+        bit_sides ||
+        (strict_open_grids && frame != nullptr && frame->grid.ndims >= 2 &&
+         std::none_of(frame->periodic.begin(), frame->periodic.end(), [](bool p) { return p; }));
     auto asg = AlignClasses(classes, rank_phases, direction_on(frame), strict, &a, &o);
     std::size_t conflicts = 0;
     for (const SlotAcc& acc : a) {
@@ -3420,6 +3531,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     // search goes on to the frame that needs the fewest.
     if (conflicts == 0 && (!strict_open_grids || a.size() <= longest_class)) break;
   }
+  if (bit_sides) MirrorTopBitLevel(accs, assignment, &order);
   auto place = [&]() {
     std::vector<int> position(accs.size(), -1);
     for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
@@ -3598,8 +3710,8 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   }
   for (std::size_t s = 0; s < order.size(); ++s) {
     bool direction_unknown = false;
-    pm.slots.push_back(
-        BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks, &direction_unknown));
+    pm.slots.push_back(BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks,
+                                 &direction_unknown, bit_sides));
     pm.slots.back().carried = carried.count(order[s]) > 0;
     if (direction_unknown) {
       build.warnings.push_back(
@@ -3648,6 +3760,15 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
     // call, no family reproduces them. Only codes the first try refused take it.
     try {
       return BuildPhaseAs(index, group, sigs, counts, runs, 0, true);
+    } catch (const UserError&) {
+      // the first try's error says more
+    }
+    // A third, off any grid by bit and side: a binomial tree written by hand (a reduction to
+    // rank 0 and a broadcast back) receives from rank + 2^b (a child) and from rank - 2^b
+    // (its parent) with the same bit b; aligned as one call, a child's receive and a parent's
+    // go in one slot, which no family reproduces.
+    try {
+      return BuildPhaseAs(index, group, sigs, counts, runs, 0, false, true);
     } catch (const UserError&) {
       // the first try's error says more
     }
@@ -3755,6 +3876,11 @@ std::int64_t FieldBits(patterns::BitField field, std::int64_t nprocs) {
   return n;
 }
 
+std::int64_t BitSteps::BitsAt(std::int64_t nprocs) const {
+  if (ceil_bits && nprocs > 1) return std::bit_width(static_cast<std::uint64_t>(nprocs - 1));
+  return FieldBits(field, nprocs);
+}
+
 namespace {
 
 // The bit of a slot that exchanges with rank XOR 2^b for one bit b counted from the field's
@@ -3831,6 +3957,29 @@ std::vector<BitSteps> FindBitSteps(const PhaseModel& phase, std::span<const int>
     }
     return true;
   };
+  // The end of an ascending run of steps followed at once by the start of a descending one,
+  // or the other way round, is one group of calls with that bit: a tree's reduction up to
+  // the root and its broadcast back down (the root receives from its top child and sends
+  // straight back), a broadcast by doubling (each rank receives once, at its highest bit,
+  // then sends at every bit above: the receives' bits descend, the sends' ascend, bit 0's
+  // receive and send meet). Split into the step of each run when its calls are the two
+  // steps' beside it.
+  for (std::size_t g = 1; g + 1 < groups.size(); ++g) {
+    const Group prev = groups[g - 1], peak = groups[g], next = groups[g + 1];
+    if ((prev.bit - peak.bit != 1 && peak.bit - prev.bit != 1) || next.bit != prev.bit ||
+        prev.length + next.length != peak.length || prev.first + prev.length != peak.first ||
+        peak.first + peak.length != next.first) {
+      continue;
+    }
+    const Group up{peak.first, prev.length, peak.bit};
+    const Group down{peak.first + prev.length, next.length, peak.bit};
+    const Group prev_at{up.first - prev.length, prev.length, prev.bit};
+    const Group next_at{down.first + down.length, next.length, next.bit};
+    if (!alike(prev_at, up) || !alike(down, next_at)) continue;
+    groups[g] = up;
+    groups.insert(groups.begin() + static_cast<std::ptrdiff_t>(g) + 1, down);
+    ++g;
+  }
   for (std::size_t g = 0; g < groups.size();) {
     std::size_t e = g + 1;
     int dir = 0;
@@ -3855,22 +4004,30 @@ std::vector<BitSteps> FindBitSteps(const PhaseModel& phase, std::span<const int>
       }
       // Growing: at every traced count the steps present are the field's bits from low_bit
       // up to its top, and the field's size differs between counts.
-      std::set<std::int64_t> sizes;
-      bool follows = !counts.empty();
-      for (const int c : counts) {
-        const std::int64_t bits = FieldBits(run.field, c);
-        sizes.insert(bits);
-        for (std::size_t k = g; k < e && follows; ++k) {
-          bool traced = false;
-          for (std::size_t i = 0; i < groups[k].length; ++i) {
-            const SlotModel& s = slots[groups[k].first + i];
-            traced = traced || (SingleBit(s) >= 0 && TracedAt(s, c));
+      auto follow = [&](bool ceil_bits) {
+        run.ceil_bits = ceil_bits;
+        std::set<std::int64_t> sizes;
+        bool follows = !counts.empty();
+        for (const int c : counts) {
+          const std::int64_t bits = run.BitsAt(c);
+          sizes.insert(bits);
+          for (std::size_t k = g; k < e && follows; ++k) {
+            bool traced = false;
+            for (std::size_t i = 0; i < groups[k].length; ++i) {
+              const SlotModel& s = slots[groups[k].first + i];
+              traced = traced || (SingleBit(s) >= 0 && TracedAt(s, c));
+            }
+            follows = traced == (groups[k].bit < bits);
           }
-          follows = traced == (groups[k].bit < bits);
         }
+        const int largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+        return follows && sizes.size() >= 2 && run.top_bit + 1 == run.BitsAt(largest);
+      };
+      run.grows = follow(false);
+      if (!run.grows && run.field == patterns::BitField::kRank) {
+        run.grows = follow(true);
+        run.ceil_bits = run.grows;
       }
-      const int largest = counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
-      run.grows = follows && sizes.size() >= 2 && run.top_bit + 1 == FieldBits(run.field, largest);
       runs.push_back(run);
     }
     g = e;
@@ -3956,6 +4113,126 @@ void ShareBitStepBytes(PhaseModel* pm, std::span<const int> counts) {
   }
 }
 
+// The compute of steps by bit, as ShareBitStepBytes shares their bytes, for a growing run
+// (whose top step a larger count copies):
+//  - A step traced at fewer counts (the top bit: at the largest count alone) takes the law
+//    of the same call of a step traced at more, when their bursts agree at every count both
+//    were traced at (within kStepCpuAgreement): a law of P in place of one count's value.
+//  - A descending run's first step at each count may compute what the program does before
+//    the run (a binomial broadcast's root works on what it reduced before it sends), the
+//    others what a step does after a step; the first step is another bit at each count, so
+//    each slot's traced bursts mix the two. Where they differ at some count, the top step
+//    (the first at the largest count, and the one PhaseAt's new first steps copy) takes the
+//    law of the first steps' bursts over every count, each other step the law of its bursts
+//    where it was not the first; where they do not, the run shares laws as above.
+constexpr double kStepCpuAgreement = 0.2;
+
+void ShareBitStepCompute(PhaseModel* pm, std::span<const int> counts) {
+  auto& slots = pm->slots;
+  auto plain = [](const SlotModel& s) {
+    return s.cpu_ns.present && !s.cpu_per_occurrence && !(s.cpu_ns_per_byte > 0);
+  };
+  auto differ = [](double a, double b) {
+    return std::abs(a - b) > kStepCpuAgreement * std::max(std::abs(a), std::abs(b));
+  };
+  auto agree = [&](const Quantity& a, const Quantity& b) {
+    const std::map<double, double> va = TracedValues(a), vb = TracedValues(b);
+    std::size_t common = 0;
+    for (const auto& [p, y] : va) {
+      const auto it = vb.find(p);
+      if (it == vb.end()) continue;
+      ++common;
+      if (differ(y, it->second)) return false;
+    }
+    return common > 0;
+  };
+  for (const BitSteps& run : FindBitSteps(*pm, counts)) {
+    if (!run.grows) continue;
+    auto slot_at = [&](std::size_t g, std::size_t i) -> SlotModel& {
+      return slots[run.first_slot + g * run.step_slots + i];
+    };
+    // The step of each bit (steps are in program order: bits ascend or descend).
+    auto step_of_bit = [&](std::int64_t bit) -> std::size_t {
+      const std::int64_t g = run.ascending ? bit - run.low_bit : run.top_bit - bit;
+      return g >= 0 && g < static_cast<std::int64_t>(run.steps) ? static_cast<std::size_t>(g)
+                                                                : run.steps;
+    };
+    for (std::size_t i = 0; i < run.step_slots; ++i) {
+      if (!run.ascending) {
+        // First steps: the step of bit BitsAt(c) - 1 at each count c.
+        std::map<std::size_t, std::set<double>> first_at;  // step -> counts it was first at
+        std::vector<regression::Point> entry;
+        std::map<double, double> entry_at;
+        for (const int c : counts) {
+          const std::size_t g = step_of_bit(run.BitsAt(c) - 1);
+          if (g == run.steps || !plain(slot_at(g, i))) continue;
+          const std::map<double, double> v = TracedValues(slot_at(g, i).cpu_ns);
+          const auto it = v.find(static_cast<double>(c));
+          if (it == v.end()) continue;
+          entry.push_back({it->first, it->second});
+          entry_at[it->first] = it->second;
+          first_at[g].insert(it->first);
+        }
+        // Mixed where a later step's burst differs from the first step's at the same count
+        // (not in a broadcast by doubling: every rank receives after the iteration's work).
+        bool mixed = false;
+        for (std::size_t g = 0; g < run.steps && !mixed; ++g) {
+          if (!plain(slot_at(g, i))) continue;
+          for (const auto& [p, y] : TracedValues(slot_at(g, i).cpu_ns)) {
+            const auto it = entry_at.find(p);
+            if (it == entry_at.end() || (first_at.count(g) && first_at[g].count(p))) continue;
+            mixed = mixed || differ(y, it->second);
+          }
+        }
+        if (mixed) {
+          if (first_at.size() < 2) continue;  // the same step first everywhere
+          const std::size_t begin = run.first_slot, end = begin + run.steps * run.step_slots;
+          for (auto& [g, at] : first_at) {
+            SlotModel& d = slot_at(g, i);
+            if (g == 0) {
+              d.cpu_ns = FitQuantity(entry, "CPU time before a run's first step (ns)",
+                                     Precision::kMeasured);
+              continue;
+            }
+            std::vector<regression::Point> later;
+            for (const auto& [p, y] : TracedValues(d.cpu_ns)) {
+              if (!at.count(p)) later.push_back({p, y});
+            }
+            if (!later.empty()) {
+              d.cpu_ns = FitQuantity(later, "CPU time before a step (ns)", Precision::kMeasured);
+            }
+            // Nor do the rank classes that made it first (a root at a smaller count) stand
+            // for the ranks that make it after a step: at a larger count the top step is.
+            std::erase_if(d.class_compute, [&](const SlotModel::ClassCompute& cc) {
+              if (cc.mask.size() < end) return false;
+              const std::size_t first = cc.mask.find('1', begin);
+              return first < end && (first - begin) / run.step_slots == g;
+            });
+          }
+          continue;
+        }
+      }
+      for (std::size_t g = 0; g < run.steps; ++g) {
+        SlotModel& d = slot_at(g, i);
+        if (!plain(d) || SingleBit(d) < 0) continue;
+        std::size_t best = run.steps, most = d.cpu_ns.model.training.size();
+        for (std::size_t h = 0; h < run.steps; ++h) {
+          const SlotModel& c = slot_at(h, i);
+          if (h == g || !plain(c) || c.cpu_ns.model.training.size() <= most ||
+              !agree(d.cpu_ns, c.cpu_ns)) {
+            continue;
+          }
+          best = h;
+          most = c.cpu_ns.model.training.size();
+        }
+        if (best == run.steps) continue;
+        d.cpu_ns = slot_at(best, i).cpu_ns;
+        if (slot_at(best, i).instructions.present) d.instructions = slot_at(best, i).instructions;
+      }
+    }
+  }
+}
+
 // A step by bit that appears with the count (the field's top bit at the largest count, absent
 // at a smaller one) outside a growing run of steps is not extended: said in a warning, as a
 // count with more bits lacks the steps for them.
@@ -3973,7 +4250,11 @@ void WarnUnextendedBitSteps(const PhaseModel& pm, std::span<const int> counts,
   for (std::size_t s = 0; s < pm.slots.size(); ++s) {
     const SlotModel& slot = pm.slots[s];
     const std::int64_t b = SingleBit(slot);
-    if (b < 0 || extended[s] || b + 1 != FieldBits(slot.peer->bit_field, largest)) continue;
+    if (b < 0) continue;
+    const bool top = b + 1 == FieldBits(slot.peer->bit_field, largest) ||
+                     (slot.peer->bit_field == patterns::BitField::kRank && largest > 1 &&
+                      b + 1 == std::bit_width(static_cast<unsigned>(largest - 1)));
+    if (extended[s] || !top) continue;
     bool appears = false;
     for (const int c : counts) appears = appears || (c != largest && !TracedAt(slot, c));
     if (appears) calls.push_back(std::to_string(s) + " (bit " + std::to_string(b) + ")");
@@ -3997,7 +4278,7 @@ PhaseModel PhaseAt(const PhaseModel& phase, std::span<const int> counts, std::in
   // The last run first: a run's new calls only move the slots after it.
   for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
     const BitSteps& run = *it;
-    const std::int64_t bits = FieldBits(run.field, nprocs);
+    const std::int64_t bits = run.BitsAt(nprocs);
     if (!run.grows || bits <= run.top_bit + 1) continue;
     auto& slots = out.slots;
     const std::size_t old_size = slots.size();
@@ -4534,6 +4815,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     try {
       PhaseBuild build = BuildPhase(index, group, sigs, counts, runs);
       ShareBitStepBytes(&build.model, counts);
+      ShareBitStepCompute(&build.model, counts);
       WarnUnextendedBitSteps(build.model, counts, &build.warnings);
       std::vector<regression::Point> w;
       for (std::size_t ci = 0; ci < counts.size(); ++ci)
@@ -5059,7 +5341,7 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
         out << "; at a count with more bits, a step like bit " << run.top_bit
             << "'s for each further bit";
         if (target > 0) {
-          const std::int64_t bits = FieldBits(run.field, target);
+          const std::int64_t bits = run.BitsAt(target);
           out << " (at P = " << target << ": bits " << run.low_bit << "-"
               << std::max(run.top_bit, bits - 1) << ")";
         }
@@ -5114,10 +5396,14 @@ Quantity QuantityFromJson(const json& j) {
 
 }  // namespace
 
+// Version 4: equations may name one side of a tree level ("tree_role"); a file without it
+// is read as before.
+constexpr int kModelVersion = 4;
+
 std::string ModelToJson(const AppModel& model) {
   json j;
   j["format"] = "pas2p-model";
-  j["version"] = 3;
+  j["version"] = kModelVersion;
   j["application"] = model.application;
   j["counts"] = model.counts;
   j["valid_counts"] = model.valid.Describe();
@@ -5246,6 +5532,13 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
     throw UserError(origin +
                     ": not a pas2p model (expected \"format\": \"pas2p-model\"; write "
                     "one with `pas2p model TRACES --out FILE`)");
+  }
+  if (j.contains("version") && j.at("version").is_number_integer() &&
+      j.at("version").get<int>() > kModelVersion) {
+    throw UserError(origin + ": a model file of version " +
+                    std::to_string(j.at("version").get<int>()) + ", newer than this pas2p reads (" +
+                    std::to_string(kModelVersion) +
+                    "): build it again with this pas2p (`pas2p model TRACES --out FILE`)");
   }
   AppModel model;
   try {

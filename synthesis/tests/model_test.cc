@@ -527,6 +527,54 @@ TEST(RotatedRanksTest, CheckerboardKeepsEachRanksOrderOnTheGridParity) {
   }
 }
 
+// A binomial-tree reduction and broadcast written by hand. A parent's receive from its
+// child (rank + 2^b) and a child's receive from its parent (rank - 2^b) have the same bit,
+// and aligned as one call no family reproduced their maps: the application was refused.
+// Aligned by bit and side, each level's calls are one side of an exchange by bit (a family
+// member of its own); the top level, which at the largest count only the root and one rank
+// make, is arranged as the levels below it, so the levels are steps by bit that grow: at 24
+// ranks (5 levels, rank 0 with rank 16) and beyond, every level is there. The burst before
+// the broadcast's first send (the root's work after the reduction) is the first step's at
+// every count, not the mean of a step that is first at one count and later at another.
+TEST(TreeTest, HandWrittenBinomialTreeGrowsItsLevels) {
+  testing::AppParams p;
+  p.iterations = 10;
+  p.domain = 2e6;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12, 16}) sigs.push_back(testing::Analyze(testing::BinomialTree(n, p)));
+  const AppModel m = BuildModel(sigs);
+  const std::string text = DescribeModel(m, 64);
+  EXPECT_NE(text.find("lowest first); at a count with more bits, a step like bit 3's for each "
+                      "further bit (at P = 64: bits 0-5)"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("highest first); at a count with more bits"), std::string::npos) << text;
+  EXPECT_NE(text.find("from the ranks whose lowest set bit is b"), std::string::npos) << text;
+  EXPECT_EQ(text.find("are not a run of alike steps by bit"), std::string::npos) << text;
+  ExpectExactAtTargets(
+      sigs, [&p](int n) { return testing::BinomialTree(n, p); }, {24, 32, 40, 64}, text);
+  const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
+  EXPECT_EQ(ModelToJson(loaded), ModelToJson(m));
+}
+
+// The other tree codes write by hand: a broadcast by doubling (at step k the ranks below 2^k
+// send to rank + 2^k). Each step's sends and receives are one side of an exchange by bit.
+TEST(TreeTest, BroadcastByDoublingGrowsItsSteps) {
+  testing::AppParams p;
+  p.iterations = 10;
+  p.domain = 2e6;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12, 16}) {
+    sigs.push_back(testing::Analyze(testing::DoublingBroadcast(n, p)));
+  }
+  const AppModel m = BuildModel(sigs);
+  const std::string text = DescribeModel(m, 64);
+  EXPECT_NE(text.find("from the ranks below 2^b"), std::string::npos) << text;
+  EXPECT_NE(text.find("(at P = 64: bits 0-5)"), std::string::npos) << text;
+  ExpectExactAtTargets(
+      sigs, [&p](int n) { return testing::DoublingBroadcast(n, p); }, {24, 33, 64}, text);
+}
+
 // The grid sets: on MPI_Dims_create(P, 2) = 4 x 4 (row length 4) x + y odd is ranks 1, 3, 4,
 // 6, ...; on 4 x 3 (row length 3) it is the odd ranks.
 TEST(RotatedRanksTest, GridParitySetsFollowMpiDimsCreate) {

@@ -324,6 +324,65 @@ TraceData Checkerboard(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData BinomialTree(int nprocs, const AppParams& p) {
+  TraceData d = Begin("binomial_tree", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  int top = 1;
+  while (top < nprocs) top *= 2;
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      for (int k = 1; k < nprocs; k *= 2) {
+        if (r % (2 * k) == k) {
+          ev.push_back(MakeSend(r - k, 9, bytes));
+          ev.push_back(MakeCompute(1000));
+          break;
+        }
+        if (r + k < nprocs) {
+          ev.push_back(MakeRecv(r + k, 9, bytes));
+          ev.push_back(MakeCompute(cpu / 20));
+        }
+      }
+      for (int k = top / 2; k >= 1; k /= 2) {
+        if (r % (2 * k) == k) {
+          ev.push_back(MakeRecv(r - k, 10, bytes));
+          ev.push_back(MakeCompute(1000));
+        } else if (r % (2 * k) == 0 && r + k < nprocs) {
+          ev.push_back(MakeSend(r + k, 10, bytes));
+          ev.push_back(MakeCompute(1000));
+        }
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
+TraceData DoublingBroadcast(int nprocs, const AppParams& p) {
+  TraceData d = Begin("doubling_broadcast", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      for (int k = 1; k < nprocs; k *= 2) {
+        if (r < k && r + k < nprocs) {
+          ev.push_back(MakeSend(r + k, 7, bytes));
+          ev.push_back(MakeCompute(1000));
+        } else if (r >= k && r < 2 * k) {
+          ev.push_back(MakeRecv(r - k, 7, bytes));
+          ev.push_back(MakeCompute(1000));
+        }
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData OddEvenSort(int nprocs, const AppParams& p) {
   TraceData d = Begin("odd_even_sort", nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);

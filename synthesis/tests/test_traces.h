@@ -103,6 +103,16 @@ TraceData OddEvenSort(int nprocs, const AppParams& p = {});
 // MPI_Recv from the one the other way; the others receive first. Boundary ranks call with
 // MPI_PROC_NULL. Synchronous sends of 8 x domain / P bytes.
 TraceData Checkerboard(int nprocs, const AppParams& p = {});
+// A binomial-tree reduction to rank 0 and broadcast back, written by hand as older codes do
+// at any count: per iteration compute_ns / P, then for k = 1, 2, 4, ... < P a rank with
+// rank % 2k == k sends its 8 x domain / P bytes to rank - k (tag 9) and stops, one with
+// rank % 2k == 0 receives from rank + k if it exists and combines (compute_ns / P / 20);
+// then the same tree backwards from rank 0 (tag 10). Any P.
+TraceData BinomialTree(int nprocs, const AppParams& p = {});
+// A broadcast by doubling from rank 0, written by hand: per iteration compute_ns / P, then
+// for k = 1, 2, 4, ... < P the ranks below k send 8 x domain / P bytes to rank + k (if it
+// exists, tag 7) and the ranks from k to 2k - 1 receive from rank - k. Any P.
+TraceData DoublingBroadcast(int nprocs, const AppParams& p = {});
 // Load imbalance that is no class of ranks: per iteration rank r computes
 // compute_ns / P x 2 (r + 1) / (P + 1) (from 2 / (P + 1) to 2 P / (P + 1) of the mean share),
 // then an MPI_Alltoall of 8 x domain / P^2 bytes per peer. Any P.

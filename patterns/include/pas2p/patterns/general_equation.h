@@ -18,7 +18,9 @@
 //   kXorExchange   EC1 exchange: src ^ 2^b for bits b fixed, counted from the top (log2 P - 1 -
 //                  j) or all log2 P bits (butterfly, recursive doubling, hypercube); or the
 //                  same within a row or a column of a 2^ceil(n/2) x 2^floor(n/2) process
-//                  grid (n = log2 P; a butterfly reduction along rows, as NAS CG does)
+//                  grid (n = log2 P; a butterfly reduction along rows, as NAS CG does); or
+//                  one bit made by one side of a tree level only (TreeRole: a binomial
+//                  reduction or broadcast written by hand)
 //   kBitPermute    EC1 permutation: the rank's log2 P bits rotated by a fixed amount or by half
 //                  (transpose of a 2^h x 2^h matrix), or reversed (FFT bit reversal), or the
 //                  top 2 floor(n/2) bits swapped by halves with the lowest n mod 2 kept (the
@@ -77,6 +79,19 @@ enum class BitPermutation { kRotate, kRotateHalf, kReverse, kTransposeHigh };
 // count gives no partner there.
 enum class BitField { kRank, kLowHalf, kHighHalf };
 
+// Which sources of a one-bit XOR exchange (src ^ 2^b, bits counted in the whole rank) take
+// part: all of them, or one side of one level of a tree written by hand.
+//   kLowParent   bits below b zero and bit b clear: a parent at level b of the binomial tree
+//                on the low bits (rank 0 receives from 1, 2, 4, ...; a rank whose lowest set
+//                bit is b receives from its children below 2^b, then sends to rank - 2^b:
+//                a reduction to rank 0, or a broadcast from it run backwards)
+//   kLowChild    the lowest set bit is b: the child at that level (partner rank - 2^b)
+//   kHighParent  src < 2^b: a parent at step b of the tree built from the top (the ranks
+//                below 2^b send to rank + 2^b: a broadcast by doubling)
+//   kHighChild   the highest set bit is b: the child at that step (partner rank - 2^b)
+// Partners >= P are dropped as for every XOR exchange.
+enum class TreeRole { kNone, kLowParent, kLowChild, kHighParent, kHighChild };
+
 struct GeneralEquation {
   Family family = Family::kStencil;
   std::string name;  // "torus", "mesh", "ring", "butterfly", "master-worker", ...
@@ -104,6 +119,8 @@ struct GeneralEquation {
   std::vector<IndexRule> bits;
   bool all_bits = false;
   BitField bit_field = BitField::kRank;  // where `bits` (and all_bits) are counted
+  // One bit of the whole rank only: the sources that take part (a level of a tree).
+  TreeRole tree_role = TreeRole::kNone;
 
   // kBitPermute: destination bit of source bit i is (i + rotate) mod n (kRotate), (i + n/2)
   // mod n (kRotateHalf) or n - 1 - i (kReverse), n = log2 P; kTransposeHigh: with k = n mod 2
@@ -178,6 +195,10 @@ struct FitOptions {
   int min_counts = 2;
   // Label for messages ("phase 2, communication 1").
   std::string label;
+  // Try one level of a tree (TreeRole) right after the exchanges by bit, before grids: the
+  // calls of a phase already found to be a tree's levels (the same map is also a shift on
+  // a (P/2) x 2 grid at bit 0, which holds at even counts only). Otherwise trees come last.
+  bool prefer_trees = false;
 };
 
 // Fits the general equation of one communication from its maps at several counts (any

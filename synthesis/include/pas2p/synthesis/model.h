@@ -26,7 +26,7 @@
 // neighbour lands in the west slot, not the north one.
 //
 // File format (ModelToJson; JSON, stable key order):
-//   {"format": "pas2p-model", "version": 2, "application", "counts": [P...],
+//   {"format": "pas2p-model", "version": 4, "application", "counts": [P...],
 //    "valid_counts": "<words>", "warnings": [...],
 //    "sequence": [item, ...] (the largest count's phase order with its nested loops, phase
 //                 indices; items as in the signature's "sequence", see phases/signature.h;
@@ -414,6 +414,12 @@ struct BitSteps {
   // At every traced count the steps are those of the field's bits from low_bit up (and the
   // field has more bits at some counts than at others): the top step is the field's top bit.
   bool grows = false;
+  // The rank's bits counted as ceil(log2 P), not floor: every bit that pairs some ranks below
+  // P (a binomial tree at 12 ranks has a level for bit 3, rank 0 with rank 8). Only for the
+  // whole rank, when the traced counts follow it and not floor(log2 P).
+  bool ceil_bits = false;
+  // Bits of the field at `nprocs` as this run counts them.
+  std::int64_t BitsAt(std::int64_t nprocs) const;
 };
 // Bits of `field` at `nprocs` (n = floor(log2 nprocs): n, ceil(n/2), floor(n/2)).
 std::int64_t FieldBits(patterns::BitField field, std::int64_t nprocs);
