@@ -425,15 +425,22 @@ bool RootsComputeApart(const std::vector<std::vector<SlotCountData>>& data,
 // `order` stays as it is.
 void MirrorTopBitLevel(const std::vector<SlotAcc>& accs,
                        const std::vector<std::vector<int>>& assignment, std::vector<int>* order) {
+  // A slot's bit, and the rest of its one direction (the side, and for a wait the call
+  // whose request it completes): {3, b, side} for a call, {6, b, side, kind} for a wait.
   struct Key {
-    std::int64_t bit = -1, side = -1;
+    std::int64_t bit = -1;
+    Direction rest;
   };
   auto key_of = [&](int id) {
     Key k;
     const auto& dirs = accs[static_cast<std::size_t>(id)].directions;
     if (dirs.size() != 1) return k;
     const Direction& d = *dirs.begin();
-    if (d.size() == 3 && d[0] == 3) k = Key{d[1], d[2]};
+    if ((d.size() == 3 && d[0] == 3) || (d.size() == 4 && d[0] == 6)) {
+      k.bit = d[1];
+      k.rest = d;
+      k.rest.erase(k.rest.begin() + 1);
+    }
     return k;
   };
   std::vector<int> position(accs.size(), -1);
@@ -441,12 +448,12 @@ void MirrorTopBitLevel(const std::vector<SlotAcc>& accs,
   std::int64_t top = -1;
   for (const int id : *order) top = std::max(top, key_of(id).bit);
   if (top < 2) return;
-  // The slot of one (token, side) at one bit, if exactly one.
+  // The slot of one (token, way) at one bit, if exactly one.
   auto counterpart = [&](int id, std::int64_t bit) {
     int found = -1;
     for (const int other : *order) {
       const Key k = key_of(other);
-      if (k.bit != bit || k.side != key_of(id).side ||
+      if (k.bit != bit || k.rest != key_of(id).rest ||
           !(accs[static_cast<std::size_t>(other)].token ==
             accs[static_cast<std::size_t>(id)].token)) {
         continue;
@@ -3444,6 +3451,25 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   auto direction_on = [&](const patterns::GridFrame* frame) -> DirectionFn {
     return [&, frame](int ci, int rank, const phases::PhaseEvent& e) -> Direction {
       const std::int64_t n = counts[static_cast<std::size_t>(ci)];
+      if (bit_sides && IsCompletion(e.kind) && e.requests == 1) {
+        // By bit and side, a wait for one request goes the way of the call before it that
+        // made a request (a tree's isend to its parent, irecv from a child): so a level's
+        // waits stay with the level.
+        const phases::RankPhase* rp =
+            rank_phases[static_cast<std::size_t>(ci)][static_cast<std::size_t>(rank)];
+        if (rp && !rp->events.empty() && &e >= rp->events.data() &&
+            &e < rp->events.data() + rp->events.size()) {
+          for (auto k = static_cast<std::size_t>(&e - rp->events.data()); k-- > 0;) {
+            const phases::PhaseEvent& q = rp->events[k];
+            if (!CreatesRequest(q.kind)) continue;
+            const std::uint64_t x = static_cast<std::uint64_t>(rank ^ q.peer);
+            if (q.peer < 0 || q.peer >= n || x == 0 || (x & (x - 1)) != 0) break;
+            const int b = std::countr_zero(x);
+            return Direction{6, b, (rank >> b) & 1, static_cast<std::int64_t>(q.kind)};
+          }
+        }
+        return {};
+      }
       if (IsPointToPoint(e.kind)) {
         if (e.peer < 0 || e.peer >= n) return {};
         if (frame) {
@@ -3945,8 +3971,16 @@ std::vector<BitSteps> FindBitSteps(const PhaseModel& phase, std::span<const int>
       continue;
     }
     std::size_t e = s + 1;
-    while (e < slots.size() && SingleBit(slots[e]) == b) ++e;
-    while (e < slots.size() && IsCompletion(slots[e].kind)) ++e;
+    while (true) {
+      while (e < slots.size() && SingleBit(slots[e]) == b) ++e;
+      std::size_t w = e;
+      while (w < slots.size() && IsCompletion(slots[w].kind)) ++w;
+      // Calls with the same bit after the completions are the same step (a tree level's
+      // isend and wait, then its irecv and wait).
+      const bool more = w > e && w < slots.size() && SingleBit(slots[w]) == b;
+      e = w;
+      if (!more) break;
+    }
     groups.push_back({s, e - s, b});
     s = e;
   }

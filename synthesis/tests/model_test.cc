@@ -557,6 +557,28 @@ TEST(TreeTest, HandWrittenBinomialTreeGrowsItsLevels) {
   EXPECT_EQ(ModelToJson(loaded), ModelToJson(m));
 }
 
+// The same tree with MPI_Isend / MPI_Irecv and an MPI_Wait after each: aligned by bit and
+// side, each wait goes the way of the call whose request it completes, so a level's waits
+// stay with the level (aligned freely, waits of different levels shared a slot that no rank
+// set describes) and a level is one step: its calls and their waits.
+TEST(TreeTest, NonblockingBinomialTreeKeepsEachLevelsWaits) {
+  testing::AppParams p;
+  p.iterations = 10;
+  p.domain = 2e6;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12, 16}) {
+    sigs.push_back(testing::Analyze(testing::BinomialTree(n, p, true)));
+  }
+  const AppModel m = BuildModel(sigs);
+  const std::string text = DescribeModel(m, 64);
+  EXPECT_NE(text.find("lowest first); at a count with more bits, a step like bit 3's for each "
+                      "further bit (at P = 64: bits 0-5)"),
+            std::string::npos)
+      << text;
+  ExpectExactAtTargets(
+      sigs, [&p](int n) { return testing::BinomialTree(n, p, true); }, {24, 64}, text);
+}
+
 // The other tree codes write by hand: a broadcast by doubling (at step k the ranks below 2^k
 // send to rank + 2^k). Each step's sends and receives are one side of an exchange by bit.
 TEST(TreeTest, BroadcastByDoublingGrowsItsSteps) {

@@ -324,7 +324,7 @@ TraceData Checkerboard(int nprocs, const AppParams& p) {
   return d;
 }
 
-TraceData BinomialTree(int nprocs, const AppParams& p) {
+TraceData BinomialTree(int nprocs, const AppParams& p, bool nonblocking) {
   TraceData d = Begin("binomial_tree", nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
@@ -332,25 +332,38 @@ TraceData BinomialTree(int nprocs, const AppParams& p) {
   while (top < nprocs) top *= 2;
   for (int r = 0; r < nprocs; ++r) {
     auto& ev = d.ranks[r];
+    RequestId next_request = 1;
+    auto call = [&](bool send, int peer, int tag) {
+      if (!nonblocking) {
+        ev.push_back(send ? MakeSend(peer, tag, bytes) : MakeRecv(peer, tag, bytes));
+        return;
+      }
+      const RequestId req = next_request++;
+      ev.push_back(send ? MakeIsend(peer, tag, bytes, req) : MakeIrecv(peer, tag, bytes, req));
+      ev.push_back(MakeCompute(500));
+      Event w = MakeWaitall({req});
+      w.kind = EventKind::kWait;
+      ev.push_back(w);
+    };
     for (int it = 0; it < p.iterations; ++it) {
       ev.push_back(MakeCompute(cpu));
       for (int k = 1; k < nprocs; k *= 2) {
         if (r % (2 * k) == k) {
-          ev.push_back(MakeSend(r - k, 9, bytes));
+          call(true, r - k, 9);
           ev.push_back(MakeCompute(1000));
           break;
         }
         if (r + k < nprocs) {
-          ev.push_back(MakeRecv(r + k, 9, bytes));
+          call(false, r + k, 9);
           ev.push_back(MakeCompute(cpu / 20));
         }
       }
       for (int k = top / 2; k >= 1; k /= 2) {
         if (r % (2 * k) == k) {
-          ev.push_back(MakeRecv(r - k, 10, bytes));
+          call(false, r - k, 10);
           ev.push_back(MakeCompute(1000));
         } else if (r % (2 * k) == 0 && r + k < nprocs) {
-          ev.push_back(MakeSend(r + k, 10, bytes));
+          call(true, r + k, 10);
           ev.push_back(MakeCompute(1000));
         }
       }

@@ -107,8 +107,9 @@ TraceData Checkerboard(int nprocs, const AppParams& p = {});
 // at any count: per iteration compute_ns / P, then for k = 1, 2, 4, ... < P a rank with
 // rank % 2k == k sends its 8 x domain / P bytes to rank - k (tag 9) and stops, one with
 // rank % 2k == 0 receives from rank + k if it exists and combines (compute_ns / P / 20);
-// then the same tree backwards from rank 0 (tag 10). Any P.
-TraceData BinomialTree(int nprocs, const AppParams& p = {});
+// then the same tree backwards from rank 0 (tag 10). Any P. With `nonblocking`, each call is
+// an MPI_Isend or MPI_Irecv and its MPI_Wait.
+TraceData BinomialTree(int nprocs, const AppParams& p = {}, bool nonblocking = false);
 // A broadcast by doubling from rank 0, written by hand: per iteration compute_ns / P, then
 // for k = 1, 2, 4, ... < P the ranks below k send 8 x domain / P bytes to rank + k (if it
 // exists, tag 7) and the ranks from k to 2k - 1 receive from rank - k. Any P.
