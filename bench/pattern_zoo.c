@@ -88,7 +88,13 @@
  *  32  open 27-point halo (LULESH, miniGhost): a NON-periodic MPI_Dims_create(P, 3) grid
  *      whose ranks post an MPI_Irecv for each neighbour that exists (faces, edges, corners:
  *      7 to 26 of them), then an MPI_Isend to each, one MPI_Waitall; no MPI_PROC_NULL, so a
- *      corner makes 7 pairs of calls and an interior rank 26; allreduce every 5 iterations */
+ *      corner makes 7 pairs of calls and an interior rank 26; allreduce every 5 iterations
+ *  33  the binomial tree of mode 27 with nonblocking calls: each send an MPI_Isend and each
+ *      receive an MPI_Irecv, both followed at once by MPI_Wait (as codes that later overlap
+ *      the tree with work are written)
+ *  34  broadcast by doubling written by hand (the textbook broadcast): work, then for
+ *      k = 1, 2, 4, ... < P the ranks below k send their N / P doubles to rank + k (if it
+ *      exists), the ranks from k to 2k - 1 receive from rank - k, and work on them */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -705,6 +711,51 @@ int main(int argc, char** argv) {
       }
       MPI_Waitall(k, req, MPI_STATUSES_IGNORE);
       if ((it + 1) % 5 == 0) MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+  } else if (mode == 33) {
+    long n = N / P;
+    double* a = calloc(n + 1, sizeof(double));
+    double* b = calloc(n + 1, sizeof(double));
+    MPI_Request q;
+    int top = 1;
+    while (top < P) top *= 2;
+    for (int it = 0; it < iters; ++it) {
+      work(n * 20);
+      for (int k = 1; k < P; k *= 2) {
+        if (rank % (2 * k) == k) {
+          MPI_Isend(a, n, MPI_DOUBLE, rank - k, 9, MPI_COMM_WORLD, &q);
+          MPI_Wait(&q, MPI_STATUS_IGNORE);
+          break;
+        }
+        if (rank + k < P) {
+          MPI_Irecv(b, n, MPI_DOUBLE, rank + k, 9, MPI_COMM_WORLD, &q);
+          MPI_Wait(&q, MPI_STATUS_IGNORE);
+          work(n);
+        }
+      }
+      for (int k = top / 2; k >= 1; k /= 2) {
+        if (rank % (2 * k) == k) {
+          MPI_Irecv(a, n, MPI_DOUBLE, rank - k, 10, MPI_COMM_WORLD, &q);
+          MPI_Wait(&q, MPI_STATUS_IGNORE);
+        } else if (rank % (2 * k) == 0 && rank + k < P) {
+          MPI_Isend(a, n, MPI_DOUBLE, rank + k, 10, MPI_COMM_WORLD, &q);
+          MPI_Wait(&q, MPI_STATUS_IGNORE);
+        }
+      }
+    }
+  } else if (mode == 34) {
+    long n = N / P;
+    double* a = calloc(n + 1, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(n * 20);
+      for (int k = 1; k < P; k *= 2) {
+        if (rank < k && rank + k < P) {
+          MPI_Send(a, n, MPI_DOUBLE, rank + k, 7, MPI_COMM_WORLD);
+        } else if (rank >= k && rank < 2 * k) {
+          MPI_Recv(a, n, MPI_DOUBLE, rank - k, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          work(n * 2);
+        }
+      }
     }
   }
   MPI_Finalize();
