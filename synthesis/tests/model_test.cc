@@ -527,6 +527,20 @@ TEST(RotatedRanksTest, CheckerboardKeepsEachRanksOrderOnTheGridParity) {
   }
 }
 
+// The trees' traces: 10 iterations of rendezvous-sized messages at 4, 6, 8, 12, 16 ranks; and
+// the checks at counts with more levels (peers exact, compute and time within 2%).
+std::vector<phases::Signature> TreeSigs(const std::function<TraceData(int)>& app) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12, 16}) sigs.push_back(testing::Analyze(app(n)));
+  return sigs;
+}
+testing::AppParams TreeParams() {
+  testing::AppParams p;
+  p.iterations = 10;
+  p.domain = 2e6;
+  return p;
+}
+
 // A binomial-tree reduction and broadcast written by hand. A parent's receive from its
 // child (rank + 2^b) and a child's receive from its parent (rank - 2^b) have the same bit,
 // and aligned as one call no family reproduced their maps: the application was refused.
@@ -537,11 +551,8 @@ TEST(RotatedRanksTest, CheckerboardKeepsEachRanksOrderOnTheGridParity) {
 // the broadcast's first send (the root's work after the reduction) is the first step's at
 // every count, not the mean of a step that is first at one count and later at another.
 TEST(TreeTest, HandWrittenBinomialTreeGrowsItsLevels) {
-  testing::AppParams p;
-  p.iterations = 10;
-  p.domain = 2e6;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 6, 8, 12, 16}) sigs.push_back(testing::Analyze(testing::BinomialTree(n, p)));
+  const testing::AppParams p = TreeParams();
+  const auto sigs = TreeSigs([&p](int n) { return testing::BinomialTree(n, p); });
   const AppModel m = BuildModel(sigs);
   const std::string text = DescribeModel(m, 64);
   EXPECT_NE(text.find("lowest first); at a count with more bits, a step like bit 3's for each "
@@ -562,13 +573,8 @@ TEST(TreeTest, HandWrittenBinomialTreeGrowsItsLevels) {
 // stay with the level (aligned freely, waits of different levels shared a slot that no rank
 // set describes) and a level is one step: its calls and their waits.
 TEST(TreeTest, NonblockingBinomialTreeKeepsEachLevelsWaits) {
-  testing::AppParams p;
-  p.iterations = 10;
-  p.domain = 2e6;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 6, 8, 12, 16}) {
-    sigs.push_back(testing::Analyze(testing::BinomialTree(n, p, true)));
-  }
+  const testing::AppParams p = TreeParams();
+  const auto sigs = TreeSigs([&p](int n) { return testing::BinomialTree(n, p, true); });
   const AppModel m = BuildModel(sigs);
   const std::string text = DescribeModel(m, 64);
   EXPECT_NE(text.find("lowest first); at a count with more bits, a step like bit 3's for each "
@@ -582,13 +588,8 @@ TEST(TreeTest, NonblockingBinomialTreeKeepsEachLevelsWaits) {
 // The other tree codes write by hand: a broadcast by doubling (at step k the ranks below 2^k
 // send to rank + 2^k). Each step's sends and receives are one side of an exchange by bit.
 TEST(TreeTest, BroadcastByDoublingGrowsItsSteps) {
-  testing::AppParams p;
-  p.iterations = 10;
-  p.domain = 2e6;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 6, 8, 12, 16}) {
-    sigs.push_back(testing::Analyze(testing::DoublingBroadcast(n, p)));
-  }
+  const testing::AppParams p = TreeParams();
+  const auto sigs = TreeSigs([&p](int n) { return testing::DoublingBroadcast(n, p); });
   const AppModel m = BuildModel(sigs);
   const std::string text = DescribeModel(m, 64);
   EXPECT_NE(text.find("from the ranks below 2^b"), std::string::npos) << text;
