@@ -203,14 +203,17 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
     runs.push_back(Run{s.kind, 1, grid, bytes, moving});
   }
   // Many runs (a 27-point halo's 26 receives: faces, edges and corners of three sizes, in
-  // direction order) read better as one run per kind of call with the range of its sizes.
+  // direction order; a tree's levels, a receive and a send each) read better as one run per
+  // kind of call with the range of its sizes, in the order each kind first comes.
   constexpr std::size_t kMostRuns = 8;
   if (runs.size() > kMostRuns) {
     std::vector<Run> merged;
     for (const Run& r : runs) {
-      if (!merged.empty() && merged.back().kind == r.kind && merged.back().grid == r.grid &&
-          merged.back().moving_root == r.moving_root) {
-        Run& m = merged.back();
+      auto same = std::find_if(merged.begin(), merged.end(), [&r](const Run& m) {
+        return m.kind == r.kind && m.grid == r.grid && m.moving_root == r.moving_root;
+      });
+      if (same != merged.end()) {
+        Run& m = *same;
         const double hi = std::max({m.bytes, m.max_bytes, r.bytes});
         m.bytes = std::min(m.bytes, r.bytes);
         m.max_bytes = hi > m.bytes + 0.5 ? hi : -1;

@@ -566,6 +566,13 @@ TEST(TreeTest, HandWrittenBinomialTreeGrowsItsLevels) {
       sigs, [&p](int n) { return testing::BinomialTree(n, p); }, {24, 32, 40, 64}, text);
   const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
   EXPECT_EQ(ModelToJson(loaded), ModelToJson(m));
+  // The prediction's table says what a level does once per kind of call, not a receive and
+  // a send per level (20 slots at 1024: 10 levels up, 10 down).
+  for (const PhaseModel& pm : m.phases) {
+    if (pm.slots.size() < 8) continue;
+    EXPECT_EQ(DescribePhaseAt(PhaseAt(pm, m.counts, 1024), 1024),
+              "20 send, 15.3 KiB each; 20 recv, 15.3 KiB each");
+  }
 }
 
 // The same tree with MPI_Isend / MPI_Irecv and an MPI_Wait after each: aligned by bit and
