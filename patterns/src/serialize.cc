@@ -197,6 +197,14 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
       throw UserError(origin + ": communication equation \"" + eq.name +
                       "\": \"terms\" must be given exactly for family \"union\"");
     }
+    if (eq.tree_role != TreeRole::kNone &&
+        (eq.family != Family::kXorExchange || eq.all_bits || eq.bits.size() != 1 ||
+         eq.bit_field != BitField::kRank)) {
+      throw UserError(origin + ": communication equation \"" + eq.name +
+                      "\": a \"tree_role\" needs family \"xor_exchange\" with one bit of the "
+                      "whole rank (\"bits\" of one entry, \"all_bits\" false, \"bit_field\" "
+                      "\"rank\")");
+    }
     const std::size_t nd = static_cast<std::size_t>(eq.grid.ndims);
     bool grid_family = eq.family == Family::kStencil || eq.family == Family::kGroupAll ||
                        eq.family == Family::kTranspose;

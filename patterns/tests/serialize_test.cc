@@ -75,6 +75,19 @@ TEST(Serialize, BadFieldsNameTheFileAndField) {
   j = ToJson(eq);
   j["offsets"] = {{1, 0}};
   EXPECT_THROW(GeneralEquationFromJson(j, "m.json"), UserError);
+  // A tree level is one bit of an exchange by bit: on a ring it means nothing.
+  j = ToJson(eq);
+  j["tree_role"] = "low_child";
+  try {
+    GeneralEquationFromJson(j, "m.json");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("a \"tree_role\" needs family \"xor_exchange\""),
+              std::string::npos)
+        << e.what();
+  }
+  j["tree_role"] = "sideways";
+  EXPECT_THROW(GeneralEquationFromJson(j, "m.json"), UserError);
 }
 
 }  // namespace
