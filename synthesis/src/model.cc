@@ -465,10 +465,8 @@ void MirrorTopBitLevel(const std::vector<SlotAcc>& accs,
   };
   std::vector<std::pair<int, int>> ascending, descending;  // (counterpart's position, slot)
   int last_below = -1, first_below = static_cast<int>(order->size());
-  std::vector<int> tops;
   for (const int id : *order) {
     if (key_of(id).bit != top) continue;
-    tops.push_back(id);
     const int below = counterpart(id, top - 1), below2 = counterpart(id, top - 2);
     if (below < 0 || below2 < 0) return;
     if (position[below2] < position[below]) {
