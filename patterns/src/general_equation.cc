@@ -869,20 +869,17 @@ void XorCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquatio
 
 // One level of a tree written by hand: a single bit b (src ^ 2^b, counted from the start or
 // from the top of the rank's ceil(log2 P) bits) that only one side of the pairs makes (a
-// binomial reduction's children send, its parents receive). Tried after every other family:
-// a map that the exchange of every rank, a stencil or a group reproduces is that.
+// binomial reduction's children send, its parents receive). Tried after every other family
+// (a map that the exchange of every rank, a stencil or a group reproduces is that), or right
+// after the exchanges by bit with FitOptions::prefer_trees.
 void TreeCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
-  std::set<int> bits;
   for (const Traced& t : traced) {
     for (std::int64_t s = 0; s < t.nprocs; ++s) {
       for (std::int64_t d : t.dests[static_cast<std::size_t>(s)]) {
-        auto b = ExactLog2(s ^ d);
-        if (!b) return;
-        bits.insert(*b);
+        if (!ExactLog2(s ^ d)) return;  // not a single-bit exchange
       }
     }
   }
-  if (bits.empty()) return;
   const bool pow2 = AllPowersOfTwo(traced);
   const int n = CeilLog2(traced.back().nprocs);
   // The bit at the largest count, and the same counted from the top.
