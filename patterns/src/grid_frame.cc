@@ -121,11 +121,17 @@ std::vector<GridFrame> FindGridFrames(const std::vector<CommMap>& maps, bool any
       }
       if (!ok || (found.size() >= raw.size() && !line && !neighbours)) continue;
       frame.distinct_offsets = found.size();
+      for (const auto& off : found) {
+        std::int64_t far = 0;
+        for (std::int64_t c : off) far = std::max<std::int64_t>(far, c < 0 ? -c : c);
+        frame.reach += far;
+      }
       best.push_back(frame);
     }
   }
   std::stable_sort(best.begin(), best.end(), [](const GridFrame& a, const GridFrame& b) {
-    return a.distinct_offsets < b.distinct_offsets;
+    if (a.distinct_offsets != b.distinct_offsets) return a.distinct_offsets < b.distinct_offsets;
+    return a.reach < b.reach;
   });
   return best;
 }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace pas2p::patterns {
 namespace {
 
@@ -41,6 +43,51 @@ TEST(GridFrame, NonPeriodicMeshIsFourDirectionsAtEveryCount) {
   // A row varies along x, a column along y.
   EXPECT_EQ(frame->VaryingDims({4, 5, 6, 7}, 20), 1);
   EXPECT_EQ(frame->VaryingDims({1, 5, 9, 13, 17}, 20), 2);
+}
+
+// A 3-D halo on an open MPI_Dims_create(P, 3) grid at 4, 9 and 16 ranks (2 x 2 x 1, 3 x 3 x 1,
+// 4 x 2 x 2) has 6 offsets on its grid and 6 on the square (at 16 its second dimension's pairs
+// are two apart along x): the grid of nearest neighbours comes first.
+TEST(GridFrame, OfGridsWithAsManyOffsetsTheNearestNeighboursComeFirst) {
+  std::vector<CommMap> maps;
+  for (int n : {4, 9, 16}) {
+    const auto dims = DimsCreate(n, 3);
+    const std::vector<std::int64_t> extents = {dims[2], dims[1], dims[0]};  // fastest first
+    CommMap m;
+    m.nprocs = n;
+    m.dests.resize(n);
+    for (int r = 0; r < n; ++r) {
+      const auto c = RankToCoords(r, extents);
+      for (std::size_t d = 0; d < 3; ++d) {
+        for (int step : {-1, 1}) {
+          auto o = c;
+          o[d] += step;
+          if (o[d] >= 0 && o[d] < extents[d]) {
+            m.dests[r].push_back(static_cast<int>(CoordsToRank(o, extents)));
+          }
+        }
+      }
+      std::sort(m.dests[r].begin(), m.dests[r].end());
+    }
+    maps.push_back(m);
+  }
+  // (Periodic frames come first, with 5: an extent of 2 folds +1 and -1 into one offset.)
+  std::vector<GridFrame> six;
+  for (const GridFrame& f : FindGridFrames(maps)) {
+    if (f.distinct_offsets == 6) six.push_back(f);
+  }
+  ASSERT_GE(six.size(), 2u);
+  EXPECT_EQ(six.front().grid.shape, GridShape::kDimsCreate);
+  EXPECT_EQ(six.front().grid.ndims, 3);
+  EXPECT_EQ(six.front().reach, 6);
+  bool square = false;
+  for (const GridFrame& f : six) {
+    if (f.grid.shape == GridShape::kSquare) {
+      square = true;
+      EXPECT_EQ(f.reach, 8);  // (+-1, 0), (0, +-1), (+-2, 0)
+    }
+  }
+  EXPECT_TRUE(square);
 }
 
 TEST(GridFrame, RingIsPeriodicAndAStarHasNoGrid) {

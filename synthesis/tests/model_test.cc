@@ -1020,6 +1020,24 @@ TEST(FaceBytesTest, AFaceAndOneOverPThatAgreeAtEveryTracedCountGoToTheFace) {
   EXPECT_LT(v.bytes_error, 1e-6) << DescribeModel(BuildModel(sigs));
 }
 
+// Traced at 4, 9 and 16 ranks a 3-D halo on MPI_Dims_create(P, 3) (2 x 2 x 1, 3 x 3 x 1,
+// 4 x 2 x 2) is also a square one with as many offsets: at 4 and 9 the third dimension has
+// one rank, and at 16 the pairs of the second dimension are two apart along the square's x.
+// On the square the second dimension's calls at 9 went the way of the third's at 16, the
+// calls were aligned across those, and no family reproduced them: the model was refused. The
+// grid whose pairs are nearest neighbours is tried first.
+TEST(FaceBytesTest, AThreeDHaloTracedWhereItIsAlsoSquareKeepsItsGrid) {
+  testing::AppParams few;
+  few.iterations = 6;
+  few.domain = 96;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 9, 16}) sigs.push_back(testing::Analyze(testing::CartHalo3D(n, few)));
+  const Validation v = testing::QuickValidate(sigs, testing::CartHalo3D(49, few));
+  EXPECT_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 1e-3) << DescribeModel(BuildModel(sigs));
+  EXPECT_NE(DescribeModel(BuildModel(sigs)).find("MPI_Dims_create(P, 3)"), std::string::npos);
+}
+
 // A 27-point halo on an open grid (LULESH, miniGhost): each rank calls only the neighbours
 // it has, so a corner's first receive is from (0, 0, +1) and the centre's from (-1, -1, -1).
 // Only the grid's directions align the ranks' calls (26 receive and 26 send slots, one offset

@@ -29,6 +29,11 @@ struct GridFrame {
   GridRule grid;
   std::vector<bool> periodic;        // per dimension, fastest first
   std::size_t distinct_offsets = 0;  // over every pair of every count used to find it
+  // Sum over those offsets of their largest coordinate (in absolute value): of two grids with
+  // as many offsets, the one whose pairs are nearer neighbours (a 3-D halo at 4, 9 and 16
+  // ranks: on MPI_Dims_create(P, 3) every offset is +-1 along one dimension; on the square
+  // grid, which the pairs fit with as many offsets, 16 = 4 x 2 x 2 has a pair two apart).
+  std::int64_t reach = 0;
 
   // dest - src in grid coordinates at `nprocs` (periodic dimensions reduced to
   // (-extent/2, extent/2]); empty when the grid does not exist at `nprocs` or a rank is out
@@ -43,12 +48,13 @@ struct GridFrame {
 // open before periodic) of the frames with the fewest distinct offsets. Maps with no pair
 // give nothing.
 std::optional<GridFrame> FindGridFrame(const std::vector<CommMap>& maps);
-// Every frame with fewer distinct offsets than displacements, the fewest first (then in that
-// order). The fewest is not always the grid of the application: 4, 9 and 25 ranks are both
-// sqrt(P) x sqrt(P) and MPI_Dims_create(P, 3) = {s, s, 1} grids, and only 16 = 4 x 2 x 2
-// tells them apart, by offsets that are just as few on the square; a periodic frame folds
-// +1 and -1 into one offset on an extent of 2. The caller decides with what else it knows
-// (which calls are the same call).
+// Every frame with fewer distinct offsets than displacements, the fewest first, then the
+// nearest neighbours (the least reach), then in that order. The fewest is not always the grid
+// of the application: 4, 9 and 25 ranks are both sqrt(P) x sqrt(P) and
+// MPI_Dims_create(P, 3) = {s, s, 1} grids, and only 16 = 4 x 2 x 2 tells them apart, by
+// offsets that are just as few on the square (but one of them two ranks apart); a periodic
+// frame folds +1 and -1 into one offset on an extent of 2. The caller decides with what else
+// it knows (which calls are the same call).
 // With `any_neighbour_grid`, also a grid on which every pair is a neighbour (each coordinate
 // differs by at most 1) but that has more offsets than the maps have displacements: a
 // 27-point halo on an open grid traced at 8, 12 and 18 ranks (26 offsets, 17 displacements
