@@ -238,8 +238,45 @@ CommunicatorRule FitCommunicators(const std::vector<CommunicatorLayout>& input,
   CommunicatorRule best = fits.front();
   for (std::size_t i = 1; i < fits.size() && best.alternatives.size() < 8; ++i) {
     best.alternatives.push_back(fits[i].Describe());
+    if (best.rivals.size() < 3) {
+      CommunicatorRule rival = fits[i];
+      rival.alternatives.clear();
+      best.rivals.push_back(std::move(rival));
+    }
   }
   return best;
+}
+
+bool Disagree(const CommunicatorRule& a, const CommunicatorRule& b, std::int64_t nprocs) {
+  if (nprocs < 1 || !a.valid.IsValid(nprocs) || !b.valid.IsValid(nprocs)) return false;
+  try {
+    const CommunicatorRule::AtCount x = a.At(nprocs), y = b.At(nprocs);
+    const std::int64_t step = nprocs <= kDisagreeRanks ? 1 : nprocs / kDisagreeRanks;
+    // Members are compared at every 64th rank looked at (a group can hold every rank); the
+    // others compare their group's size and their place in it.
+    std::int64_t looked = 0;
+    auto differ = [&](std::int64_t r) {
+      const bool in_x = x.GroupIndex(r) >= 0, in_y = y.GroupIndex(r) >= 0;
+      if (in_x != in_y) return true;
+      if (!in_x) return false;
+      if (x.GroupSize() != y.GroupSize() || x.RankInGroup(r) != y.RankInGroup(r)) return true;
+      return looked++ % 64 == 0 && x.GroupOf(r) != y.GroupOf(r);
+    };
+    for (std::int64_t r = 0; r < nprocs; r += step) {
+      if (differ(r)) return true;
+    }
+    return differ(nprocs - 1);
+  } catch (const UserError&) {
+    return false;  // not a count one of them can be evaluated at
+  }
+}
+
+std::int64_t FirstDisagreement(const CommunicatorRule& a, const CommunicatorRule& b,
+                               std::int64_t after, std::int64_t upto) {
+  for (std::int64_t p = after + 1; p <= std::min(upto, after + 256); ++p) {
+    if (Disagree(a, b, p)) return p;
+  }
+  return upto > after + 256 && Disagree(a, b, upto) ? upto : 0;
 }
 
 IndexRule FitRankRule(const std::vector<std::pair<std::int64_t, std::int64_t>>& size_and_rank,

@@ -361,6 +361,7 @@ CommMap GeneralEquation::AtCount::Map() const {
 GeneralEquation GeneralEquation::Inverse() const {
   GeneralEquation inv = *this;
   inv.alternatives.clear();
+  inv.rivals.clear();
   switch (family) {
     case Family::kStar:
       if (star_direction == StarDirection::kToRoot) inv.star_direction = StarDirection::kFromRoot;
@@ -1432,6 +1433,18 @@ GeneralEquation FitTraced(const std::vector<Traced>& traced, const std::vector<C
   for (std::size_t i = 1; i < fits.size() && best.alternatives.size() < 8; ++i) {
     best.alternatives.push_back(fits[i].Describe());
   }
+  // Rivals: the same family and as many offsets, so as simple an explanation of the traces.
+  for (std::size_t i = 1; i < fits.size() && best.rivals.size() < 3; ++i) {
+    const GeneralEquation& f = fits[i];
+    if (f.family != best.family || f.family == Family::kUnion ||
+        f.offsets.size() != best.offsets.size()) {
+      continue;
+    }
+    GeneralEquation rival = f;
+    rival.alternatives.clear();
+    rival.rivals.clear();
+    best.rivals.push_back(std::move(rival));
+  }
   return best;
 }
 
@@ -1459,6 +1472,28 @@ std::optional<GeneralEquation> internal::FirstFittingEquation(const std::vector<
 std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& maps) {
   std::vector<Traced> traced = Prepare(maps, "", 1);
   return Fit(traced, true, nullptr);
+}
+
+bool Disagree(const GeneralEquation& a, const GeneralEquation& b, std::int64_t nprocs) {
+  if (nprocs < 1 || !a.IsValidCount(nprocs) || !b.IsValidCount(nprocs)) return false;
+  try {
+    const GeneralEquation::AtCount x = a.At(nprocs), y = b.At(nprocs);
+    const std::int64_t step = nprocs <= kDisagreeRanks ? 1 : nprocs / kDisagreeRanks;
+    for (std::int64_t src = 0; src < nprocs; src += step) {
+      if (x.Dests(src) != y.Dests(src)) return true;
+    }
+    return x.Dests(nprocs - 1) != y.Dests(nprocs - 1);
+  } catch (const UserError&) {
+    return false;  // not a count one of them can be evaluated at
+  }
+}
+
+std::int64_t FirstDisagreement(const GeneralEquation& a, const GeneralEquation& b,
+                               std::int64_t after, std::int64_t upto) {
+  for (std::int64_t p = after + 1; p <= std::min(upto, after + 256); ++p) {
+    if (Disagree(a, b, p)) return p;
+  }
+  return upto > after + 256 && Disagree(a, b, upto) ? upto : 0;
 }
 
 }  // namespace pas2p::patterns

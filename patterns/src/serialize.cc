@@ -145,6 +145,8 @@ json ToJson(const GeneralEquation& eq) {
   for (const IndexRule& b : eq.bits) bits.push_back(IndexJson(b));
   json terms = json::array();
   for (const GeneralEquation& t : eq.terms) terms.push_back(ToJson(t));
+  json rivals = json::array();
+  for (const GeneralEquation& r : eq.rivals) rivals.push_back(ToJson(r));
   return {{"family", NameOf(kFamilies, eq.family)},
           {"name", eq.name},
           {"description", eq.Describe()},
@@ -165,6 +167,7 @@ json ToJson(const GeneralEquation& eq) {
           {"valid", ToJson(eq.valid)},
           {"traced_counts", eq.traced_counts},
           {"alternatives", eq.alternatives},
+          {"rivals", rivals},
           {"terms", terms}};
 }
 
@@ -193,6 +196,16 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
     eq.traced_counts = j.at("traced_counts").get<std::vector<std::int64_t>>();
     eq.alternatives = j.at("alternatives").get<std::vector<std::string>>();
     for (const json& t : j.at("terms")) eq.terms.push_back(GeneralEquationFromJson(t, origin));
+    // Absent in files written before rivals were kept: none known.
+    if (j.contains("rivals")) {
+      for (const json& r : j.at("rivals")) {
+        eq.rivals.push_back(GeneralEquationFromJson(r, origin));
+        if (!eq.rivals.back().rivals.empty()) {
+          throw UserError(origin + ": communication equation \"" + eq.name +
+                          "\": a rival cannot have rivals of its own");
+        }
+      }
+    }
     if ((eq.family == Family::kUnion) != !eq.terms.empty()) {
       throw UserError(origin + ": communication equation \"" + eq.name +
                       "\": \"terms\" must be given exactly for family \"union\"");
@@ -223,6 +236,8 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
 }
 
 json ToJson(const CommunicatorRule& rule) {
+  json rivals = json::array();
+  for (const CommunicatorRule& r : rule.rivals) rivals.push_back(ToJson(r));
   return {{"name", rule.name},
           {"description", rule.Describe()},
           {"grid", ToJson(rule.grid)},
@@ -230,7 +245,8 @@ json ToJson(const CommunicatorRule& rule) {
           {"only_group_of_rank0", rule.only_group_of_rank0},
           {"valid", ToJson(rule.valid)},
           {"traced_counts", rule.traced_counts},
-          {"alternatives", rule.alternatives}};
+          {"alternatives", rule.alternatives},
+          {"rivals", rivals}};
 }
 
 CommunicatorRule CommunicatorRuleFromJson(const json& j, const std::string& origin) {
@@ -243,6 +259,15 @@ CommunicatorRule CommunicatorRuleFromJson(const json& j, const std::string& orig
     rule.valid = ValidCountsFromJson(j.at("valid"), origin);
     rule.traced_counts = j.at("traced_counts").get<std::vector<std::int64_t>>();
     rule.alternatives = j.at("alternatives").get<std::vector<std::string>>();
+    if (j.contains("rivals")) {  // absent in files written before rivals were kept
+      for (const json& r : j.at("rivals")) {
+        rule.rivals.push_back(CommunicatorRuleFromJson(r, origin));
+        if (!rule.rivals.back().rivals.empty()) {
+          throw UserError(origin + ": communicator rule \"" + rule.name +
+                          "\": a rival cannot have rivals of its own");
+        }
+      }
+    }
     if (rule.group_dims.size() != static_cast<std::size_t>(rule.grid.ndims)) {
       throw UserError(origin + ": communicator rule \"" + rule.name +
                       "\": group_dims must have one entry per grid dimension");

@@ -79,6 +79,31 @@ TEST(Communicators, WorldStridesAndLeaders) {
   EXPECT_EQ(l.At(20).GroupIndex(9), -1);
 }
 
+// Groups of 4 consecutive ranks traced at 8, 12 and 16: the rows of MPI_Dims_create(P, 2)
+// with the first factor fastest ({4, 2}, {4, 3}, {4, 4}) are the same groups there, and at 20
+// ({5, 4}) rows of 5. The rule kept has the other as a rival, which tells the two apart at
+// 20 and 32 but not at the traced counts.
+TEST(Communicators, ARuleKeepsTheRivalsTheTracesCannotTellFromIt) {
+  std::vector<CommunicatorLayout> blocks;
+  for (int p : {8, 12, 16}) {
+    CommunicatorLayout l{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p / 4))};
+    for (int r = 0; r < p; ++r) l.groups[static_cast<std::size_t>(r / 4)].push_back(r);
+    blocks.push_back(l);
+  }
+  const CommunicatorRule rule = FitCommunicators(blocks);
+  ASSERT_FALSE(rule.rivals.empty());
+  const CommunicatorRule* other = nullptr;
+  for (const CommunicatorRule& r : rule.rivals) {
+    EXPECT_TRUE(r.rivals.empty());
+    for (int p : {8, 12, 16}) EXPECT_FALSE(Disagree(rule, r, p)) << r.Describe();
+    if (Disagree(rule, r, 32)) other = &r;
+  }
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(FirstDisagreement(rule, *other, 16, 32), 20);
+  EXPECT_EQ(FirstDisagreement(rule, *other, 16, 18), 0);  // 17 and 18 are not multiples of 4
+  EXPECT_FALSE(Disagree(rule, *other, 7));                // not a valid count
+}
+
 TEST(Communicators, IrregularGroupsAreAClearError) {
   std::vector<CommunicatorLayout> odd = {{6, {{0, 5}, {1, 2, 3, 4}}},
                                          {8, {{0, 7}, {1, 2, 3, 4, 5, 6}}},

@@ -537,5 +537,41 @@ TEST(GeneralEquation, UnionOfHaloAndMasterWorker) {
   ExpectSameMap(eq, MeshAndMaster(144));
 }
 
+// A shift along x of an open MPI_Dims_create(P, 2) grid traced at 8, 12 and 16 ranks
+// (4 x 2, 4 x 3, 4 x 4: always 4 rows) is the same shift on a 4 x (P/4) grid: the traces
+// cannot tell them apart, and at 24 (6 x 4 against 4 x 6) they part. The fit keeps the other
+// grid's shift as a rival; 20 is the first count where they give other partners.
+TEST(GeneralEquation, AShiftKeepsTheGridsTheTracesCannotTellApartAsRivals) {
+  std::vector<CommMap> maps;
+  for (int p : {8, 12, 16}) {
+    const auto dims = DimsCreate(p, 2);
+    const int cols = static_cast<int>(dims[1]);
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int r = 0; r < p; ++r) {
+      if (r % cols > 0) m.dests[static_cast<std::size_t>(r)].push_back(r - 1);
+    }
+    maps.push_back(m);
+  }
+  const GeneralEquation eq = FitGeneralEquation(maps);
+  ASSERT_EQ(eq.family, Family::kStencil);
+  const GeneralEquation* other = nullptr;
+  for (const GeneralEquation& r : eq.rivals) {
+    EXPECT_EQ(r.family, Family::kStencil);
+    EXPECT_EQ(r.offsets.size(), eq.offsets.size());
+    EXPECT_TRUE(r.rivals.empty());
+    for (int p : {8, 12, 16}) EXPECT_FALSE(Disagree(eq, r, p)) << r.Describe();
+    if (Disagree(eq, r, 24)) other = &r;
+  }
+  ASSERT_NE(other, nullptr) << eq.Describe();
+  EXPECT_EQ(FirstDisagreement(eq, *other, 16, 24), 20);
+  EXPECT_EQ(FirstDisagreement(eq, *other, 16, 4096), 20);
+  const std::int64_t later = FirstDisagreement(eq, *other, 1000, 1 << 20);
+  EXPECT_GT(later, 1000);
+  EXPECT_LE(later, 1256);
+  EXPECT_EQ(FirstDisagreement(eq, *other, 16, 16), 0);
+  // The receive side is fitted on its own: an inverse keeps no rivals.
+  EXPECT_TRUE(eq.Inverse().rivals.empty());
+}
+
 }  // namespace
 }  // namespace pas2p::patterns

@@ -57,6 +57,45 @@ TEST(Serialize, CommunicatorRuleRoundTrips) {
   EXPECT_EQ(ToJson(back), ToJson(rule));
 }
 
+// Rivals go into the file and come back (they still evaluate); files without them read as
+// none; a rival with rivals of its own is refused.
+TEST(Serialize, RivalsRoundTrip) {
+  std::vector<CommMap> maps;
+  std::vector<CommunicatorLayout> blocks;
+  for (int p : {8, 12, 16}) {
+    const int cols = static_cast<int>(DimsCreate(p, 2)[1]);
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int r = 0; r < p; ++r) {
+      if (r % cols > 0) m.dests[static_cast<std::size_t>(r)].push_back(r - 1);
+    }
+    maps.push_back(m);
+    CommunicatorLayout l{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p / 4))};
+    for (int r = 0; r < p; ++r) l.groups[static_cast<std::size_t>(r / 4)].push_back(r);
+    blocks.push_back(l);
+  }
+  const GeneralEquation eq = FitGeneralEquation(maps);
+  ASSERT_FALSE(eq.rivals.empty());
+  const GeneralEquation back = GeneralEquationFromJson(ToJson(eq), "model.json");
+  ASSERT_EQ(back.rivals.size(), eq.rivals.size());
+  EXPECT_EQ(ToJson(back), ToJson(eq));
+  for (std::size_t i = 0; i < eq.rivals.size(); ++i) {
+    EXPECT_EQ(Disagree(back, back.rivals[i], 24), Disagree(eq, eq.rivals[i], 24));
+  }
+  nlohmann::json old = ToJson(eq);
+  old.erase("rivals");
+  EXPECT_TRUE(GeneralEquationFromJson(old, "model.json").rivals.empty());
+  nlohmann::json nested = ToJson(eq);
+  nested["rivals"][0]["rivals"] = nlohmann::json::array({ToJson(eq.rivals[0])});
+  EXPECT_THROW(GeneralEquationFromJson(nested, "model.json"), UserError);
+
+  const CommunicatorRule rule = FitCommunicators(blocks);
+  ASSERT_FALSE(rule.rivals.empty());
+  EXPECT_EQ(ToJson(CommunicatorRuleFromJson(ToJson(rule), "model.json")), ToJson(rule));
+  nlohmann::json bad = ToJson(rule);
+  bad["rivals"][0]["rivals"] = nlohmann::json::array({ToJson(rule.rivals[0])});
+  EXPECT_THROW(CommunicatorRuleFromJson(bad, "model.json"), UserError);
+}
+
 TEST(Serialize, BadFieldsNameTheFileAndField) {
   GeneralEquation eq = FitGeneralEquation(std::vector<CommMap>{testing::Ring(4), testing::Ring(6)});
   nlohmann::json j = ToJson(eq);

@@ -385,6 +385,78 @@ std::vector<std::string> UntracedExtents(const AppModel& model, std::int64_t npr
   return out;
 }
 
+std::vector<std::string> AmbiguousRules(const AppModel& model, std::int64_t nprocs) {
+  // One line per phase and pair of rules: its calls that both fit, e.g. "phase 0 calls 0, 2
+  // (allreduce, bcast)".
+  struct Pair {
+    int phase;
+    std::string what, first, other, parts;
+    std::int64_t from;
+    std::vector<std::size_t> calls;
+    std::vector<std::string> kinds;
+  };
+  std::vector<Pair> pairs;
+  const std::int64_t largest = model.counts.empty() ? 0 : model.counts.back();
+  for (const PhaseModel& phase : model.phases) {
+    for (std::size_t k = 0; k < phase.slots.size(); ++k) {
+      const SlotModel& s = phase.slots[k];
+      auto add = [&](const std::string& what, const std::string& first, const std::string& other,
+                     std::int64_t from, const char* parts) {
+        auto it = std::find_if(pairs.begin(), pairs.end(), [&](const Pair& q) {
+          return q.phase == phase.index && q.what == what && q.first == first && q.other == other &&
+                 q.from == from;
+        });
+        if (it == pairs.end()) {
+          pairs.push_back(Pair{phase.index, what, first, other, parts, from, {}, {}});
+          it = std::prev(pairs.end());
+        }
+        it->calls.push_back(k);
+        const std::string kind(EventKindName(s.kind));
+        if (std::find(it->kinds.begin(), it->kinds.end(), kind) == it->kinds.end()) {
+          it->kinds.push_back(kind);
+        }
+      };
+      // The first rival that gives other partners at `nprocs`, and the least count above the
+      // traced ones where it does.
+      auto equation = [&](const std::optional<patterns::GeneralEquation>& eq,
+                          const std::string& what) {
+        if (!eq) return;
+        for (const patterns::GeneralEquation& rival : eq->rivals) {
+          if (!patterns::Disagree(*eq, rival, nprocs)) continue;
+          add(what, eq->Describe(), rival.Describe(),
+              patterns::FirstDisagreement(*eq, rival, largest, nprocs), "partners");
+          return;
+        }
+      };
+      equation(s.peer, s.recv_peer ? "send partners" : "partners");
+      equation(s.recv_peer, "receive partners");
+      if (s.communicator) {
+        for (const patterns::CommunicatorRule& rival : s.communicator->rivals) {
+          if (!patterns::Disagree(*s.communicator, rival, nprocs)) continue;
+          add("communicators", s.communicator->Describe(), rival.Describe(),
+              patterns::FirstDisagreement(*s.communicator, rival, largest, nprocs), "groups");
+          break;
+        }
+      }
+    }
+  }
+  std::vector<std::string> out;
+  const std::string traced = JoinCounts(model.counts);
+  for (const Pair& q : pairs) {
+    std::string calls, kinds;
+    for (std::size_t c : q.calls) calls += (calls.empty() ? "" : ", ") + std::to_string(c);
+    for (const auto& k : q.kinds) kinds += (kinds.empty() ? "" : ", ") + k;
+    out.push_back("phase " + std::to_string(q.phase) + (q.calls.size() > 1 ? " calls " : " call ") +
+                  calls + " (" + kinds + "): the traced counts (" + traced + ") fit the " + q.what +
+                  " as " + q.first + " and just as well as " + q.other + ", which give other " +
+                  q.parts + " at " + std::to_string(nprocs) +
+                  "; the prediction takes the first. Trace the application at a count where "
+                  "they differ (" +
+                  std::to_string(q.from) + ") and train with it to decide");
+  }
+  return out;
+}
+
 Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machine& machine,
                    const PredictOptions& options) {
   if (model.counts.empty()) throw UserError("the model has no traced counts");
@@ -429,6 +501,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   const std::int64_t n = check.run_count;
   pred.limits = ProblemSizeLimits(model, n);
   pred.untraced_extents = UntracedExtents(model, n);
+  pred.ambiguous_rules = AmbiguousRules(model, n);
   pred.model_warnings = model.warnings;
   std::string error;
   if (!machine.IsValidFor(static_cast<int>(n), &error)) {
@@ -778,6 +851,7 @@ std::string FormatPrediction(const Prediction& p, const std::string& machine_nam
   if (!p.check_message.empty()) out << "note: " << p.check_message << "\n";
   for (const auto& l : p.limits) out << "warning: " << l << "\n";
   for (const auto& l : p.untraced_extents) out << "warning: " << l << "\n";
+  for (const auto& l : p.ambiguous_rules) out << "warning: " << l << "\n";
   out << "\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-5s %10s %14s %14s %7s  %s\n", "phase", "weight",
@@ -835,6 +909,7 @@ std::string PredictionToJson(const Prediction& p, const std::string& machine_nam
   j["self_check"] = SelfCheckJson(p.self_check);
   j["limits"] = p.limits;
   j["untraced_extents"] = p.untraced_extents;
+  j["ambiguous_rules"] = p.ambiguous_rules;
   j["model_warnings"] = p.model_warnings;
   json phases = json::array();
   for (const auto& r : p.phases) {
@@ -929,6 +1004,9 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
   Sweep sweep;
   sweep.efficiency_threshold = efficiency_threshold;
   sweep.model_warnings = model.warnings;
+  if (!counts.empty()) {
+    for (const auto& w : AmbiguousRules(model, counts.back())) sweep.model_warnings.push_back(w);
+  }
   PredictOptions o = options;
   o.intervals = false;
   o.ideal_network = false;
@@ -1499,6 +1577,7 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   o.allow_idle = false;
   const Prediction pred = Predict(model, held_out, machine, o);
   for (const auto& w : pred.untraced_extents) v.model_warnings.push_back(w);
+  for (const auto& w : pred.ambiguous_rules) v.model_warnings.push_back(w);
   v.predicted_time_s = pred.predicted_time_s;
   v.real_simulated_time_s = SimulateTime(real, machine, nullptr, &v.real_efficiency);
   if (pred.efficiency_done) {

@@ -181,6 +181,28 @@ TEST(PredictTest, DimensionsTracedWithTwoRanksAtMostAreNamed) {
   EXPECT_EQ(p.untraced_extents, at27);
 }
 
+// A 2-D halo on MPI_Dims_create(P, 2) traced at 8, 12 and 16 ranks (4 x 2, 4 x 3, 4 x 4: always
+// 4 rows) is the same halo on a 4 x (P/4) grid; at 24 they part (6 x 4 against 4 x 6). The
+// prediction there says so and names 20, the first count that tells them apart; at the traced
+// counts it says nothing.
+TEST(PredictTest, APredictionWhereTwoGridsThatFitTheTracesPartSaysSo) {
+  testing::AppParams few;
+  few.iterations = 4;
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 12, 16}) sigs.push_back(testing::Analyze(testing::CartHalo2D(n, few)));
+  const AppModel m = BuildModel(sigs);
+  const std::vector<std::string> at24 = AmbiguousRules(m, 24);
+  ASSERT_FALSE(at24.empty()) << DescribeModel(m);
+  EXPECT_NE(at24.front().find("the traced counts (8, 12, 16) fit the"), std::string::npos)
+      << at24.front();
+  EXPECT_NE(at24.front().find("at a count where they differ (20)"), std::string::npos)
+      << at24.front();
+  EXPECT_TRUE(AmbiguousRules(m, 16).empty());
+  const Prediction p = Predict(m, 24, TestMachine());
+  EXPECT_EQ(p.ambiguous_rules, at24);
+  EXPECT_NE(FormatPrediction(p, "test").find("warning: " + at24.front()), std::string::npos);
+}
+
 // A 27-point halo's phase has 53 slots: 26 receives and 26 sends of three sizes (faces,
 // edges, corners) in direction order, then a waitall. Described run by run, that is 53 runs
 // of calls nobody reads; it is one run per kind of call with the range of sizes, while a

@@ -26,6 +26,10 @@ struct CommunicatorRule {
   ValidCounts valid;
   std::vector<std::int64_t> traced_counts;
   std::vector<std::string> alternatives;
+  // Other rules that reproduce every traced layout as well, at most 3 (rows of another grid
+  // that has the same rows at every traced count): at a count where one makes other groups
+  // (Disagree), a prediction is a guess between them. Their own `rivals` are empty.
+  std::vector<CommunicatorRule> rivals;
 
   std::string Describe() const;  // "rows of a sqrt(P) x sqrt(P) grid (sqrt(P) ranks each)"
 
@@ -58,6 +62,12 @@ class CommunicatorRule::AtCount {
 // Throws PatternFitError if no rule reproduces every layout, UserError on malformed input.
 CommunicatorRule FitCommunicators(const std::vector<CommunicatorLayout>& layouts,
                                   const FitOptions& options = {});
+
+// As for equations: both valid at `nprocs` and some rank (every one up to kDisagreeRanks,
+// that many spread evenly beyond) in another group, or at another place in it.
+bool Disagree(const CommunicatorRule& a, const CommunicatorRule& b, std::int64_t nprocs);
+std::int64_t FirstDisagreement(const CommunicatorRule& a, const CommunicatorRule& b,
+                               std::int64_t after, std::int64_t upto);
 
 // The root of a rooted collective as a function of the communicator size: fixed index or
 // counted from the end. Input: (size, root) at several counts. Throws PatternFitError.

@@ -131,7 +131,12 @@ struct GeneralEquation {
   ValidCounts valid;                        // counts this communication can run at
   std::vector<std::int64_t> traced_counts;  // the counts it was fitted on
   std::vector<std::string> alternatives;    // other families that fit the traces equally
-  std::vector<GeneralEquation> terms;       // kUnion: destinations are the union of these
+  // Equations of the same family (stencils with as many offsets) that reproduce the traced
+  // maps as well, at most 3: the traces cannot tell them from this one. At a count where one
+  // gives other partners (Disagree), a prediction is a guess between them. Their own
+  // `rivals` and `alternatives` are empty.
+  std::vector<GeneralEquation> rivals;
+  std::vector<GeneralEquation> terms;  // kUnion: destinations are the union of these
 
   // One line in words, e.g. "torus: +1 along x, periodic, on a sqrt(P) x sqrt(P) grid
   // (x fastest); valid counts: perfect squares >= 4".
@@ -212,5 +217,14 @@ GeneralEquation FitGeneralEquation(const std::vector<LocalEquation>& locals,
 // Every family that reproduces the maps, in preference order (empty if none). For tests and
 // for explaining ambiguity to users.
 std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& maps);
+
+// True when `a` and `b` are both valid at `nprocs` and give some rank other partners there
+// (every rank is compared up to kDisagreeRanks ranks, that many spread evenly beyond).
+inline constexpr std::int64_t kDisagreeRanks = 4096;
+bool Disagree(const GeneralEquation& a, const GeneralEquation& b, std::int64_t nprocs);
+// The least count in (after, upto] at which `a` and `b` Disagree, looking at the first 256
+// counts after `after` and at `upto` itself; 0 when they agree at all of those.
+std::int64_t FirstDisagreement(const GeneralEquation& a, const GeneralEquation& b,
+                               std::int64_t after, std::int64_t upto);
 
 }  // namespace pas2p::patterns

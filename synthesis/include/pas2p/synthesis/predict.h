@@ -147,6 +147,11 @@ struct Prediction {
   // more: a rank's neighbours either way along it were one rank (or none), so the traces
   // could not tell the exchanges in each direction apart. One line per grid, in words.
   std::vector<std::string> untraced_extents;
+  // Calls whose partners (or communicators) two rules reproduce at every traced count that
+  // part at or below this count: the traces cannot tell which the application follows, the
+  // prediction takes the first. One line per call, in words, naming a count to trace that
+  // decides.
+  std::vector<std::string> ambiguous_rules;
   // The model's own warnings (AppModel::warnings: oversubscribed or disturbed training
   // traces, phases left out, guessed directions), which hold for every prediction of it.
   std::vector<std::string> model_warnings;
@@ -156,6 +161,8 @@ struct Prediction {
 std::vector<std::string> ProblemSizeLimits(const AppModel& model, std::int64_t nprocs);
 // The `untraced_extents` of a prediction at `nprocs` (see Prediction::untraced_extents).
 std::vector<std::string> UntracedExtents(const AppModel& model, std::int64_t nprocs);
+// The `ambiguous_rules` of a prediction at `nprocs` (see Prediction::ambiguous_rules).
+std::vector<std::string> AmbiguousRules(const AppModel& model, std::int64_t nprocs);
 
 // What one occurrence of a phase does at `nprocs` (calls, partners' grid, bytes at that
 // count), e.g. "4 irecv on a 64 x 64 grid, 301 B each; 4 isend on a 64 x 64 grid, ...". A
