@@ -1,6 +1,7 @@
 // Helpers shared by the general-equation and communicator fitters.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -27,5 +28,15 @@ std::string JoinCounts(const std::vector<std::int64_t>& counts);
 
 // The preferred family only (no alternatives): what AnalyzeLocal names the shape by.
 std::optional<GeneralEquation> FirstFittingEquation(const std::vector<CommMap>& maps);
+
+// The least count in (after, after + 256], else `upto`, at which `disagree(p)` holds; 0 if none
+// (counts beyond the first 256 are not searched one by one: a rule's valid counts can be sparse).
+template <typename Disagrees>
+std::int64_t FirstCountWhere(std::int64_t after, std::int64_t upto, Disagrees disagree) {
+  for (std::int64_t p = after + 1; p <= std::min(upto, after + 256); ++p) {
+    if (disagree(p)) return p;
+  }
+  return upto > after + 256 && disagree(upto) ? upto : 0;
+}
 
 }  // namespace pas2p::patterns::internal

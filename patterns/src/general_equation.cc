@@ -1490,10 +1490,7 @@ bool Disagree(const GeneralEquation& a, const GeneralEquation& b, std::int64_t n
 
 std::int64_t FirstDisagreement(const GeneralEquation& a, const GeneralEquation& b,
                                std::int64_t after, std::int64_t upto) {
-  for (std::int64_t p = after + 1; p <= std::min(upto, after + 256); ++p) {
-    if (Disagree(a, b, p)) return p;
-  }
-  return upto > after + 256 && Disagree(a, b, upto) ? upto : 0;
+  return internal::FirstCountWhere(after, upto, [&](std::int64_t p) { return Disagree(a, b, p); });
 }
 
 }  // namespace pas2p::patterns
