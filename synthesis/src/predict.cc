@@ -385,6 +385,13 @@ std::vector<std::string> UntracedExtents(const AppModel& model, std::int64_t npr
   return out;
 }
 
+namespace {
+bool HasGrid(const patterns::GeneralEquation& eq) {
+  using F = patterns::Family;
+  return eq.family == F::kStencil || eq.family == F::kGroupAll || eq.family == F::kTranspose;
+}
+}  // namespace
+
 std::vector<std::string> AmbiguousRules(const AppModel& model, std::int64_t nprocs) {
   // One line per phase and pair of rules: its calls that both fit, e.g. "phase 0 calls 0, 2
   // (allreduce, bcast)".
@@ -410,7 +417,9 @@ std::vector<std::string> AmbiguousRules(const AppModel& model, std::int64_t npro
           pairs.push_back(Pair{phase.index, what, first, other, parts, from, {}, {}});
           it = std::prev(pairs.end());
         }
-        it->calls.push_back(k);
+        if (std::find(it->calls.begin(), it->calls.end(), k) == it->calls.end()) {
+          it->calls.push_back(k);
+        }
         const std::string kind(EventKindName(s.kind));
         if (std::find(it->kinds.begin(), it->kinds.end(), kind) == it->kinds.end()) {
           it->kinds.push_back(kind);
@@ -418,13 +427,20 @@ std::vector<std::string> AmbiguousRules(const AppModel& model, std::int64_t npro
       };
       // The first rival that gives other partners at `nprocs`, and the least count above the
       // traced ones where it does.
+      // Rules on two different grids are named by their grids, so the calls of a phase that
+      // all exchange on the one grid make one line, whichever their offsets.
       auto equation = [&](const std::optional<patterns::GeneralEquation>& eq,
                           const std::string& what) {
         if (!eq) return;
         for (const patterns::GeneralEquation& rival : eq->rivals) {
           if (!patterns::Disagree(*eq, rival, nprocs)) continue;
-          add(what, eq->Describe(), rival.Describe(),
-              patterns::FirstDisagreement(*eq, rival, largest, nprocs), "partners");
+          const std::int64_t from = patterns::FirstDisagreement(*eq, rival, largest, nprocs);
+          if (HasGrid(*eq) && HasGrid(rival) && !(eq->grid == rival.grid)) {
+            add("partners", "on a " + eq->grid.Describe(), "on a " + rival.grid.Describe(), from,
+                "partners");
+          } else {
+            add(what, "as " + eq->Describe(), "as " + rival.Describe(), from, "partners");
+          }
           return;
         }
       };
@@ -433,7 +449,7 @@ std::vector<std::string> AmbiguousRules(const AppModel& model, std::int64_t npro
       if (s.communicator) {
         for (const patterns::CommunicatorRule& rival : s.communicator->rivals) {
           if (!patterns::Disagree(*s.communicator, rival, nprocs)) continue;
-          add("communicators", s.communicator->Describe(), rival.Describe(),
+          add("communicators", "as " + s.communicator->Describe(), "as " + rival.Describe(),
               patterns::FirstDisagreement(*s.communicator, rival, largest, nprocs), "groups");
           break;
         }
@@ -448,8 +464,8 @@ std::vector<std::string> AmbiguousRules(const AppModel& model, std::int64_t npro
     for (const auto& k : q.kinds) kinds += (kinds.empty() ? "" : ", ") + k;
     out.push_back("phase " + std::to_string(q.phase) + (q.calls.size() > 1 ? " calls " : " call ") +
                   calls + " (" + kinds + "): the traced counts (" + traced + ") fit the " + q.what +
-                  " as " + q.first + " and just as well as " + q.other + ", which give other " +
-                  q.parts + " at " + std::to_string(nprocs) +
+                  " " + q.first + " and just as well " + q.other + ", which give other " + q.parts +
+                  " at " + std::to_string(nprocs) +
                   "; the prediction takes the first. Trace the application at a count where "
                   "they differ (" +
                   std::to_string(q.from) + ") and train with it to decide");

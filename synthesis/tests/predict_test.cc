@@ -203,6 +203,31 @@ TEST(PredictTest, APredictionWhereTwoGridsThatFitTheTracesPartSaysSo) {
   EXPECT_NE(FormatPrediction(p, "test").find("warning: " + at24.front()), std::string::npos);
 }
 
+// A 3D halo traced only where MPI_Dims_create(P, 3) is flat (4, 9, 25 = k x k x 1) looks like
+// a 2D one: its exchanges fit a sqrt(P) grid as well. At 36 (4 x 3 x 3) the grids part; the
+// warning names the two grids once for the phase, not once per call and direction.
+TEST(PredictTest, ExchangesThatFitTwoGridsAreNamedByTheGridsOnce) {
+  testing::AppParams few;
+  few.iterations = 4;
+  few.domain = 96;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 9, 25}) sigs.push_back(testing::Analyze(testing::CartHalo3D(n, few)));
+  const AppModel m = BuildModel(sigs);
+  const std::vector<std::string> at36 = AmbiguousRules(m, 36);
+  ASSERT_FALSE(at36.empty()) << DescribeModel(m);
+  std::size_t grids = 0;
+  for (const std::string& w : at36) {
+    if (w.find("MPI_Dims_create(P, 3)") != std::string::npos) {
+      ++grids;
+      EXPECT_NE(w.find("on a sqrt(P) x sqrt(P) grid and just as well on a MPI_Dims_create(P, 3)"),
+                std::string::npos)
+          << w;
+      EXPECT_NE(w.find("calls 0, 1"), std::string::npos) << w;
+    }
+  }
+  EXPECT_EQ(grids, 1u) << ::testing::PrintToString(at36);
+}
+
 // A 27-point halo's phase has 53 slots: 26 receives and 26 sends of three sizes (faces,
 // edges, corners) in direction order, then a waitall. Described run by run, that is 53 runs
 // of calls nobody reads; it is one run per kind of call with the range of sizes, while a
