@@ -771,6 +771,7 @@ bool Options::IsValid(std::string* error) const {
     }
   }
   if (block_max_scan < 1) return fail("block_max_scan must be positive");
+  if (!(block_large_value >= 0)) return fail("block_large_value must be >= 0");
   for (int d : block_grid_dimensions) {
     if (d < 1 || d > 3) {
       return fail("block_grid_dimensions must be in 1..3, got " + std::to_string(d));
@@ -972,8 +973,15 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
   const bool smooth_exact = std::any_of(candidates.begin(), candidates.end(), [&](const auto& c) {
     return !c.pruned && c.loo_error < options.occam_absolute_tolerance;
   });
-  if (options.use_block_laws && model.integer_valued && n >= options.block_min_counts &&
-      !smooth_exact) {
+  // With one count fewer than block_min_counts, only values of at least block_large_value:
+  // a two-parameter law reproduces large integers exactly by chance almost never (regression/
+  // README.md, rule 5).
+  const bool enough_counts =
+      n >= options.block_min_counts || (n + 1 == options.block_min_counts &&
+                                        std::all_of(data.y.begin(), data.y.end(), [&](double y) {
+                                          return y >= options.block_large_value;
+                                        }));
+  if (options.use_block_laws && model.integer_valued && enough_counts && !smooth_exact) {
     int chosen = -1;
     std::vector<BlockSolution> solutions = FindBlockLaws(data, all, options, &chosen);
     if (!solutions.empty()) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 
 #include "pas2p/core/error.h"
 #include "pas2p/regression/fit.h"
@@ -293,9 +294,65 @@ TEST(BlockLaw, NoisyOrNonQuantizedDataAreNotCaptured) {
   const FittedModel fractional =
       Fit(Sample([](double p) { return PaddedAlltoallBytes(1440)(p) + 0.5; }, kSquares));
   EXPECT_FALSE(IsBlockKind(fractional.curve.kind)) << fractional.Describe("y");
-  // Three counts are not enough to claim one.
-  const FittedModel three = Fit(Sample(PaddedAlltoallBytes(1440), {9, 25, 36}));
-  EXPECT_FALSE(IsBlockKind(three.curve.kind)) << three.Describe("y");
+  // Three counts of small values are not enough to claim one: 113, 90, 75 are also a rounded
+  // smooth law.
+  const FittedModel three_small = Fit(std::vector<Point>{{16, 113}, {25, 90}, {36, 75}});
+  EXPECT_FALSE(IsBlockKind(three_small.curve.kind)) << three_small.Describe("y");
+}
+
+// Three counts of a block-distributed size in bytes (a transpose traced at 9, 16, 25 only) do
+// give the block law: the smooth two-term law that fits them (LOO error 0.07%) is 24% off at
+// 49, where 1440 splits unevenly again.
+TEST(BlockLaw, ThreeCountsOfLargeValuesGiveTheBlockLaw) {
+  const FittedModel three = Fit(Sample(PaddedAlltoallBytes(1440), {9, 16, 25}), {}, "bytes");
+  ASSERT_TRUE(IsBlockKind(three.curve.kind)) << three.Describe("bytes");
+  EXPECT_EQ(three.Evaluate(49), PaddedAlltoallBytes(1440)(49)) << three.Describe("bytes");
+  EXPECT_EQ(three.Evaluate(36), PaddedAlltoallBytes(1440)(36)) << three.Describe("bytes");
+  // NAS BT's faces at its 3 training counts.
+  const auto bt = [](double p) { return 240 * std::pow(std::ceil(25 / std::sqrt(p)), 2); };
+  const FittedModel faces = Fit(Sample(bt, {16, 25, 36}), {}, "bytes");
+  ASSERT_TRUE(IsBlockKind(faces.curve.kind)) << faces.Describe("bytes");
+  EXPECT_EQ(faces.Evaluate(49), 3840);
+  // Below block_large_value, or with the option raised, three counts keep the smooth law.
+  Options strict;
+  strict.block_large_value = 1e9;
+  EXPECT_FALSE(IsBlockKind(Fit(Sample(PaddedAlltoallBytes(1440), {9, 16, 25}), strict).curve.kind));
+}
+
+// What three counts risk: rounded smooth laws round(c·P^b) of values >= 1000 at 16, 25, 36
+// that a block law reproduces exactly by chance. Some are (b = -1.5, not among the normal
+// forms' exponents, is also 40·P^-1·ceil(25000/sqrt(P))), but only where the blocks are so
+// large that the rounding up is lost in them: the block law then predicts what the smooth law
+// does, within the 2% for bytes at 49, 64 and 1024 (a value of 73 rounded up is 74).
+TEST(BlockLaw, ThreeCountsOfRoundedSmoothLawsTakenForBlocksPredictTheSame) {
+  int tried = 0, captured = 0;
+  double worst = 0;
+  std::string where;
+  for (int bi = -30; bi <= 30; ++bi) {
+    for (int ci = 0; ci < 25; ++ci) {
+      const double b = bi / 20.0, c = 1000 * std::pow(10.0, ci / 8.0);
+      std::vector<Point> points;
+      for (double p : {16.0, 25.0, 36.0}) points.push_back({p, std::round(c * std::pow(p, b))});
+      if (points.front().y < 1000 || points.back().y < 1000) continue;
+      ++tried;
+      const FittedModel m = Fit(points);
+      if (!IsBlockKind(m.curve.kind)) continue;
+      ++captured;
+      for (double p : {49.0, 64.0, 1024.0}) {
+        const double truth = c * std::pow(p, b);
+        const double off = std::abs(m.Evaluate(p) - truth) / truth;
+        if (off > worst) {
+          worst = off;
+          where = m.Describe("y") + " at " + std::to_string(p);
+        }
+      }
+    }
+  }
+  EXPECT_GT(tried, 1000);
+  EXPECT_LT(captured, tried / 20);
+  EXPECT_LT(worst, 0.02) << where;
+  std::printf("%d of %d rounded smooth laws taken for blocks; worst %.2f%% (%s)\n", captured, tried,
+              100 * worst, where.c_str());
 }
 
 TEST(BlockLaw, CanBeDisabled) {

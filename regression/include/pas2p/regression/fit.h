@@ -26,7 +26,8 @@
 //     exactly are tried against c·P^a·ceil(N/s)^k and c·P^a·floor(N/s)^k, s = P, sqrt(P) or
 //     cbrt(P) (the side of a 1-, 2- or 3-D process grid); one that reproduces
 //     every value exactly is selected (loo_error 0), with the law at every consistent N (its
-//     smallest and largest) as the interval.
+//     smallest and largest) as the interval. Searched from block_min_counts counts, or one
+//     fewer when every value is at least block_large_value.
 //  6. The interval (model.h, IntervalMethod).
 //
 // Same input and options -> bitwise identical FittedModel (single-threaded, fixed seeds). Fit keeps
@@ -86,7 +87,8 @@ struct Options {
   bool steep_needs_exact = false;
   // Block laws c·P^a·ceil(N/P)^k and c·P^a·floor(N/P)^k (model.h, kBlockCeil / kBlockFloor):
   // sizes of block-distributed data, which no smooth law reproduces. Searched only when every
-  // value is an integer >= 0, there are at least block_min_counts counts and no other
+  // value is an integer >= 0, there are at least block_min_counts counts (or one fewer, all
+  // values >= block_large_value) and no other
   // candidate reproduces the training values exactly (LOO error below
   // occam_absolute_tolerance); one is selected only when it reproduces every value exactly.
   // a is taken from block_power_exponents, k from 1..block_max_exponent, N >= 1 from the
@@ -96,6 +98,9 @@ struct Options {
   // Curve::grid_dimension); a grid law is tried only when every count is a perfect d-th power.
   bool use_block_laws = true;
   int block_min_counts = 4;
+  // With block_min_counts - 1 counts, block laws are searched when every value is at least
+  // this (sizes in bytes of real blocks, not small counts that round like a block).
+  double block_large_value = 1000;
   std::vector<int> block_power_exponents = {0, 1, -1, 2};
   int block_max_exponent = 3;
   int block_max_scan = 1 << 16;
