@@ -94,7 +94,10 @@
  *      the tree with work are written)
  *  34  broadcast by doubling written by hand (the textbook broadcast): work, then for
  *      k = 1, 2, 4, ... < P the ranks below k send their N / P doubles to rank + k (if it
- *      exists), the ranks from k to 2k - 1 receive from rank - k, and work on them */
+ *      exists), the ranks from k to 2k - 1 receive from rank - k, and work on them
+ *  35  binomial gather and scatter written by hand: the tree of mode 27, but a message carries
+ *      the blocks of the child's whole subtree (min(k, P - child) blocks of N / P doubles),
+ *      gathered to rank 0, worked on, and scattered back the same way */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -740,6 +743,36 @@ int main(int argc, char** argv) {
         } else if (rank % (2 * k) == 0 && rank + k < P) {
           MPI_Isend(a, n, MPI_DOUBLE, rank + k, 10, MPI_COMM_WORLD, &q);
           MPI_Wait(&q, MPI_STATUS_IGNORE);
+        }
+      }
+    }
+  } else if (mode == 35) {
+    long n = N / P;
+    double* a = calloc((size_t)n * P + 1, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(n * 20);
+      int have = 1, k;
+      for (k = 1; k < P; k *= 2) {
+        if (rank % (2 * k) == k) {
+          MPI_Send(a, have * n, MPI_DOUBLE, rank - k, 11, MPI_COMM_WORLD);
+          break;
+        }
+        if (rank + k < P) {
+          const int sub = P - (rank + k) < k ? P - (rank + k) : k;
+          MPI_Recv(a + (size_t)have * n, sub * n, MPI_DOUBLE, rank + k, 11, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+          have += sub;
+        }
+      }
+      if (rank == 0) work(n * P);
+      if (rank != 0) {
+        MPI_Recv(a, have * n, MPI_DOUBLE, rank - k, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+      for (k /= 2; k >= 1; k /= 2) {
+        if (rank + k < P) {
+          const int sub = P - (rank + k) < k ? P - (rank + k) : k;
+          have -= sub;
+          MPI_Send(a + (size_t)have * n, sub * n, MPI_DOUBLE, rank + k, 12, MPI_COMM_WORLD);
         }
       }
     }

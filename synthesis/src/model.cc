@@ -1319,12 +1319,34 @@ std::vector<double> OwnNoiseShape(const std::vector<const phases::ComputeStats*>
   return pooled;
 }
 
+// What the traced messages of a level of a binomial tree rooted at rank 0 say about
+// SlotModel::subtree_bytes: per count, the bytes per rank of the subtree each message
+// carries when every message of the count gives the same, and the smallest and largest
+// subtree (empty when some count does not agree, or the slot is no such level).
+struct SubtreeEvidence {
+  struct Count {
+    double p = 0, unit = 0;
+    std::int64_t smallest = 0, largest = 0;
+  };
+  std::vector<Count> counts;
+};
+
+// Per-rank messages of one count agree on their bytes per subtree rank within this fraction.
+constexpr double kSubtreeUnitTolerance = 0.005;
+
+bool IsLowTreeLevel(const std::optional<patterns::GeneralEquation>& eq) {
+  return eq && eq->family == patterns::Family::kXorExchange && eq->bits.size() == 1 &&
+         !eq->all_bits && eq->bit_field == patterns::BitField::kRank &&
+         (eq->tree_role == patterns::TreeRole::kLowParent ||
+          eq->tree_role == patterns::TreeRole::kLowChild);
+}
+
 // Builds one slot from its per-count data.
 SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& acc,
                     const std::vector<SlotCountData>& data, const std::vector<int>& counts,
                     const std::vector<const phases::Signature*>& sigs,
                     const std::vector<std::vector<std::string>>& masks, bool* direction_unknown,
-                    bool prefer_trees = false) {
+                    SubtreeEvidence* subtree, bool prefer_trees = false) {
   SlotModel slot;
   slot.kind = acc.token.kind;
   slot.tag = acc.token.tag;
@@ -1352,8 +1374,16 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   std::map<std::string, double> class_own;
   std::vector<double> shape_own;  // the own part's shape at the last count that measured it
   std::vector<double> occ_between, occ_within, occ_shared, occ_own;  // block: per occurrence
+  // Messages as a subtree's data (SubtreeEvidence): per count, the bytes per rank of the
+  // subtree, the same for every message so far (or no longer a candidate).
+  const bool subtree_kind = p2p && slot.kind != EventKind::kSendrecv;
+  bool subtree_alike = subtree_kind;
+  std::vector<SubtreeEvidence::Count> subtree_counts;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const int n = counts[ci];
+    double unit_low = 0, unit_high = 0, unit_sum = 0;
+    int units = 0;
+    std::int64_t size_low = 0, size_high = 0;
     const CommLookup comms(*sigs[ci]);
     patterns::CommMap map, rmap;
     map.nprocs = rmap.nprocs = n;
@@ -1476,6 +1506,20 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
           sb += e->bytes.mean;
           rb += e->recv_bytes.mean;
           ++nb;
+          if (subtree_alike) {
+            const std::int64_t size = SubtreeRanks(r, e->peer, n);
+            if (size <= 0) {
+              subtree_alike = false;
+            } else {
+              const double unit = e->bytes.mean / static_cast<double>(size);
+              unit_low = units ? std::min(unit_low, unit) : unit;
+              unit_high = units ? std::max(unit_high, unit) : unit;
+              size_low = units ? std::min(size_low, size) : size;
+              size_high = units ? std::max(size_high, size) : size;
+              unit_sum += unit;
+              ++units;
+            }
+          }
         }
       }
     }
@@ -1501,6 +1545,13 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     if (nb > 0) {
       bytes.push_back({p, sb / nb});
       recv_bytes.push_back({p, rb / nb});
+    }
+    if (subtree_alike && units > 0) {
+      if (unit_high - unit_low > kSubtreeUnitTolerance * unit_high) {
+        subtree_alike = false;
+      } else {
+        subtree_counts.push_back({p, unit_sum / units, size_low, size_high});
+      }
     }
     if (nroot > 0) {
       root_bytes.push_back({p, rsb / nroot});
@@ -1640,6 +1691,13 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   } else if (p2p) {
     slot.bytes = FitQuantity(bytes, what + "bytes per message");
     FitFaceBytes(&slot, bytes, {});
+  }
+  if (subtree) {
+    *subtree = {};
+    if (subtree_alike && !slot.wildcard && !slot.reply && slot.face_dim < 0 &&
+        IsLowTreeLevel(slot.peer) && subtree_counts.size() == bytes.size()) {
+      subtree->counts = std::move(subtree_counts);
+    }
   }
   if (rooted) {
     slot.root_bytes = FitQuantity(root_bytes, what + "bytes sent by the root");
@@ -3732,10 +3790,11 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
         masks[ci][r].push_back(InRankSet(pm.reordered_ranks, r, counts[ci]) ? '1' : '0');
     }
   }
+  std::vector<SubtreeEvidence> subtrees(order.size());
   for (std::size_t s = 0; s < order.size(); ++s) {
     bool direction_unknown = false;
     pm.slots.push_back(BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks,
-                                 &direction_unknown, bit_sides));
+                                 &direction_unknown, &subtrees[s], bit_sides));
     pm.slots.back().carried = carried.count(order[s]) > 0;
     if (direction_unknown) {
       build.warnings.push_back(
@@ -3745,6 +3804,42 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
           "rank is the previous one: taken as moving forwards; trace a count whose "
           "communicator has 3 ranks or more to tell");
     }
+  }
+  // A tree whose messages carry their subtrees (SlotModel::subtree_bytes): at every count,
+  // the messages of all the tree's levels were the same bytes per rank of the subtree they
+  // carry, and at some count the subtrees differed in size (levels 0, 1, 2 carrying 1, 2, 4
+  // blocks, or a subtree cut at P). A tree that sends one buffer per message is not: its
+  // bytes per subtree rank halve from one level to the next. (One level alone cannot tell:
+  // at 12 and 16 ranks the top level's single message is one buffer, or 4 and 8 blocks.)
+  std::map<double, std::array<double, 4>> at_count;  // unit low, high; size low, high
+  std::size_t levels = 0;
+  for (const SubtreeEvidence& e : subtrees) {
+    if (e.counts.empty()) continue;
+    ++levels;
+    for (const SubtreeEvidence::Count& c : e.counts) {
+      auto [it, fresh] = at_count.try_emplace(
+          c.p, std::array<double, 4>{c.unit, c.unit, static_cast<double>(c.smallest),
+                                     static_cast<double>(c.largest)});
+      if (fresh) continue;
+      auto& a = it->second;
+      a = {std::min(a[0], c.unit), std::max(a[1], c.unit),
+           std::min(a[2], static_cast<double>(c.smallest)),
+           std::max(a[3], static_cast<double>(c.largest))};
+    }
+  }
+  bool carried_whole = levels > 0, differed = false;
+  for (const auto& [p, a] : at_count) {
+    carried_whole = carried_whole && a[1] - a[0] <= kSubtreeUnitTolerance * a[1];
+    differed = differed || a[3] > a[2];
+  }
+  for (std::size_t s = 0; carried_whole && differed && s < pm.slots.size(); ++s) {
+    if (subtrees[s].counts.empty()) continue;
+    SlotModel& slot = pm.slots[s];
+    std::vector<regression::Point> units;
+    for (const SubtreeEvidence::Count& c : subtrees[s].counts) units.push_back({c.p, c.unit});
+    slot.subtree_bytes = true;
+    slot.bytes =
+        FitQuantity(units, SlotLabel(pm, s, slot) + ": bytes per message per rank of the subtree");
   }
   FitClassesToRankTotal(&pm, build.data, counts, masks);
   HarmonizeGrids(&pm);
@@ -4120,9 +4215,10 @@ void ShareBitStepBytes(PhaseModel* pm, std::span<const int> counts) {
           const SlotModel& c = slots[run.first_slot + h * run.step_slots + i];
           const bool face = c.face_dim >= 0;
           const std::size_t points = c.bytes.model.training.size();
-          if (h == g || (face && c.peer->bit_field != d.peer->bit_field) ||
-              (!face && d.face_dim >= 0) || points <= d.bytes.model.training.size() ||
-              !agree(d.bytes, c.bytes) || !agree(d.recv_bytes, c.recv_bytes)) {
+          if (h == g || c.subtree_bytes != d.subtree_bytes ||
+              (face && c.peer->bit_field != d.peer->bit_field) || (!face && d.face_dim >= 0) ||
+              points <= d.bytes.model.training.size() || !agree(d.bytes, c.bytes) ||
+              !agree(d.recv_bytes, c.recv_bytes)) {
             continue;
           }
           if (best == run.steps || (face && !best_face) || (face == best_face && points > most)) {
@@ -4394,11 +4490,24 @@ PhaseModel PhaseAt(const PhaseModel& phase, std::span<const int> counts, std::in
   return out;
 }
 
+std::int64_t SubtreeRanks(std::int64_t rank, std::int64_t partner, std::int64_t nprocs) {
+  if (rank == partner || rank < 0 || partner < 0 || rank >= nprocs || partner >= nprocs) return 0;
+  const std::int64_t child = std::max(rank, partner);
+  return std::min(child - std::min(rank, partner), nprocs - child);
+}
+
 double SlotModel::BytesAt(std::int64_t nprocs, int side) const {
   if (face_dim >= 0 && peer) {
     return face_bytes * FaceFactor(*peer, face_dim, nprocs, face_line, face_margin);
   }
-  return bytes.At(static_cast<double>(nprocs), side);
+  const double b = bytes.At(static_cast<double>(nprocs), side);
+  if (subtree_bytes && peer && peer->bits.size() == 1) {
+    const std::int64_t level = peer->bits[0].At(patterns::CeilLog2(nprocs));
+    if (level < 0 || level >= 62) return 0;
+    const std::int64_t step = std::int64_t{1} << level;
+    return b * static_cast<double>(SubtreeRanks(0, step, nprocs));
+  }
+  return b;
 }
 
 double SlotModel::RecvBytesAt(std::int64_t nprocs, int side) const {
@@ -5211,6 +5320,10 @@ std::string SlotModel::Describe() const {
                   "dimensions (a face of the local block; exchanged along dimension %d)",
                   face_bytes, face_dim);
     out << buf;
+  } else if (subtree_bytes) {
+    q(bytes,
+      "bytes per message per rank of the subtree it carries (x min(2^b, P - child): a binomial "
+      "tree's gather or scatter)");
   } else if (IsPointToPoint(kind) && kind != EventKind::kSendrecv) {
     q(bytes, "bytes per message");
   } else {
@@ -5492,6 +5605,7 @@ std::string ModelToJson(const AppModel& model) {
       if (s.face_line) sj["face_line"] = true;
       if (s.face_margin > 0) sj["face_margin"] = s.face_margin;
       if (s.carried) sj["carried"] = true;
+      if (s.subtree_bytes) sj["subtree_bytes"] = true;
       sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["cpu_spread_shared"] = s.cpu_spread_shared;
       if (!s.cpu_noise_shape.empty()) sj["cpu_noise_shape"] = s.cpu_noise_shape;
@@ -5728,6 +5842,13 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         }
         if (sj.contains("recv_peer_fit")) {
           s.recv_peer = patterns::GeneralEquationFromJson(sj.at("recv_peer_fit"), origin);
+        }
+        s.subtree_bytes = sj.value("subtree_bytes", false);
+        if (s.subtree_bytes && (!IsLowTreeLevel(s.peer) || s.kind == EventKind::kSendrecv)) {
+          throw UserError(origin + ": phase " + std::to_string(p.index) + " call " +
+                          std::to_string(p.slots.size()) +
+                          ": subtree_bytes needs a send or receive on one level of a binomial "
+                          "tree rooted at rank 0 (a peer of tree role low parent or low child)");
         }
         p.slots.push_back(std::move(s));
       }

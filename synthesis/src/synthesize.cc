@@ -48,6 +48,15 @@ struct SynthesizedTrace::SlotAt {
   bool comm_is_world = true;
   CommId comm_base = 0;  // sub-communicator ids: comm_base + group index
   std::uint64_t bytes = 0, recv_bytes = 0, root_bytes = 0, root_recv_bytes = 0;
+  // SlotModel::subtree_bytes: the bytes per rank of the subtree a message carries (0: the
+  // slot's messages are `bytes` each).
+  double subtree_unit = 0;
+  // The bytes of a message to or from `partner` (its subtree's, for a tree that carries them).
+  std::uint64_t BytesWith(std::int64_t rank, std::int64_t partner, std::int64_t nprocs) const {
+    if (subtree_unit <= 0) return bytes;
+    return static_cast<std::uint64_t>(
+        std::llround(subtree_unit * static_cast<double>(SubtreeRanks(rank, partner, nprocs))));
+  }
   std::int64_t cpu_ns = 0;
   std::int64_t root_cpu_ns = 0;  // a root that moves: the burst at the root on its turn
   std::int64_t instructions = kNotMeasured;
@@ -1019,12 +1028,13 @@ class SynthRank : public RankEventSource {
       peer = has_peek_ ? peek_ : ReplyPeer();
       has_peek_ = false;
     }
+    const std::uint64_t bytes = s.BytesWith(rank_, peer, trace_->nprocs());
     switch (m.kind) {
       case EventKind::kSend:
-        SetP2P(event, EventKind::kSend, peer, m.tag, s.bytes, 0);
+        SetP2P(event, EventKind::kSend, peer, m.tag, bytes, 0);
         break;
       case EventKind::kRecv:
-        SetP2P(event, EventKind::kRecv, peer, WorkerTag(peer, m.tag), s.bytes, 0);
+        SetP2P(event, EventKind::kRecv, peer, WorkerTag(peer, m.tag), bytes, 0);
         // A blocking wildcard receive, recorded as a tracer records one: the actual source,
         // recv_peer = kAnySource.
         if (const std::int32_t w = WildcardSource(peer); w >= 0) {
@@ -1033,15 +1043,15 @@ class SynthRank : public RankEventSource {
         }
         break;
       case EventKind::kIsend:
-        SetP2P(event, EventKind::kIsend, peer, m.tag, s.bytes, next_request_++);
+        SetP2P(event, EventKind::kIsend, peer, m.tag, bytes, next_request_++);
         pending_.push_back(PendingRequest{&s, peer});
         break;
       case EventKind::kIrecv:
-        SetP2P(event, EventKind::kIrecv, peer, WorkerTag(peer, m.tag), s.bytes, next_request_++);
+        SetP2P(event, EventKind::kIrecv, peer, WorkerTag(peer, m.tag), bytes, next_request_++);
         pending_.push_back(PendingRequest{&s, peer});
         break;
       default:
-        SetP2P(event, EventKind::kSend, peer, m.tag, s.bytes, 0);
+        SetP2P(event, EventKind::kSend, peer, m.tag, bytes, 0);
         break;
     }
   }
@@ -1094,7 +1104,7 @@ class SynthRank : public RankEventSource {
         c.peer = p.peer;
         if (const std::int32_t w = WildcardSource(p.peer); w >= 0) c.peer = w;
         c.tag = p.slot->model->tag;
-        c.bytes = p.slot->bytes;
+        c.bytes = p.slot->BytesWith(rank_, p.peer, trace_->nprocs());
       }
       event->completed.push_back(c);
     }
@@ -1318,6 +1328,7 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       const int side = options_.side;
       at.bytes = Round(sm.BytesAt(nprocs, side));
       at.recv_bytes = Round(sm.RecvBytesAt(nprocs, side));
+      if (sm.subtree_bytes) at.subtree_unit = sm.bytes.At(p, side);
       at.root_bytes = Round(sm.root_bytes.At(p, side));
       at.root_recv_bytes = Round(sm.root_recv_bytes.At(p, side));
       const bool totalled = pm.cpu_total.present && pm.TotalledSlot(s);
@@ -1380,7 +1391,9 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
     // for 6065 B sent), which in MPI is a truncated receive. A larger posted buffer is what
     // such codes post anyway; the transfer takes the sender's size.
     for (SlotAt& at : slots) {
-      if (at.model->kind != EventKind::kIrecv || at.model->wildcard) continue;
+      // (A tree's level that carries subtrees posts each receive for its own subtree.)
+      if (at.model->kind != EventKind::kIrecv || at.model->wildcard || at.subtree_unit > 0)
+        continue;
       for (const SlotAt& other : slots) {
         const EventKind k = other.model->kind;
         if ((k == EventKind::kSend || k == EventKind::kIsend || k == EventKind::kSendrecv) &&

@@ -573,6 +573,66 @@ TEST(TreeTest, HandWrittenBinomialTreeGrowsItsLevels) {
     EXPECT_EQ(DescribePhaseAt(PhaseAt(pm, m.counts, 1024), 1024),
               "20 send, 15.3 KiB each; 20 recv, 15.3 KiB each");
   }
+  // One buffer per message whatever the subtree below the child: not a gather.
+  EXPECT_EQ(text.find("per rank of the subtree"), std::string::npos) << text;
+  for (const PhaseModel& pm : m.phases) {
+    for (const SlotModel& s : pm.slots) EXPECT_FALSE(s.subtree_bytes);
+  }
+}
+
+// The same tree as a gather to rank 0 and the scatter back: a message carries the blocks of
+// the child's whole subtree, min(2^b, P - child) of them. Each level's bytes were the mean
+// over its ranks, and the level that only the largest count has (bit 3 at 12 and 16, where
+// its subtree is cut at 12) a law of two points: at 24, 51% more bytes than the run sent.
+// Modelled per rank of the subtree, every level's messages, and those of the levels a larger
+// count adds, are the right size at every rank.
+TEST(TreeTest, HandWrittenBinomialGatherCarriesItsSubtrees) {
+  const testing::AppParams p = TreeParams();
+  auto app = [&p](int n) { return testing::BinomialTree(n, p, false, /*gather=*/true); };
+  const auto sigs = TreeSigs(app);
+  const AppModel m = BuildModel(sigs);
+  const std::string text = DescribeModel(m, 64);
+  EXPECT_NE(text.find("bytes per message per rank of the subtree it carries"), std::string::npos)
+      << text;
+  for (int target : {24, 32, 40, 64}) {
+    const Validation v = testing::QuickValidate(sigs, app(target));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << target;
+    // (The law is of P; the trace's sizes are whole doubles: a few bytes in 10^8.)
+    EXPECT_LT(v.bytes_error, 1e-5) << target << "\n" << text;
+    EXPECT_LT(v.compute_error, 0.02) << target;
+    EXPECT_LT(v.time_error, 0.02) << target << "\n" << text;
+  }
+  const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
+  EXPECT_EQ(ModelToJson(loaded), ModelToJson(m));
+  // The largest message of a level is its first child's full subtree: at 1024, 2^9 ranks of
+  // 2e6 x 8 / 1024 / 4 bytes each (1.9 MiB) at the top level (the law is of P, not rounded
+  // to the trace's whole doubles).
+  bool top = false;
+  for (const PhaseModel& pm : m.phases) {
+    if (pm.slots.size() < 8) continue;
+    const PhaseModel at = PhaseAt(pm, m.counts, 1024);
+    for (const SlotModel& s : at.slots) {
+      if (s.subtree_bytes && s.peer->bits[0].At(10) == 9) {
+        EXPECT_NEAR(s.BytesAt(1024), 512.0 * 3906.25, 512.0) << s.Describe();
+        top = true;
+      }
+    }
+  }
+  EXPECT_TRUE(top) << text;
+  // A saved model whose subtree law is on a call that is no tree level is refused.
+  std::vector<phases::Signature> torus;
+  for (int n : {4, 9, 16}) torus.push_back(testing::Analyze(testing::TorusStencil(n, {})));
+  std::string bad = ModelToJson(BuildModel(torus));
+  const std::size_t key = bad.find("\"face_dim\"");
+  ASSERT_NE(key, std::string::npos);
+  bad.insert(key, "\"subtree_bytes\": true, ");
+  try {
+    ModelFromJson(bad, "bad.json");
+    ADD_FAILURE() << "a subtree law on a call that is no tree level was loaded";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.json: phase"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("subtree_bytes needs"), std::string::npos) << e.what();
+  }
 }
 
 // The same tree with MPI_Isend / MPI_Irecv and an MPI_Wait after each: aligned by bit and

@@ -108,8 +108,11 @@ TraceData Checkerboard(int nprocs, const AppParams& p = {});
 // rank % 2k == k sends its 8 x domain / P bytes to rank - k (tag 9) and stops, one with
 // rank % 2k == 0 receives from rank + k if it exists and combines (compute_ns / P / 20);
 // then the same tree backwards from rank 0 (tag 10). Any P. With `nonblocking`, each call is
-// an MPI_Isend or MPI_Irecv and its MPI_Wait.
-TraceData BinomialTree(int nprocs, const AppParams& p = {}, bool nonblocking = false);
+// an MPI_Isend or MPI_Irecv and its MPI_Wait. With `gather`, a message carries the blocks of
+// the child's whole subtree, 8 x domain / P / 4 bytes per rank of it (min(k, P - child)
+// ranks): a gather to rank 0 and the scatter back.
+TraceData BinomialTree(int nprocs, const AppParams& p = {}, bool nonblocking = false,
+                       bool gather = false);
 // A broadcast by doubling from rank 0, written by hand: per iteration compute_ns / P, then
 // for k = 1, 2, 4, ... < P the ranks below k send 8 x domain / P bytes to rank + k (if it
 // exists, tag 7) and the ranks from k to 2k - 1 receive from rank - k. Any P.

@@ -147,6 +147,12 @@ struct Quantity {
   std::string Describe(const std::string& what) const;
 };
 
+// The ranks of the subtree that a message between a parent and its child at one level of
+// the binomial tree rooted at rank 0 carries: the child c = max(rank, partner) heads ranks
+// c .. c + 2^b - 1 (2^b = |rank - partner|), cut at P: min(2^b, P - c). 0 when rank ==
+// partner or a rank is outside 0..P-1.
+std::int64_t SubtreeRanks(std::int64_t rank, std::int64_t partner, std::int64_t nprocs);
+
 struct SlotModel {
   EventKind kind = EventKind::kCompute;
   std::int32_t tag = 0;
@@ -209,6 +215,16 @@ struct SlotModel {
   // phase whose send and wait begin the next, every time): made in the run, left out when the
   // phase is synthesized alone (SynthOptions::only_phase), where nothing is there to meet it.
   bool carried = false;
+  // One level of the binomial tree rooted at rank 0 (TreeRole kLowParent or kLowChild) whose
+  // messages carry the whole subtree below the child: a gather or reduction of blocks to rank
+  // 0 written by hand, or the scatter back. `bytes` is then per rank of that subtree, and a
+  // message between `rank` and `partner` is bytes x SubtreeRanks(rank, partner, P). Chosen
+  // when every traced message of the phase's tree levels was that multiple of its subtree's
+  // ranks and the subtrees were not all alike (a level whose subtree was cut at P, or a
+  // non-power-of-two count), so the levels a larger count adds grow as the tree does.
+  bool subtree_bytes = false;
+  // Bytes per message at `nprocs`; with subtree_bytes, the largest: the full subtree of the
+  // level's first child (2^b ranks, cut at P).
   double BytesAt(std::int64_t nprocs, int side = 0) const;
   double RecvBytesAt(std::int64_t nprocs, int side = 0) const;
 
