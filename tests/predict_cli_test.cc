@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "test_support.h"
@@ -118,6 +119,33 @@ TEST(PredictCli, BytesToleranceIsAFractionOrAClearError) {
           std::string::npos)
           << command << ": " << r.err;
     }
+  }
+}
+
+// A training run whose trace is cut (here a rank's file truncated to half its size) is an
+// error of model, predict and validate that names the file, the rank, the record and what was
+// expected. Before, its analysis up to the cut was a count "of another shape", left out with a
+// warning, and the prediction from the other counts exited 0.
+TEST(PredictCli, ACutTrainingTraceIsAnErrorNamingTheFileAndTheRecord) {
+  namespace fs = std::filesystem;
+  const TempDir tmp;
+  const fs::path traces = tmp.path() / "stencil2d";
+  fs::copy(Stencil(), traces, fs::copy_options::recursive);
+  const fs::path cut = traces / "stencil2d.9" / "rank-2.p2t";
+  fs::resize_file(cut, fs::file_size(cut) / 2);
+  for (const char* command : {"model", "predict", "validate"}) {
+    std::vector<std::string> argv = {Binary("pas2p").string(), command, traces.string()};
+    if (std::string(command) == "predict") argv.insert(argv.end(), {"--target", "64"});
+    const RunResult r = RunCommand(argv);
+    EXPECT_NE(r.exit_code, 0) << command;
+    EXPECT_NE(r.err.find("stencil2d.9: the run at 9 processes is not complete: the trace is cut"),
+              std::string::npos)
+        << command << ": " << r.err;
+    EXPECT_NE(r.err.find("rank-2.p2t: rank 2: block 0"), std::string::npos)
+        << command << ": " << r.err;
+    EXPECT_NE(r.err.find("expected"), std::string::npos) << command << ": " << r.err;
+    EXPECT_NE(r.err.find("trace that count again, or leave it out"), std::string::npos)
+        << command << ": " << r.err;
   }
 }
 

@@ -146,6 +146,25 @@ std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inp
       sigs.push_back(phases::AnalyzeTrace(*trace, options));
       if (progress) progress->push_back("analyzed " + in.path.string());
     }
+    // A run cut short (a truncated file, a run that failed or was killed) holds only what
+    // came before the cut: its phases would not match the other counts', and a model left
+    // to drop it would say so only as a count "of another shape".
+    const phases::Signature& sig = sigs.back();
+    if (sig.cut) {
+      std::string why;
+      for (const std::string& w : sig.warnings) {
+        if (w.starts_with("the trace is cut") || w.starts_with("the trace metadata says")) {
+          why = w;
+          break;
+        }
+      }
+      const std::string where =
+          in.signature_file.empty() ? in.path.string() : in.signature_file.string();
+      throw TraceError(where + ": the run at " + std::to_string(sig.nprocs) +
+                       " processes is not complete" + (why.empty() ? "" : ": " + why) +
+                       ". A model needs every count's whole run: trace that count again, or "
+                       "leave it out");
+    }
   }
   return sigs;
 }
