@@ -97,7 +97,14 @@
  *      exists), the ranks from k to 2k - 1 receive from rank - k, and work on them
  *  35  binomial gather and scatter written by hand: the tree of mode 27, but a message carries
  *      the blocks of the child's whole subtree (min(k, P - child) blocks of N / P doubles),
- *      gathered to rank 0, worked on, and scattered back the same way */
+ *      gathered to rank 0, worked on, and scattered back the same way
+ *  36  open 9-point halo on a non-periodic MPI_Cart_create(P, 2) grid: a rank posts an
+ *      MPI_Irecv for each neighbour that exists (faces: N / extent doubles, corners: 1),
+ *      then an MPI_Isend to each, one MPI_Waitall; work N^2 / P; allreduce every 10th
+ *  37  a solver whose iterations grow with P, 20 + floor(2 sqrt(P)) of them (as a Krylov
+ *      method's do): work N / P, two MPI_Sendrecv along a ring, an MPI_Allreduce of one
+ *      double; then an MPI_Gather of N / P doubles to rank 0 (`iters` is not used) */
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -776,6 +783,59 @@ int main(int argc, char** argv) {
         }
       }
     }
+  } else if (mode == 36) {
+    int dims[2] = {0, 0}, periods[2] = {0, 0}, c[2];
+    MPI_Dims_create(P, 2, dims);
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    MPI_Cart_coords(cart, rank, 2, c);
+    const long nx = N / dims[1], ny = N / dims[0], most = nx > ny ? nx : ny;
+    double* in = calloc(8 * (most + 1), sizeof(double));
+    double* out = calloc(most + 1, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(nx * ny * 2);
+      MPI_Request req[16];
+      int nr = 0;
+      for (int pass = 0; pass < 2; ++pass) {
+        for (int dy = -1; dy <= 1; ++dy) {
+          for (int dx = -1; dx <= 1; ++dx) {
+            int cc[2] = {c[0] + dy, c[1] + dx}, nb;
+            if ((!dx && !dy) || cc[0] < 0 || cc[0] >= dims[0] || cc[1] < 0 || cc[1] >= dims[1])
+              continue;
+            MPI_Cart_rank(cart, cc, &nb);
+            const int len = (int)(dx && dy ? 1 : (dx ? ny : nx));
+            if (pass == 0)
+              MPI_Irecv(in + nr * (most + 1), len, MPI_DOUBLE, nb, 0, cart, &req[nr]);
+            else
+              MPI_Isend(out, len, MPI_DOUBLE, nb, 0, cart, &req[nr]);
+            nr++;
+          }
+        }
+      }
+      MPI_Waitall(nr, req, MPI_STATUSES_IGNORE);
+      if (it % 10 == 9) {
+        double r = 1, sum;
+        MPI_Allreduce(&r, &sum, 1, MPI_DOUBLE, MPI_SUM, cart);
+      }
+    }
+  } else if (mode == 37) {
+    const long n = N / P;
+    const int steps = 20 + (int)(2 * sqrt((double)P));
+    double* a = calloc(1024, sizeof(double));
+    double* b = calloc(1024, sizeof(double));
+    const int right = (rank + 1) % P, left = (rank + P - 1) % P;
+    for (int it = 0; it < steps; ++it) {
+      work(n);
+      MPI_Sendrecv(a, 512, MPI_DOUBLE, right, 3, b, 512, MPI_DOUBLE, left, 3, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+      MPI_Sendrecv(a, 512, MPI_DOUBLE, left, 4, b, 512, MPI_DOUBLE, right, 4, MPI_COMM_WORLD,
+                   MPI_STATUS_IGNORE);
+      double r = it, sum;
+      MPI_Allreduce(&r, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    }
+    double* all = rank == 0 ? calloc((size_t)(n * P + 1), sizeof(double)) : NULL;
+    double* mine = calloc(n + 1, sizeof(double));
+    MPI_Gather(mine, (int)n, MPI_DOUBLE, all, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   } else if (mode == 34) {
     long n = N / P;
     double* a = calloc(n + 1, sizeof(double));

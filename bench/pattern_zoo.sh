@@ -15,7 +15,7 @@ pas2p="$build/bin/pas2p"
 [ -x "$pas2p" ] || { echo "pattern_zoo: $pas2p is not built" >&2; exit 1; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-mpicc -O2 -o "$tmp/pattern_zoo" "$here/bench/pattern_zoo.c" || exit 1
+mpicc -O2 -o "$tmp/pattern_zoo" "$here/bench/pattern_zoo.c" -lm || exit 1
 echo "load: $(uptime | sed 's/.*load average: //')"
 printf '%-8s %-18s %6s %9s %9s %9s %9s %9s\n' mode check count pattern colls bytes compute time
 check() {  # name label args...
@@ -83,3 +83,5 @@ zoo openhalo 8,12,18,27 36 32 96 20
 zoo nbtree 4,6,8,12,16 24 33 480000 30
 zoo doubling 4,6,8,12,16 24 34 480000 30
 zoo bingather 4,6,8,12,16 24 35 480000 30
+zoo nine 4,6,8,12,16 24 36 2000 30
+zoo growing 4,6,8,12,16 24 37 4000000 0
