@@ -392,6 +392,37 @@ bool HasGrid(const patterns::GeneralEquation& eq) {
 }
 }  // namespace
 
+// Prediction::uncertain_weights.
+std::vector<std::string> UncertainWeights(const AppModel& model, std::int64_t nprocs,
+                                          const std::vector<PhasePrediction>& rows) {
+  std::vector<std::string> out;
+  const auto p = static_cast<double>(nprocs);
+  for (const PhasePrediction& row : rows) {
+    const Quantity& w = model.phases[row.phase].weight;
+    if (!w.present || row.weight < 2 || row.share < kUncertainWeightShare) continue;
+    const double low = w.At(p, -1), high = w.At(p, +1);
+    if (!(high > kUncertainWeightSpread * std::max(low, 1.0))) continue;
+    const auto& training = w.model.training;
+    if (training.empty()) continue;
+    double least = training.front().y, most = least;
+    for (const auto& pt : training) {
+      least = std::min(least, pt.y);
+      most = std::max(most, pt.y);
+    }
+    char line[640];
+    std::snprintf(line, sizeof line,
+                  "phase %d repeats %.4g times at %lld by the law fitted to its traced "
+                  "repetitions (%.4g to %.4g at %lld-%lld processes), but laws that fit them "
+                  "nearly as well give %.4g to %.4g here, and %.1f%% of the predicted time "
+                  "scales with it: trace a larger count to pin the law down",
+                  row.phase, row.weight, static_cast<long long>(nprocs), least, most,
+                  static_cast<long long>(training.front().p),
+                  static_cast<long long>(training.back().p), low, high, 100 * row.share);
+    out.emplace_back(line);
+  }
+  return out;
+}
+
 std::vector<std::string> AmbiguousRules(const AppModel& model, std::int64_t nprocs) {
   // One line per phase and pair of rules: its calls that both fit, e.g. "phase 0 calls 0, 2
   // (allreduce, bcast)".
@@ -720,6 +751,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   pred.remainder_s = rest * sum;
   pred.pet_s = sum + pred.remainder_s;
   for (auto& row : pred.phases) row.share = pred.pet_s > 0 ? row.total_s / pred.pet_s : 0;
+  pred.uncertain_weights = UncertainWeights(model, n, pred.phases);
   const double low_pet = sum_low * (1 + rest), high_pet = sum_high * (1 + rest);
 
   if (!full) std::rethrow_exception(full_error);
@@ -868,6 +900,7 @@ std::string FormatPrediction(const Prediction& p, const std::string& machine_nam
   for (const auto& l : p.limits) out << "warning: " << l << "\n";
   for (const auto& l : p.untraced_extents) out << "warning: " << l << "\n";
   for (const auto& l : p.ambiguous_rules) out << "warning: " << l << "\n";
+  for (const auto& l : p.uncertain_weights) out << "warning: " << l << "\n";
   out << "\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-5s %10s %14s %14s %7s  %s\n", "phase", "weight",
@@ -926,6 +959,7 @@ std::string PredictionToJson(const Prediction& p, const std::string& machine_nam
   j["limits"] = p.limits;
   j["untraced_extents"] = p.untraced_extents;
   j["ambiguous_rules"] = p.ambiguous_rules;
+  j["uncertain_weights"] = p.uncertain_weights;
   j["model_warnings"] = p.model_warnings;
   json phases = json::array();
   for (const auto& r : p.phases) {

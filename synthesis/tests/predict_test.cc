@@ -203,6 +203,31 @@ TEST(PredictTest, APredictionWhereTwoGridsThatFitTheTracesPartSaysSo) {
   EXPECT_NE(FormatPrediction(p, "test").find("warning: " + at24.front()), std::string::npos);
 }
 
+// A solver whose iteration count grows as 20 + floor(2 sqrt(P)): 24, 24, 25, 26, 28 at 4-16.
+// Several laws fit five such integers nearly as well and part far beyond them, so the
+// prediction says how uncertain the phase's repetitions are where that spread passes a factor
+// of 2, and not where the laws still agree.
+TEST(PredictTest, RepetitionsThatLawsFittingTheTracesEquallyPartOnAreNamed) {
+  testing::AppParams p;
+  p.domain = 96;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12, 16}) {
+    p.iterations = 20 + static_cast<int>(2 * std::sqrt(static_cast<double>(n)));
+    sigs.push_back(testing::Analyze(testing::CartHalo2D(n, p)));
+  }
+  const AppModel m = BuildModel(sigs);
+  const Prediction far = Predict(m, 256, TestMachine());
+  ASSERT_EQ(far.uncertain_weights.size(), 1u) << DescribeModel(m, 256);
+  const std::string& w = far.uncertain_weights.front();
+  EXPECT_NE(w.find("times at 256 by the law fitted to its traced repetitions (24 to 28 at 4-16 "
+                   "processes), but laws that fit them nearly as well give "),
+            std::string::npos)
+      << w;
+  EXPECT_NE(w.find("trace a larger count to pin the law down"), std::string::npos) << w;
+  EXPECT_NE(FormatPrediction(far, "test").find("warning: " + w), std::string::npos);
+  EXPECT_TRUE(Predict(m, 20, TestMachine()).uncertain_weights.empty());
+}
+
 // A 3D halo traced only where MPI_Dims_create(P, 3) is flat (4, 9, 25 = k x k x 1) looks like
 // a 2D one: its exchanges fit a sqrt(P) grid as well. At 36 (4 x 3 x 3) the grids part; the
 // warning names the two grids once for the phase, not once per call and direction.

@@ -152,10 +152,19 @@ struct Prediction {
   // prediction takes the first. One line per call, in words, naming a count to trace that
   // decides.
   std::vector<std::string> ambiguous_rules;
+  // Repeated phases holding at least kUncertainWeightShare of the predicted time whose number
+  // of occurrences at this count is uncertain by more than a factor kUncertainWeightSpread
+  // (the high end of its interval over the low end): laws that fit the traced weights nearly
+  // as well part that far here (a solver's iteration count, a few integers apart at the traced
+  // counts). One line per phase, in words, with the range and the traced values.
+  std::vector<std::string> uncertain_weights;
   // The model's own warnings (AppModel::warnings: oversubscribed or disturbed training
   // traces, phases left out, guessed directions), which hold for every prediction of it.
   std::vector<std::string> model_warnings;
 };
+
+inline constexpr double kUncertainWeightShare = 0.05;
+inline constexpr double kUncertainWeightSpread = 2.0;
 
 // The `limits` of a prediction at `nprocs` (see Prediction::limits).
 std::vector<std::string> ProblemSizeLimits(const AppModel& model, std::int64_t nprocs);
