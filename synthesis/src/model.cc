@@ -3811,26 +3811,28 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // blocks, or a subtree cut at P). A tree that sends one buffer per message is not: its
   // bytes per subtree rank halve from one level to the next. (One level alone cannot tell:
   // at 12 and 16 ranks the top level's single message is one buffer, or 4 and 8 blocks.)
-  std::map<double, std::array<double, 4>> at_count;  // unit low, high; size low, high
+  struct AtCount {  // over the levels at one count
+    double unit_low, unit_high;
+    std::int64_t smallest, largest;
+  };
+  std::map<double, AtCount> at_count;
   std::size_t levels = 0;
   for (const SubtreeEvidence& e : subtrees) {
     if (e.counts.empty()) continue;
     ++levels;
     for (const SubtreeEvidence::Count& c : e.counts) {
-      auto [it, fresh] = at_count.try_emplace(
-          c.p, std::array<double, 4>{c.unit, c.unit, static_cast<double>(c.smallest),
-                                     static_cast<double>(c.largest)});
+      auto [it, fresh] = at_count.try_emplace(c.p, AtCount{c.unit, c.unit, c.smallest, c.largest});
       if (fresh) continue;
-      auto& a = it->second;
-      a = {std::min(a[0], c.unit), std::max(a[1], c.unit),
-           std::min(a[2], static_cast<double>(c.smallest)),
-           std::max(a[3], static_cast<double>(c.largest))};
+      AtCount& a = it->second;
+      a = {std::min(a.unit_low, c.unit), std::max(a.unit_high, c.unit),
+           std::min(a.smallest, c.smallest), std::max(a.largest, c.largest)};
     }
   }
   bool carried_whole = levels > 0, differed = false;
   for (const auto& [p, a] : at_count) {
-    carried_whole = carried_whole && a[1] - a[0] <= kSubtreeUnitTolerance * a[1];
-    differed = differed || a[3] > a[2];
+    carried_whole =
+        carried_whole && a.unit_high - a.unit_low <= kSubtreeUnitTolerance * a.unit_high;
+    differed = differed || a.largest > a.smallest;
   }
   for (std::size_t s = 0; carried_whole && differed && s < pm.slots.size(); ++s) {
     if (subtrees[s].counts.empty()) continue;

@@ -219,9 +219,10 @@ struct SlotModel {
   // messages carry the whole subtree below the child: a gather or reduction of blocks to rank
   // 0 written by hand, or the scatter back. `bytes` is then per rank of that subtree, and a
   // message between `rank` and `partner` is bytes x SubtreeRanks(rank, partner, P). Chosen
-  // when every traced message of the phase's tree levels was that multiple of its subtree's
-  // ranks and the subtrees were not all alike (a level whose subtree was cut at P, or a
-  // non-power-of-two count), so the levels a larger count adds grow as the tree does.
+  // when, at every traced count, the messages of all the phase's tree levels carried the same
+  // bytes per rank of their subtrees and the subtrees differed in size (levels 0, 1, 2 with
+  // 1, 2, 4 ranks below the child, or one cut at P), so the levels a larger count adds grow
+  // as the tree does.
   bool subtree_bytes = false;
   // Bytes per message at `nprocs`; with subtree_bytes, the largest: the full subtree of the
   // level's first child (2^b ranks, cut at P).
