@@ -15,7 +15,7 @@ namespace {
 
 struct PredictCliOptions {
   std::vector<std::string> inputs;
-  std::int64_t target = 0;
+  std::int64_t target = -1;  // -1: not given
   std::string machine;
   std::string sweep;
   double efficiency = 0.5;
@@ -30,7 +30,7 @@ struct PredictCliOptions {
 };
 
 void RunPredict(const PredictCliOptions& o) {
-  if (o.target == 0 && o.sweep.empty()) throw UserError("give --target N or --sweep A:B");
+  if (o.target == -1 && o.sweep.empty()) throw UserError("give --target N or --sweep A:B");
   std::string machine_path;
   const sim::Machine machine = synthesis::LoadMachineOrDefault(o.machine, &machine_path);
   // The model, and (from traces at >= 4 counts) the traces of the largest count for the

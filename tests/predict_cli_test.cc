@@ -149,6 +149,23 @@ TEST(PredictCli, ACutTrainingTraceIsAnErrorNamingTheFileAndTheRecord) {
   }
 }
 
+// A target given as 0 is a wrong value, not a missing flag; one beyond the simulator's ranks
+// is refused before the traces are read, naming the limit.
+TEST(PredictCli, AZeroOrTooLargeTargetSaysWhatIsWrongWithIt) {
+  const std::string pas2p = Binary("pas2p").string();
+  RunResult r = RunCommand({pas2p, "predict", "--target", "0", Stencil()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--target must be a positive process count"), std::string::npos) << r.err;
+  r = RunCommand({pas2p, "predict", Stencil()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("give --target N or --sweep A:B"), std::string::npos) << r.err;
+  r = RunCommand({pas2p, "predict", "--target", "99999999999", Stencil()});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("beyond what pas2p simulates (at most 16777215 ranks"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("predict at most 16769025"), std::string::npos) << r.err;
+}
+
 // Leave-largest-out analyzes every given count, the largest too; when that fails, the error
 // says so, since it may name the count the check does not train on (PETSc multigrid: "... at
 // 8, 12, 18, 27 processes" from a check trained on 8-18). Two counts: too few either way.

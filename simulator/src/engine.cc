@@ -577,10 +577,10 @@ Engine::Engine(const TraceSource& trace, const Machine& machine, const SimOption
   if (nprocs_ <= 0)
     throw TraceError(trace_.description() +
                      ": the trace has no ranks (nprocs = " + std::to_string(nprocs_) + ")");
-  if (nprocs_ >= (1 << EventQueue::kRankBits))
+  static_assert(kMaxRanks == (std::int64_t{1} << EventQueue::kRankBits) - 1);
+  if (nprocs_ > kMaxRanks)
     throw UserError(trace_.description() + ": " + std::to_string(nprocs_) +
-                    " ranks; the simulator handles at most " +
-                    std::to_string((1 << EventQueue::kRankBits) - 1));
+                    " ranks; the simulator handles at most " + std::to_string(kMaxRanks));
   std::string error;
   if (!machine_.IsValidFor(nprocs_, &error))
     throw UserError("machine \"" + machine_.name + "\": " + error);

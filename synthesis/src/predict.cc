@@ -536,6 +536,13 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
         "prediction would leave out most of the traffic. Trace counts whose runs have the same "
         "phases (compare `pas2p analyze` of each), or add --allow-remainder to predict anyway");
   }
+  if (target > sim::kMaxRanks) {
+    throw UserError("a run of " + std::to_string(target) +
+                    " processes is beyond what pas2p simulates (at most " +
+                    std::to_string(sim::kMaxRanks) + " ranks, 2^24 - 1): predict at most " +
+                    std::to_string(model.valid.AtMost(sim::kMaxRanks).value_or(sim::kMaxRanks)) +
+                    ", the largest count it runs at within that");
+  }
   std::vector<std::int64_t> traced(model.counts.begin(), model.counts.end());
   const patterns::TargetCheck check =
       patterns::RequireTarget(model.valid, target, options.allow_idle, traced);
@@ -1043,6 +1050,11 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
   if (low < 1 || high < low) {
     throw UserError("the sweep range " + std::to_string(low) + ":" + std::to_string(high) +
                     " is empty: give --sweep A:B with 1 <= A <= B");
+  }
+  if (high > sim::kMaxRanks) {
+    throw UserError("the sweep range " + std::to_string(low) + ":" + std::to_string(high) +
+                    " goes beyond what pas2p simulates (at most " + std::to_string(sim::kMaxRanks) +
+                    " ranks, 2^24 - 1): end it at " + std::to_string(sim::kMaxRanks) + " or below");
   }
   std::vector<std::int64_t> counts = model.valid.InRange(low, high);
   if (counts.empty()) {

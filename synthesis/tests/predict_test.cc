@@ -1087,6 +1087,29 @@ TEST(PredictTest, TargetBelowTheTracedCountsIsAnError) {
   }
 }
 
+TEST(PredictTest, TargetBeyondWhatTheSimulatorReplaysNamesTheLimitAndTheLargestCount) {
+  const AppModel m = TorusModel();  // perfect squares
+  for (const bool idle : {false, true}) {
+    PredictOptions o;
+    o.allow_idle = idle;
+    try {
+      Predict(m, sim::kMaxRanks + 1, TestMachine(), o);
+      FAIL() << "a target beyond the simulator's ranks was predicted";
+    } catch (const UserError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("at most 16777215 ranks"), std::string::npos) << what;
+      EXPECT_NE(what.find("predict at most 16769025"), std::string::npos) << what;  // 4095^2
+    }
+  }
+  try {
+    RunSweep(m, 16, sim::kMaxRanks + 1, TestMachine(), 0.5, 6);
+    FAIL() << "a sweep beyond the simulator's ranks was run";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("end it at 16777215 or below"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(PredictTest, SweepRecommendsByEfficiency) {
   const AppModel m = TorusModel();
   const Sweep s = RunSweep(m, 16, 4096, TestMachine(), 0.5, 6);

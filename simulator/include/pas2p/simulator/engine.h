@@ -73,6 +73,9 @@ struct SimOptions {
   std::function<void(int rank, std::int32_t source)> on_wildcard_receive;
 };
 
+// The most ranks a simulation replays (2^24 - 1: the event queue keys a rank in 24 bits).
+inline constexpr std::int64_t kMaxRanks = (std::int64_t{1} << 24) - 1;
+
 // Replays `trace` on `machine`. Throws UserError for an invalid machine (IsValidFor),
 // TraceError for unreadable or cut input, SimulationError for a trace that cannot be
 // replayed.
