@@ -29,8 +29,27 @@ struct PredictCliOptions {
   int noise_replays = 4;
 };
 
+// The flags are checked before the traces are read (which may take minutes).
 void RunPredict(const PredictCliOptions& o) {
   if (o.target == -1 && o.sweep.empty()) throw UserError("give --target N or --sweep A:B");
+  if (o.target != -1 && !o.sweep.empty())
+    throw UserError("give either --target N or --sweep A:B, not both");
+  if (o.target == -1) {
+    if (!(o.efficiency > 0 && o.efficiency <= 1)) throw UserError("--efficiency must be in (0, 1]");
+    if (o.sweep_points < 2) throw UserError("--points must be at least 2 (the sweep's two ends)");
+  } else if (o.target < 1) {
+    throw UserError("--target must be a positive process count");
+  }
+  long long sweep_low = 0, sweep_high = 0;
+  if (!o.sweep.empty()) {
+    int used = 0;
+    if (std::sscanf(o.sweep.c_str(), "%lld:%lld%n", &sweep_low, &sweep_high, &used) != 2 ||
+        static_cast<std::size_t>(used) != o.sweep.size()) {
+      throw UserError("--sweep " + o.sweep + ": expected A:B, e.g. --sweep 64:4096");
+    }
+  }
+  if (o.threads < 0) throw UserError("--threads must be >= 0 (0: the hardware threads, up to 4)");
+  if (o.noise_replays < 0) throw UserError("--noise-replays must be >= 0 (0: none)");
   std::string machine_path;
   const sim::Machine machine = synthesis::LoadMachineOrDefault(o.machine, &machine_path);
   // The model, and (from traces at >= 4 counts) the traces of the largest count for the
@@ -61,21 +80,11 @@ void RunPredict(const PredictCliOptions& o) {
   synthesis::PredictOptions po;
   po.allow_idle = o.allow_idle;
   po.allow_remainder = o.allow_remainder;
-  if (o.threads < 0) throw UserError("--threads must be >= 0 (0: the hardware threads, up to 4)");
   po.threads = o.threads;
-  if (o.noise_replays < 0) throw UserError("--noise-replays must be >= 0 (0: none)");
   po.noise_replays = o.noise_replays;
   if (!o.sweep.empty()) {
-    const auto colon = o.sweep.find(':');
-    long long a = 0, b = 0;
-    if (colon == std::string::npos || std::sscanf(o.sweep.c_str(), "%lld:%lld", &a, &b) != 2) {
-      throw UserError("--sweep " + o.sweep + ": expected A:B, e.g. --sweep 64:4096");
-    }
-    if (!(o.efficiency > 0 && o.efficiency <= 1)) {
-      throw UserError("--efficiency must be in (0, 1]");
-    }
-    const synthesis::Sweep sweep =
-        synthesis::RunSweep(model, a, b, machine, o.efficiency, o.sweep_points, po);
+    const synthesis::Sweep sweep = synthesis::RunSweep(model, sweep_low, sweep_high, machine,
+                                                       o.efficiency, o.sweep_points, po);
     if (o.json) {
       std::fputs(synthesis::SweepToJson(sweep).c_str(), stdout);
     } else {
@@ -85,7 +94,6 @@ void RunPredict(const PredictCliOptions& o) {
     }
     return;
   }
-  if (o.target < 1) throw UserError("--target must be a positive process count");
   synthesis::Prediction p = synthesis::Predict(model, o.target, machine, po);
   synthesis::SelfCheck check;
   if (!o.self_check) {
@@ -151,10 +159,12 @@ void SetupPredict(CLI::App& root) {
       ->required();
   cmd->add_option("-t,--target", o->target, "Process count to predict");
   cmd->add_option("-m,--machine", o->machine, "Machine file (TOML or Dimemas .cfg)");
-  cmd->add_option("--sweep", o->sweep, "Predict every valid count in A:B");
+  CLI::Option* sweep = cmd->add_option("--sweep", o->sweep, "Predict every valid count in A:B");
   cmd->add_option("--efficiency", o->efficiency,
-                  "Sweep: recommend the largest count with at least this efficiency (default 0.5)");
-  cmd->add_option("--points", o->sweep_points, "Sweep: at most this many counts (default 12)");
+                  "Sweep: recommend the largest count with at least this efficiency (default 0.5)")
+      ->needs(sweep);
+  cmd->add_option("--points", o->sweep_points, "Sweep: at most this many counts (default 12)")
+      ->needs(sweep);
   cmd->add_option("--threads", o->threads,
                   "Simulations run at once (default 0: hardware threads, up to 4)");
   cmd->add_option("--noise-replays", o->noise_replays,

@@ -166,6 +166,31 @@ TEST(PredictCli, AZeroOrTooLargeTargetSaysWhatIsWrongWithIt) {
   EXPECT_NE(r.err.find("predict at most 16769025"), std::string::npos) << r.err;
 }
 
+// Wrong sweep flags are refused before the traces are read, each saying what is wrong;
+// sweep-only flags without --sweep are refused rather than ignored.
+TEST(PredictCli, WrongSweepFlagsAreRefusedNamingTheFlag) {
+  const std::string pas2p = Binary("pas2p").string();
+  const std::string none = "/nonexistent/traces";  // never read: the flags fail first
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--sweep", "4:64", "--points", "1"}, "--points must be at least 2"},
+      {{"--sweep", "4:64x"}, "--sweep 4:64x: expected A:B"},
+      {{"--sweep", "4-64"}, "--sweep 4-64: expected A:B"},
+      {{"--sweep", "4:64", "--target", "64"}, "give either --target N or --sweep A:B, not both"},
+      {{"--sweep", "4:64", "--efficiency", "2"}, "--efficiency must be in (0, 1]"},
+      {{"--target", "64", "--efficiency", "0.7"}, "--efficiency requires --sweep"},
+      {{"--target", "64", "--points", "4"}, "--points requires --sweep"},
+  };
+  for (const auto& [flags, expected] : cases) {
+    std::vector<std::string> argv = {pas2p, "predict"};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.push_back(none);
+    const RunResult r = RunCommand(argv);
+    EXPECT_NE(r.exit_code, 0) << expected;
+    EXPECT_NE((r.err + r.out).find(expected), std::string::npos)
+        << expected << ": " << r.err << r.out;
+  }
+}
+
 // Leave-largest-out analyzes every given count, the largest too; when that fails, the error
 // says so, since it may name the count the check does not train on (PETSc multigrid: "... at
 // 8, 12, 18, 27 processes" from a check trained on 8-18). Two counts: too few either way.
