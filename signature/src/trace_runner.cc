@@ -210,6 +210,10 @@ std::vector<int> ParseCounts(const std::string& text) {
       throw UserError("invalid process count '" + item + "' in '" + text +
                       "': expected positive integers separated by commas, e.g. -n 4,9,16");
     }
+    if (std::find(counts.begin(), counts.end(), value) != counts.end()) {
+      throw UserError("process count " + item + " is given twice in '" + text +
+                      "': each count is traced once, into its own directory");
+    }
     counts.push_back(static_cast<int>(value));
   }
   if (counts.empty()) throw UserError("no process count given: use e.g. -n 4,9,16");

@@ -27,6 +27,17 @@ TEST(ParseCounts, RejectsWhatIsNotAPositiveInteger) {
   }
 }
 
+TEST(ParseCounts, RejectsACountGivenTwice) {
+  try {
+    ParseCounts("4,9,4");
+    ADD_FAILURE() << "accepted a count given twice";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("process count 4 is given twice in '4,9,4'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SplitArguments, WordsAndQuotes) {
   EXPECT_EQ(SplitArguments("--bind-to none  -x 'A=b c' \"d e\""),
             (std::vector<std::string>{"--bind-to", "none", "-x", "A=b c", "d e"}));

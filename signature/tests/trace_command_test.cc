@@ -93,6 +93,7 @@ TEST(TraceCommand, BadInputGivesAClearErrorAndNonZeroExit) {
        "output directory"},
       {"-n 2,zero --out " + Quote(out) + " -- " + Quote(Program("p2p_program")),
        "invalid process count"},
+      {"-n 2,4,2 --out " + Quote(out) + " -- " + Quote(Program("p2p_program")), "given twice"},
       {"-n 2", "command"},
       {"--out " + Quote(out) + " -- " + Quote(Program("p2p_program")), "--counts"},
   };
