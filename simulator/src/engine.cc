@@ -42,6 +42,7 @@
 
 #include "network.h"
 #include "pas2p/core/error.h"
+#include "pas2p/core/huge_pages.h"
 #include "pas2p/simulator/collective_model.h"
 
 namespace pas2p::sim {
@@ -84,7 +85,9 @@ constexpr std::uint32_t kPredrawn = kNil - 1;  // hash value: completed early by
 // comparison is two integer compares without branches. The array is 64-byte aligned with
 // the root at slot 3, so the four children of any entry (slots 4i + 4 .. 4i + 7) are one
 // cache line: a pop reads one line per level.
-// 64-byte aligned storage for the per-rank state and the event queue.
+//
+// 64-byte aligned storage for the per-rank state, the request slots, the unexpected
+// messages and the event queue; a million ranks' arrays in huge pages (huge_pages.h).
 template <typename T>
 struct CacheLineAllocator {
   using value_type = T;
@@ -92,9 +95,10 @@ struct CacheLineAllocator {
   template <typename U>
   CacheLineAllocator(const CacheLineAllocator<U>&) {}
   T* allocate(std::size_t n) {
-    return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t(64)));
+    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_alloc();
+    return static_cast<T*>(AllocateLarge(n * sizeof(T)));
   }
-  void deallocate(T* p, std::size_t) { ::operator delete(p, std::align_val_t(64)); }
+  void deallocate(T* p, std::size_t n) { FreeLarge(p, n * sizeof(T)); }
   template <typename U>
   bool operator==(const CacheLineAllocator<U>&) const {
     return true;
@@ -329,22 +333,25 @@ struct PendingOp {
 };
 
 // One request (trace or internal). Receives carry their matching envelope while posted.
-struct Slot {
+// One cache line, aligned in the pool: matching a message walks the partner's posted
+// receives, one slot each, and with a million ranks every one is a cache miss. (When it was
+// posted is kept apart, Engine::slot_posted_, only for the timeline.)
+struct alignas(64) Slot {
   Time complete = kUnknown;   // when the request completes (known once matched)
   Time requested = kUnknown;  // when its transfer was requested (for the wait/comm split)
-  Time posted = 0.0;
   RequestId trace_id = 0;
   CommId comm = kCommWorld;
   std::int32_t owner = 0;
   std::int32_t peer = kNoRank;  // send: destination; receive: source as posted
   std::int32_t tag = 0;
   std::uint32_t next = kNil;  // posted-receive list link
-  std::uint64_t event_index = 0;
   std::uint64_t bytes = 0;
-  bool is_recv = false;
-  bool traced = false;    // has an entry in the request map
-  bool wildcard = false;  // a receive posted with MPI_ANY_SOURCE
+  std::uint64_t event_index : 61 = 0;  // a rank's events never reach 2^61
+  std::uint64_t is_recv : 1 = 0;
+  std::uint64_t traced : 1 = 0;    // has an entry in the request map
+  std::uint64_t wildcard : 1 = 0;  // a receive posted with MPI_ANY_SOURCE
 };
+static_assert(sizeof(Slot) == 64);
 
 // A message sent before its receive was posted.
 struct Message {
@@ -520,10 +527,20 @@ class Engine {
     return {data, r.slots.size};
   }
   void PushSlot(Proc& r, std::uint32_t s);
+  // When slot s was posted (SimOptions::record_timeline; 0 without it).
+  Time PostedAt(std::uint32_t s) const { return s < slot_posted_.size() ? slot_posted_[s] : 0.0; }
   // Starts loading a rank's state into the cache (it is touched a little later).
   void PrefetchProc(int rank) const {
     const char* p = reinterpret_cast<const char*>(&ranks_[rank]);
     for (std::size_t line = 0; line < sizeof(Proc); line += 64) __builtin_prefetch(p + line);
+  }
+  // Starts loading the first lines of a rank's trace reader, where a reader keeps what
+  // nearly every event reads (the synthesizer's does); beyond a smaller reader's end, a
+  // prefetch is only wasted.
+  static void PrefetchReader(const RankEventSource* source) {
+    static constexpr std::size_t kReaderLines = 4;
+    const char* p = reinterpret_cast<const char*>(source);
+    for (std::size_t line = 0; line < kReaderLines; ++line) __builtin_prefetch(p + 64 * line);
   }
   ProcCold& Cold(const Proc& r) { return cold_[static_cast<std::size_t>(&r - ranks_.data())]; }
   void ClearSlots(Proc& r);
@@ -545,9 +562,10 @@ class Engine {
   std::unique_ptr<internal::Network> network_;
   EventQueue queue_;
   RequestMap requests_;
-  std::vector<Slot> slots_;
+  std::vector<Slot, CacheLineAllocator<Slot>> slots_;
+  std::vector<Time> slot_posted_;  // SimOptions::record_timeline: when each slot was posted
   std::vector<std::uint32_t> free_slots_;
-  std::vector<Message> messages_;
+  std::vector<Message, CacheLineAllocator<Message>> messages_;
   std::vector<std::uint32_t> free_messages_;
   CommTable comm_table_;
   std::unordered_map<CommId, std::uint32_t> comm_index_;
@@ -820,7 +838,10 @@ std::uint32_t Engine::NewSlot(int rank, const Op& op, bool is_recv) {
   Slot& sl = slots_[s];
   sl = Slot{};
   sl.owner = rank;
-  sl.posted = now_;
+  if (options_.record_timeline) {
+    if (slot_posted_.size() <= s) slot_posted_.resize(slots_.size());
+    slot_posted_[s] = now_;
+  }
   sl.comm = op.comm;
   sl.event_index = op.index;
   sl.is_recv = is_recv;
@@ -919,7 +940,7 @@ void Engine::PostSend(int rank, std::uint32_t s, bool sync) {
     cur = rv.next;
   }
   if (cur != kNil) {
-    if (d.source) __builtin_prefetch(d.source.get());  // Notify below will read on
+    if (d.source) PrefetchReader(d.source.get());  // Notify below will read on
     Slot& rv = slots_[cur];
     if (prev == kNil)
       d.posted_head = rv.next;
@@ -936,7 +957,7 @@ void Engine::PostSend(int rank, std::uint32_t s, bool sync) {
     Slot& sl = slots_[s];
     sl.complete = eager ? now_ : t.arrival_s;
     sl.requested = now_;
-    RecordMessage(rank, dst, tag, bytes, now_, t.start_s, rv.posted, t.arrival_s);
+    RecordMessage(rank, dst, tag, bytes, now_, t.start_s, PostedAt(cur), t.arrival_s);
     Notify(dst);
     return;
   }
@@ -982,7 +1003,7 @@ void Engine::MatchRendezvous(std::uint32_t send_slot, std::uint32_t recv_slot, T
       network_->ReserveNodes(ranks_[sl.owner].node, ranks_[rv.owner].node, sl.bytes, now);
   sl.complete = rv.complete = t.arrival_s;
   sl.requested = rv.requested = now;
-  RecordMessage(sl.owner, rv.owner, sl.tag, sl.bytes, send_posted, t.start_s, rv.posted,
+  RecordMessage(sl.owner, rv.owner, sl.tag, sl.bytes, send_posted, t.start_s, PostedAt(recv_slot),
                 t.arrival_s);
   Notify(sl.owner);
 }
@@ -1211,7 +1232,7 @@ void Engine::Schedule(Proc& r, int rank, Time t) { r.wake_seq = queue_.Push(t, r
 void Engine::Notify(int rank) {
   Proc& r = ranks_[rank];
   if (r.status != Status::kBlocked) return;
-  if (r.source) __builtin_prefetch(r.source.get());  // it is likely to read on
+  if (r.source) PrefetchReader(r.source.get());  // it is likely to read on
   Time ready;
   if (!Evaluate(r, &ready)) return;
   if (r.mode != WaitMode::kSome) {
@@ -1710,14 +1731,14 @@ SimResult Engine::Run() {
       const int next = EventQueue::RankOf(queue_.top());
       PrefetchProc(next);
       const Proc& n = ranks_[next];
-      if (n.source) __builtin_prefetch(n.source.get());
+      if (n.source) PrefetchReader(n.source.get());
       if (n.op_loaded && n.op.peer >= 0 && n.op.peer < nprocs_) PrefetchProc(n.op.peer);
       for (std::size_t c = 1; c <= EventQueue::kArity && c < queue_.size(); ++c)
         PrefetchProc(EventQueue::RankOf(queue_.at(c)));
     }
     // This rank's state was fetched the same way; start fetching what it will touch next:
     // its trace reader and the partner of the operation it stopped at.
-    if (r.source) __builtin_prefetch(r.source.get());
+    if (r.source) PrefetchReader(r.source.get());
     if (r.op_loaded && r.op.peer >= 0 && r.op.peer < nprocs_) PrefetchProc(r.op.peer);
     if (EventQueue::SeqOf(e) != r.wake_seq) continue;  // superseded
     r.wake_seq = 0;

@@ -2,17 +2,21 @@
 
 #include <algorithm>
 #include <boost/container/small_vector.hpp>
+#include <boost/pool/pool.hpp>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <set>
 #include <span>
 #include <vector>
 
 #include "pas2p/core/error.h"
+#include "pas2p/core/huge_pages.h"
 #include "pas2p/core/simgrid_ti.h"
 
 namespace pas2p::synthesis {
@@ -118,7 +122,53 @@ struct SynthesizedTrace::SlotAt {
   bool root_class = false;
 };
 
+// Where the ranks' readers live. A simulation opens one per rank (a million at a million
+// ranks, about 1 KiB each) and frees each when its stream ends. From the general heap they
+// are scattered over small pages; here they are equal blocks carved from large chunks
+// (huge_pages.h), and a freed block is the next one handed out. Several simulations of one
+// trace may run at once: a lock guards the pool. Chunks go back when the trace is destroyed
+// (the readers must not outlive it anyway: they read its model).
+class ReaderPool {
+ public:
+  // Every call must ask for the same size.
+  void* Allocate(std::size_t size) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    if (!pool_) pool_.emplace(size, kFirstChunkBlocks, kMaxChunkBlocks);
+    void* block = pool_->malloc();
+    if (!block) throw std::bad_alloc();
+    return block;
+  }
+  void Free(void* block) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    pool_->free(block);
+  }
+
+ private:
+  // boost::pool's chunks, with their size in a header (FreeLarge needs it).
+  struct Chunks {
+    using size_type = std::size_t;
+    using difference_type = std::ptrdiff_t;
+    static constexpr std::size_t kHeader = 64;
+    static char* malloc(size_type bytes) {
+      auto* base = static_cast<char*>(AllocateLarge(bytes + kHeader));
+      *reinterpret_cast<std::size_t*>(base) = bytes + kHeader;
+      return base + kHeader;
+    }
+    static void free(char* block) {
+      char* base = block - kHeader;
+      FreeLarge(base, *reinterpret_cast<std::size_t*>(base));
+    }
+  };
+  // The chunks double from the first up to the largest; a new chunk is written through
+  // (its free list), so the largest bounds what is resident beyond the readers open.
+  static constexpr std::size_t kFirstChunkBlocks = 4096;
+  static constexpr std::size_t kMaxChunkBlocks = 65536;
+  std::mutex mutex_;
+  std::optional<boost::pool<Chunks>> pool_;
+};
+
 struct SynthesizedTrace::Impl {
+  mutable ReaderPool readers;               // OpenRank's readers
   std::vector<std::vector<SlotAt>> phases;  // [phase][slot]
   // Distinct sub-communicator rules: the slot that defines each (its comm_base is the id).
   std::vector<const SlotAt*> comm_defs;
@@ -455,6 +505,20 @@ class SynthRank : public RankEventSource {
  public:
   SynthRank(const SynthesizedTrace* trace, const SynthesizedTrace::Impl* impl, int rank)
       : trace_(trace), impl_(impl), rank_(rank) {}
+
+  // Readers are made in a trace's ReaderPool (new (pool) SynthRank(...)); a block starts
+  // with the pool it came from, so that deleting one through its base returns it there.
+  static constexpr std::size_t kHeader = 64;  // keeps the reader's lines aligned
+  static void* operator new(std::size_t size, ReaderPool& pool) {
+    auto* p = static_cast<std::byte*>(pool.Allocate((size + kHeader + 63) / 64 * 64));
+    *reinterpret_cast<ReaderPool**>(p) = &pool;
+    return p + kHeader;
+  }
+  static void operator delete(void* object) {
+    std::byte* p = static_cast<std::byte*>(object) - kHeader;
+    (*reinterpret_cast<ReaderPool**>(p))->Free(p);
+  }
+  static void operator delete(void* object, ReaderPool&) { operator delete(object); }
 
   bool Next(Event* event) override {
     for (;;) {
@@ -1197,13 +1261,48 @@ class SynthRank : public RankEventSource {
     CommId comm;
     std::int64_t last;
   };
-  std::vector<RootTrack> roots_;  // empty (no allocation) until a rooted collective
+  // The members in the order of how often they are read. A simulation of a million ranks
+  // resumes a rank whose reader is far out of the cache; the fields nearly every event reads
+  // are together in the first lines (the simulator fetches those ahead), the per-slot and
+  // per-call state next, what only some runs use (rooted collectives, self-scheduling, big
+  // partner lists, errors) last.
+  //
+  // Every event.
+  Stage stage_ = Stage::kInit;
+  bool cursor_started_ = false;
+  bool started_ = false;   // StartOccurrence ran for the current occurrence
+  bool block_ = false;     // the current phase is a repeated block
+  bool counting_ = false;  // CountReplies
+  bool has_peek_ = false;  // peek_ holds the master's next reply partner
+  std::size_t call_index_ = 0, num_calls_ = 0;
+  const SlotAt* cur_ = nullptr;
+  // A polled completion's wait (EmitCompletion); a pointer, as a million rank streams are
+  // open at once and few ever hold one.
+  std::unique_ptr<Event> deferred_;
+  std::size_t slot_ = 0;
+  std::int64_t rep_ = 0;
+  // Every slot.
+  std::int64_t reps_ = 0;  // repetitions of the current run item on this rank
+  std::size_t iter_ = 0, iters_ = 1;
+  // The order this rank makes the slots in (PhaseModel::OrderOf); null: slot order.
+  const std::vector<std::size_t>* own_order_ = nullptr;
+  const SlotAt* in_step_ = nullptr;  // the slot at this step of the body from slot 0
   const SynthesizedTrace* trace_;
   const SynthesizedTrace::Impl* impl_;
   int rank_;
-  Stage stage_ = Stage::kInit;
+  // The master's next reply partner, drawn from the schedule when a wildcard receive
+  // completed (its source) and not yet used by the reply.
+  std::int32_t peek_ = kProcNull;
+  std::uint64_t runs_done_ = 0;        // run items finished so far (the same count on every rank)
+  std::uint64_t occurrence_ = 0;       // occurrences (and block iterations) started so far
+  std::size_t first_made_ = SIZE_MAX;  // FirstMade()
+  std::size_t cur_index_ = 0;          // the index of cur_ in its phase's slots
+  std::size_t head_ = 0;               // pending_[head_..] are pending
+  RequestId next_request_ = 1;
+  std::size_t num_slots_ = 0;
+  int cur_phase_ = -1;  // the phase of the run item being made
   StreamStatus status_ = StreamStatus::kReading;
-  std::size_t comm_index_ = 0;
+  SmallVector<std::uint64_t, 1> made_;  // bit k: the rank makes slot k in this occurrence
   // Where the rank is in the run's order: the body being run (top level: the sequence),
   // which of its `executions` executions this is, the item in it, the item's count in this
   // execution (-1: not computed yet) and, for a loop item, its iterations done.
@@ -1216,53 +1315,28 @@ class SynthRank : public RankEventSource {
     std::int64_t done;
   };
   SmallVector<Frame, 2> stack_;
-  bool cursor_started_ = false;
-  std::uint64_t runs_done_ = 0;  // run items finished so far (the same count on every rank)
-  std::int64_t rep_ = 0;
-  std::int64_t reps_ = 0;  // repetitions of the current run item on this rank
-  std::size_t slot_ = 0;
-  // The order this rank makes the slots in (PhaseModel::OrderOf); null: slot order.
-  const std::vector<std::size_t>* own_order_ = nullptr;
-  std::size_t num_slots_ = 0;
-  std::uint64_t occurrence_ = 0;  // occurrences (and block iterations) started so far
-  bool started_ = false;          // StartOccurrence ran for the current occurrence
-  bool block_ = false;            // the current phase is a repeated block
-  std::size_t iter_ = 0, iters_ = 1;
-  const SlotAt* cur_ = nullptr;
-  const SlotAt* in_step_ = nullptr;  // the slot at this step of the body from slot 0
-  std::size_t call_index_ = 0, num_calls_ = 0;
-  SmallVector<std::uint64_t, 1> made_;  // bit k: the rank makes slot k in this occurrence
-  std::size_t first_made_ = SIZE_MAX;   // FirstMade()
-  std::size_t cur_index_ = 0;           // the index of cur_ in its phase's slots
-  Dests dests_, sources_;
+  // Every call.
   SmallVector<PendingRequest, 8> pending_;
-  std::size_t head_ = 0;  // pending_[head_..] are pending
-  // A polled completion's wait (EmitCompletion); a pointer, as a million rank streams are
-  // open at once and few ever hold one.
-  std::unique_ptr<Event> deferred_;
-  RequestId next_request_ = 1;
-  std::string message_;
-  bool counting_ = false;
-  std::int64_t replies_ = 0;
-  // The master's next reply partner, drawn from the schedule when a wildcard receive
-  // completed (its source) and not yet used by the reply.
-  bool has_peek_ = false;
-  std::int32_t peek_ = kProcNull;
+  Dests dests_, sources_;
+  // Some runs only.
   // Sorted partners of the current block slot with more than kCacheFrom of them (only such
   // ranks hold them: a master, O(P)).
   static constexpr std::size_t kCacheFrom = 64;
-  std::vector<std::int64_t> cache_;
   const SlotAt* cache_slot_ = nullptr;
   std::uint64_t cache_run_ = 0;
-  int cur_phase_ = -1;  // the phase of the run item being made
+  std::int64_t cache_rep_ = -1;
+  std::vector<std::int64_t> cache_;
+  std::vector<RootTrack> roots_;  // empty (no allocation) until a rooted collective
+  std::size_t comm_index_ = 0;
+  std::int64_t replies_ = 0;
   // The round of the scheduled phase: its runs entered so far - 1 (-1 before the first),
   // and the run item (runs_done_ + 1) of the latest.
   std::int64_t round_ = -1;
   std::uint64_t sched_run_at_ = 0;
   std::vector<std::int64_t> round_replies_;  // counting mode: replies per round
   std::int64_t schedule_round_ = -1;         // the round schedule_ hands out
-  std::int64_t cache_rep_ = -1;
-  std::unique_ptr<ListSchedule> schedule_;  // the master's replies, generated on demand
+  std::unique_ptr<ListSchedule> schedule_;   // the master's replies, generated on demand
+  std::string message_;
 };
 
 }  // namespace
@@ -1677,7 +1751,7 @@ std::unique_ptr<RankEventSource> SynthesizedTrace::OpenRank(int rank) const {
   if (rank < 0 || rank >= nprocs_) {
     throw TraceError(description() + ": no rank " + std::to_string(rank));
   }
-  return std::make_unique<SynthRank>(this, impl_.get(), rank);
+  return std::unique_ptr<RankEventSource>(new (impl_->readers) SynthRank(this, impl_.get(), rank));
 }
 
 std::string SynthesizedTrace::description() const {
