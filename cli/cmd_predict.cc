@@ -150,7 +150,7 @@ void SetupPredict(CLI::App& root) {
       "parallel efficiency and core-hours relative to the first, and recommends the largest\n"
       "count whose efficiency stays >= --efficiency.\n"
       "--threads N runs up to N of the prediction's simulations at once (0, the default: the\n"
-      "hardware threads, up to 4); each holds its own per-rank state (about 1.8 GiB at a\n"
+      "hardware threads, up to 4); each holds its own per-rank state (about 2 GiB at a\n"
       "million ranks). The prediction is the same whatever N.\n"
       "Examples: pas2p predict --target 1024 datasets/traces/stencil2d\n"
       "          pas2p predict --sweep 64:4096 --json model.json");

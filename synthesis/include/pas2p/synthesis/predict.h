@@ -73,7 +73,7 @@ struct PredictOptions {
   // Simulations run at once (they are independent: one per phase and number of
   // occurrences, the interval ends, the full replay); 0 = the hardware threads, at most 4;
   // 1 = one after another. Each holds its own per-rank state (about 1.8 KiB per rank:
-  // 1.8 GiB at a million ranks). The prediction is the same whatever the number.
+  // 2 GiB at a million ranks). The prediction is the same whatever the number.
   int threads = 0;
 };
 
