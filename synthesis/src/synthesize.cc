@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <numeric>
 #include <optional>
 #include <queue>
@@ -506,19 +507,18 @@ class SynthRank : public RankEventSource {
   SynthRank(const SynthesizedTrace* trace, const SynthesizedTrace::Impl* impl, int rank)
       : trace_(trace), impl_(impl), rank_(rank) {}
 
-  // Readers are made in a trace's ReaderPool (new (pool) SynthRank(...)); a block starts
-  // with the pool it came from, so that deleting one through its base returns it there.
-  static constexpr std::size_t kHeader = 64;  // keeps the reader's lines aligned
+  // Readers are made in their trace's ReaderPool (new (pool) SynthRank(...)); deleting one
+  // through its base returns it there (a destroying delete reads the pool before the
+  // reader is destroyed). Blocks are whole cache lines, so every reader's lines are aligned.
   static void* operator new(std::size_t size, ReaderPool& pool) {
-    auto* p = static_cast<std::byte*>(pool.Allocate((size + kHeader + 63) / 64 * 64));
-    *reinterpret_cast<ReaderPool**>(p) = &pool;
-    return p + kHeader;
+    return pool.Allocate((size + 63) / 64 * 64);
   }
-  static void operator delete(void* object) {
-    std::byte* p = static_cast<std::byte*>(object) - kHeader;
-    (*reinterpret_cast<ReaderPool**>(p))->Free(p);
+  static void operator delete(SynthRank* reader, std::destroying_delete_t) {
+    ReaderPool& pool = reader->impl_->readers;
+    reader->~SynthRank();
+    pool.Free(reader);
   }
-  static void operator delete(void* object, ReaderPool&) { operator delete(object); }
+  static void operator delete(void* reader, ReaderPool& pool) { pool.Free(reader); }  // a throw
 
   bool Next(Event* event) override {
     for (;;) {
