@@ -230,8 +230,19 @@ std::vector<RequestId> Outstanding(const Event& some) {
 
 namespace {
 // Compute between two MPI_Wait calls that is the loop around them and the tracer's own, not
-// work on what arrived (HPCG's ExchangeHalo: 0.1-0.5 us between its waits).
-constexpr double kWaitRunGapNs = 2000;
+// work on what arrived (HPCG's ExchangeHalo: 0.1-0.5 us between its waits, 2 us after one
+// that blocked); the timer-noise floor of compute (AnalyzeOptions::compute_floor_ns).
+constexpr double kWaitRunGapNs = 20000;
+// A longer gap is still noise on a rank whose waits otherwise follow each other at once: on
+// a virtual machine the CPU clock counts the time the host takes the core (HPCG at 32 ranks
+// on 2 cores: 62 of 18816 gaps between its waits of 20-90 us, the rest under 3 us). One such
+// gap must not split one exchange's waits, which would give that iteration (or that rank)
+// a shape of its own. A gap of up to kWaitRunNoiseNs is noise when at least two thirds of
+// the rank's gaps between receive waits, this run's and all before it, are under
+// kWaitRunGapNs, out of kWaitRunEvidence or more (the first exchange of 4 neighbours, one
+// gap of its 3 taken by the host, is still one waitall).
+constexpr double kWaitRunNoiseNs = 1e6;
+constexpr std::int64_t kWaitRunEvidence = 3;
 }  // namespace
 
 // A loop of MPI_Wait calls, one per receive, with next to no compute between them (a halo's
@@ -239,9 +250,11 @@ constexpr double kWaitRunGapNs = 2000;
 // waitall of their requests. Kept apart, the number of waits is the rank's number of
 // neighbours (3 to 26 on HPCG's grid): the waits become a loop of their own, a phase that
 // completes the requests another phase posted, and the exchange cannot be modelled. A
-// waitall of them ends when the last message is in, as the run of waits did. Only receives:
-// a wait for a send, then one for a receive (NAS BT's pipelined line solves) keep their
-// order, which tells a pipeline stage's send from the next stage's receive.
+// waitall of them ends when the last message is in, as the run of waits did; the compute
+// between them follows it. Only receives: a wait for a send, then one for a receive (NAS BT's
+// pipelined line solves) keep their order, which tells a pipeline stage's send from the next
+// stage's receive. The run is held until it ends (a call that is not such a wait, or more
+// compute than any noise), so that whether a gap is noise is decided on all of its gaps.
 void RankCompressor::Add(std::int64_t step, const Event& e) {
   if (e.kind == EventKind::kIrecv) receive_requests_.insert(e.request);
   const bool receive_wait = e.kind == EventKind::kWait && e.requests.size() == 1 &&
@@ -250,40 +263,71 @@ void RankCompressor::Add(std::int64_t step, const Event& e) {
   if (IsCompletionKind(e.kind)) {
     for (const Completion& c : e.completed) receive_requests_.erase(c.request);
   }
-  if (waits_) {
+  if (!wait_run_.empty()) {
     if (e.kind == EventKind::kCompute &&
-        waits_between_cpu_ + static_cast<double>(e.cpu_ns) <= kWaitRunGapNs) {
-      waits_between_.emplace_back(step, e);
-      waits_between_cpu_ += static_cast<double>(e.cpu_ns);
+        wait_tail_cpu_ + static_cast<double>(e.cpu_ns) <= kWaitRunNoiseNs) {
+      wait_tail_.emplace_back(step, e);
+      wait_tail_cpu_ += static_cast<double>(e.cpu_ns);
       return;
     }
     if (receive_wait) {
-      waits_->kind = EventKind::kWaitall;
-      waits_->requests.push_back(e.requests.front());
-      waits_->completed.push_back(e.completed.front());
-      waits_->wall_end_ns = e.wall_end_ns;
-      waits_between_cpu_ = 0;
+      wait_gaps_.push_back(WaitGap{std::move(wait_tail_), wait_tail_cpu_});
+      wait_tail_.clear();
+      wait_tail_cpu_ = 0;
+      wait_run_.emplace_back(step, e);
       return;
     }
     FlushWaits();
   }
   if (receive_wait) {
-    waits_ = e;
-    waits_step_ = step;
-    waits_between_cpu_ = 0;
+    wait_run_.emplace_back(step, e);
     return;
   }
   AddFoldingSome(step, e);
 }
 
 void RankCompressor::FlushWaits() {
-  if (!waits_) return;
-  const Event held = std::move(*waits_);
-  waits_.reset();
-  AddFoldingSome(waits_step_, held);
-  for (const auto& [s, c] : waits_between_) AddFoldingSome(s, c);
-  waits_between_.clear();
-  waits_between_cpu_ = 0;
+  if (wait_run_.empty()) return;
+  std::int64_t quiet = quiet_wait_gaps_, seen = quiet_wait_gaps_ + loud_wait_gaps_;
+  for (const WaitGap& g : wait_gaps_) {
+    quiet += g.cpu_ns <= kWaitRunGapNs ? 1 : 0;
+    ++seen;
+  }
+  const bool loud_is_noise = seen >= kWaitRunEvidence && 3 * quiet >= 2 * seen;
+  quiet_wait_gaps_ = quiet;
+  loud_wait_gaps_ = seen - quiet;
+  std::vector<std::pair<std::int64_t, Event>> run = std::move(wait_run_);
+  std::vector<WaitGap> gaps = std::move(wait_gaps_);
+  std::vector<std::pair<std::int64_t, Event>> tail = std::move(wait_tail_);
+  wait_run_.clear();
+  wait_gaps_.clear();
+  wait_tail_.clear();
+  wait_tail_cpu_ = 0;
+  // Waits joined by gaps that are noise make one waitall, the compute of those gaps after it.
+  Event held = std::move(run[0].second);
+  std::int64_t held_step = run[0].first;
+  std::vector<std::pair<std::int64_t, Event>> between;
+  for (std::size_t i = 1; i < run.size(); ++i) {
+    WaitGap& g = gaps[i - 1];
+    if (g.cpu_ns <= kWaitRunGapNs || loud_is_noise) {
+      const Event& w = run[i].second;
+      held.kind = EventKind::kWaitall;
+      held.requests.push_back(w.requests.front());
+      held.completed.push_back(w.completed.front());
+      held.wall_end_ns = w.wall_end_ns;
+      for (auto& c : g.compute) between.push_back(std::move(c));
+      continue;
+    }
+    AddFoldingSome(held_step, held);
+    for (const auto& [st, c] : between) AddFoldingSome(st, c);
+    between.clear();
+    for (const auto& [st, c] : g.compute) AddFoldingSome(st, c);
+    held = std::move(run[i].second);
+    held_step = run[i].first;
+  }
+  AddFoldingSome(held_step, held);
+  for (const auto& [st, c] : between) AddFoldingSome(st, c);
+  for (const auto& [st, c] : tail) AddFoldingSome(st, c);
 }
 
 // A loop of MPI_Waitsome (or Testsome) calls until every request is in makes one call or

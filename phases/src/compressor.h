@@ -273,14 +273,21 @@ class RankCompressor {
   std::optional<Event> some_;
   std::int64_t some_step_ = 0;
   std::vector<std::pair<std::int64_t, Event>> some_after_;
-  // A run of MPI_Wait calls of one request each with next to no compute between them (a
-  // loop over a halo's receives: HPCG's ExchangeHalo), held until a call that is not one of
-  // them, with the compute between them.
+  // A run of MPI_Wait calls of one receive each (a loop over a halo's receives: HPCG's
+  // ExchangeHalo), held with the compute between them until a call that is not one of them
+  // (or more compute than noise) ends it; FlushWaits joins them where the gaps are noise.
   std::set<RequestId> receive_requests_;  // irecvs posted and not completed yet
-  std::optional<Event> waits_;
-  std::int64_t waits_step_ = 0;
-  std::vector<std::pair<std::int64_t, Event>> waits_between_;
-  double waits_between_cpu_ = 0;
+  struct WaitGap {
+    std::vector<std::pair<std::int64_t, Event>> compute;
+    double cpu_ns = 0;
+  };
+  std::vector<std::pair<std::int64_t, Event>> wait_run_;   // the run's waits, in order
+  std::vector<WaitGap> wait_gaps_;                         // the compute between them
+  std::vector<std::pair<std::int64_t, Event>> wait_tail_;  // compute after the last one
+  double wait_tail_cpu_ = 0;
+  // Gaps between consecutive receive waits in the runs flushed so far: under kWaitRunGapNs
+  // or over.
+  std::int64_t quiet_wait_gaps_ = 0, loud_wait_gaps_ = 0;
   double prev_end_ns_ = 0;
   double span_end_ns_ = 0;
   bool seen_event_ = false;
