@@ -47,6 +47,9 @@ std::vector<GridRule> CandidateGrids(const std::vector<std::int64_t>& counts) {
         std::vector<int>{1, 2, 0}, std::vector<int>{1, 0, 2}, std::vector<int>{0, 2, 1}}) {
     all.push_back({GridShape::kDimsCreate, 3, order, 0, 1});
   }
+  // After MPI_Dims_create's, so that where the two agree at every traced count (powers of two)
+  // the grid kept first is the MPI one; where they part at the target a warning says so.
+  all.push_back({GridShape::kOptimalShapeXYZ, 3, {}, 0, 1});
 
   std::vector<GridRule> out;
   for (GridRule& grid : all) {
@@ -89,6 +92,7 @@ ValidCounts GridCounts(const GridRule& grid) {
       v.min_count = grid.fixed * m;
       break;
     case GridShape::kDimsCreate:
+    case GridShape::kOptimalShapeXYZ:
       v.rule = CountRule::kGrid;
       v.grid = grid;
       v.min_count = 1;

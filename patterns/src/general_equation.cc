@@ -486,6 +486,9 @@ std::string GeneralEquation::Formula() const {
       case GridShape::kDimsCreate:
         var = "d" + std::to_string(grid.order[i]);
         break;
+      case GridShape::kOptimalShapeXYZ:
+        var = std::string(1, "xyz"[i]) + "(P)";
+        break;
       case GridShape::kFixedFast:
       case GridShape::kFixedSlow:
         var = "P/" + std::to_string(grid.fixed);

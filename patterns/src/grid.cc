@@ -71,6 +71,74 @@ std::vector<std::int64_t> DimsCreate(std::int64_t nnodes, std::vector<std::int64
   return dims;
 }
 
+std::vector<std::int64_t> OptimalShapeXYZ(std::int64_t nprocs) {
+  if (nprocs < 1) return {};
+  // (prime, power) ascending, as the std::map HPCG's ComputePrimeFactors fills.
+  std::vector<std::int64_t> primes;
+  std::vector<int> powers;
+  for (std::int64_t f : PrimeFactors(nprocs)) {
+    if (!primes.empty() && primes.back() == f) {
+      ++powers.back();
+    } else {
+      primes.push_back(f);
+      powers.push_back(1);
+    }
+  }
+  if (primes.empty()) return {1, 1, 1};
+  auto pow = [](std::int64_t base, int e) {
+    std::int64_t v = 1;
+    while (e-- > 0) v *= base;
+    return v;
+  };
+  const std::size_t n = primes.size();
+  if (n == 1) {
+    const int e = powers[0];
+    return {pow(primes[0], e / 3 + (e % 3 >= 1 ? 1 : 0)),
+            pow(primes[0], e / 3 + (e % 3 >= 2 ? 1 : 0)), pow(primes[0], e / 3)};
+  }
+  if (n == 2 && powers[0] == 1 && powers[1] == 1) return {primes[0], primes[1], 1};
+  if (n == 2 && powers[0] + powers[1] == 3) {
+    return {primes[0], primes[1], powers[0] == 2 ? primes[0] : primes[1]};
+  }
+  if (n == 3 && powers[0] == 1 && powers[1] == 1 && powers[2] == 1) {
+    return {primes[0], primes[1], primes[2]};
+  }
+  // Every split into x * y * z, x and y enumerated by HPCG's MixedBaseCounter (the power of
+  // the smallest prime varying fastest; x's counter outside, y's over what x leaves); the
+  // first of least area x y + y z + x z wins.
+  auto next = [n](std::vector<int>& cur, const std::vector<int>& max) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (++cur[i] <= max[i]) return;
+      cur[i] = 0;
+    }
+  };
+  auto zero = [](const std::vector<int>& cur) {
+    return std::all_of(cur.begin(), cur.end(), [](int c) { return c == 0; });
+  };
+  auto product = [&](const std::vector<int>& cur) {
+    std::int64_t v = 1;
+    for (std::size_t i = 0; i < n; ++i) v *= pow(primes[i], cur[i]);
+    return v;
+  };
+  std::vector<std::int64_t> best = {primes[0], primes[1], 1};
+  std::int64_t least = 2 * nprocs + 1;
+  std::vector<int> c1(n, 0);
+  for (next(c1, powers); !zero(c1); next(c1, powers)) {
+    std::vector<int> left(n);
+    for (std::size_t i = 0; i < n; ++i) left[i] = powers[i] - c1[i];
+    std::vector<int> c2(n, 0);
+    for (next(c2, left); !zero(c2); next(c2, left)) {
+      const std::int64_t x = product(c1), y = product(c2), z = nprocs / x / y;
+      const std::int64_t area = x * y + y * z + x * z;
+      if (area < least) {
+        least = area;
+        best = {x, y, z};
+      }
+    }
+  }
+  return best;
+}
+
 std::int64_t FloorSqrt(std::int64_t value) {
   if (value < 2) return value < 0 ? 0 : value;
   auto r = static_cast<std::int64_t>(__builtin_sqrt(static_cast<double>(value)));
@@ -139,6 +207,9 @@ std::optional<std::vector<std::int64_t>> GridRule::Extents(std::int64_t nprocs) 
       }
       break;
     }
+    case GridShape::kOptimalShapeXYZ:
+      extents = OptimalShapeXYZ(nprocs);
+      break;
     case GridShape::kFixedFast:
     case GridShape::kFixedSlow:
       if (fixed < 1 || nprocs % fixed != 0) return std::nullopt;
@@ -177,6 +248,9 @@ std::string GridRule::Describe() const {
       }
       break;
     }
+    case GridShape::kOptimalShapeXYZ:
+      out << "HPCG ComputeOptimalShapeXYZ(P) grid";
+      break;
     case GridShape::kFixedFast:
       out << "(P/" << fixed << ") x " << fixed << " grid (rows of " << fixed << " ranks)";
       break;

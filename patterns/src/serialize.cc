@@ -8,13 +8,14 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<GridShape, const char*>, 6> kShapes = {{
+constexpr std::array<std::pair<GridShape, const char*>, 7> kShapes = {{
     {GridShape::kLinear, "linear"},
     {GridShape::kSquare, "square"},
     {GridShape::kCube, "cube"},
     {GridShape::kDimsCreate, "dims_create"},
     {GridShape::kFixedFast, "fixed_fast"},
     {GridShape::kFixedSlow, "fixed_slow"},
+    {GridShape::kOptimalShapeXYZ, "optimal_shape_xyz"},
 }};
 constexpr std::array<std::pair<CountRule, const char*>, 7> kRules = {{
     {CountRule::kAny, "any"},
@@ -116,6 +117,9 @@ GridRule GridRuleFromJson(const json& j, const std::string& origin) {
     if (g.shape == GridShape::kDimsCreate && static_cast<int>(g.order.size()) != g.ndims) {
       throw UserError(origin + ": grid \"order\" must list " + std::to_string(g.ndims) +
                       " dimensions");
+    }
+    if (g.shape == GridShape::kOptimalShapeXYZ && g.ndims != 3) {
+      throw UserError(origin + ": grid shape \"optimal_shape_xyz\" is 3-D (\"ndims\": 3)");
     }
     return g;
   });

@@ -53,6 +53,32 @@ TEST(GridRule, ExtentsFastestFirst) {
   EXPECT_EQ(GridRule::FormatExtents({3, 4}), "4 x 3");
 }
 
+// HPCG 3.1's ComputeOptimalShapeXYZ, x fastest. Checked for every P up to 20000 against the
+// C port of it in bench/hpcg/hpcg_pattern.c (prime factors, the special cases, then HPCG's
+// mixed-base enumeration of splits, the first of least area winning).
+TEST(OptimalShapeXYZ, IsHpcgsProcessGrid) {
+  EXPECT_EQ(OptimalShapeXYZ(1), (V{1, 1, 1}));
+  EXPECT_EQ(OptimalShapeXYZ(7), (V{7, 1, 1}));
+  EXPECT_EQ(OptimalShapeXYZ(4), (V{2, 2, 1}));  // p^e: the remainder's powers go to x, then y
+  EXPECT_EQ(OptimalShapeXYZ(16), (V{4, 2, 2}));
+  EXPECT_EQ(OptimalShapeXYZ(1024), (V{16, 8, 8}));
+  EXPECT_EQ(OptimalShapeXYZ(6), (V{2, 3, 1}));   // two single primes
+  EXPECT_EQ(OptimalShapeXYZ(12), (V{2, 3, 2}));  // p1^2 p2: the repeated one in z
+  EXPECT_EQ(OptimalShapeXYZ(18), (V{2, 3, 3}));
+  EXPECT_EQ(OptimalShapeXYZ(30), (V{2, 3, 5}));  // three single primes
+  EXPECT_EQ(OptimalShapeXYZ(24), (V{2, 4, 3}));  // least area, first found
+  EXPECT_EQ(OptimalShapeXYZ(48), (V{4, 4, 3}));
+  EXPECT_EQ(OptimalShapeXYZ(96), (V{4, 4, 6}));
+  EXPECT_EQ(OptimalShapeXYZ(65536), (V{64, 32, 32}));
+  // The same extents as MPI_Dims_create(P, 3) in another order at 12 ({3, 2, 2}).
+  GridRule hpcg{GridShape::kOptimalShapeXYZ, 3, {}, 0, 1};
+  EXPECT_EQ(hpcg.Extents(12), (V{2, 3, 2}));
+  EXPECT_EQ(hpcg.Describe(), "HPCG ComputeOptimalShapeXYZ(P) grid");
+  hpcg.min_extent = 2;
+  EXPECT_FALSE(hpcg.Extents(13));
+  EXPECT_FALSE(hpcg.Extents(0));
+}
+
 TEST(GridRule, CoordsRoundTrip) {
   V e{3, 4, 5};
   for (std::int64_t r = 0; r < 60; ++r) EXPECT_EQ(CoordsToRank(RankToCoords(r, e), e), r);

@@ -96,6 +96,21 @@ TEST(Serialize, RivalsRoundTrip) {
   EXPECT_THROW(CommunicatorRuleFromJson(bad, "model.json"), UserError);
 }
 
+TEST(Serialize, HpcgGridRoundTripsAndIsThreeDimensional) {
+  const GridRule hpcg{GridShape::kOptimalShapeXYZ, 3, {}, 0, 2};
+  nlohmann::json j = ToJson(hpcg);
+  EXPECT_EQ(j.at("shape"), "optimal_shape_xyz");
+  EXPECT_EQ(GridRuleFromJson(j, "m.json"), hpcg);
+  j["ndims"] = 2;
+  try {
+    GridRuleFromJson(j, "m.json");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"optimal_shape_xyz\" is 3-D"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Serialize, BadFieldsNameTheFileAndField) {
   GeneralEquation eq = FitGeneralEquation(std::vector<CommMap>{testing::Ring(4), testing::Ring(6)});
   nlohmann::json j = ToJson(eq);

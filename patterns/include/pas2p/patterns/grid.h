@@ -25,6 +25,14 @@ std::vector<std::int64_t> DimsCreate(std::int64_t nnodes, int ndims);
 // with nnodes not matching).
 std::vector<std::int64_t> DimsCreate(std::int64_t nnodes, std::vector<std::int64_t> dims);
 
+// HPCG's ComputeOptimalShapeXYZ(P) (version 3.1, its default search): the 3-D process grid
+// {npx, npy, npz}, npx fastest (GenerateGeometry: rank = ipx + npx (ipy + npy ipz)). One
+// prime p^e: p^ceil-ish thirds {p^(e/3 + (e%3>=1)), p^(e/3 + (e%3>=2)), p^(e/3)}; p1 p2:
+// {p1, p2, 1}; p1^a p2^b with a + b = 3: {p1, p2, the repeated one}; p1 p2 p3: {p1, p2,
+// p3}; otherwise the first split of least surface in HPCG's enumeration. The extents are
+// those of MPI_Dims_create(P, 3) at many counts, in another order at others (12 -> 2 x 3 x 2).
+std::vector<std::int64_t> OptimalShapeXYZ(std::int64_t nprocs);
+
 // Exact integer roots and logarithms; nullopt if `value` is not a perfect power.
 std::optional<std::int64_t> ExactSqrt(std::int64_t value);
 std::optional<std::int64_t> ExactCbrt(std::int64_t value);
@@ -34,12 +42,13 @@ std::int64_t FloorCbrt(std::int64_t value);
 int CeilLog2(std::int64_t value);  // smallest n with 2^n >= value (value >= 1)
 
 enum class GridShape {
-  kLinear,      // {P}: ranks in a line (ring, shift, world)
-  kSquare,      // {s, s}, s = sqrt(P): perfect squares only
-  kCube,        // {c, c, c}, c = cbrt(P): perfect cubes only
-  kDimsCreate,  // MPI_Dims_create(P, ndims) factors, in the order given by `order`
-  kFixedFast,   // {fixed, P / fixed}: the fastest extent stays constant
-  kFixedSlow,   // {P / fixed, fixed}: the slowest extent stays constant
+  kLinear,           // {P}: ranks in a line (ring, shift, world)
+  kSquare,           // {s, s}, s = sqrt(P): perfect squares only
+  kCube,             // {c, c, c}, c = cbrt(P): perfect cubes only
+  kDimsCreate,       // MPI_Dims_create(P, ndims) factors, in the order given by `order`
+  kFixedFast,        // {fixed, P / fixed}: the fastest extent stays constant
+  kFixedSlow,        // {P / fixed, fixed}: the slowest extent stays constant
+  kOptimalShapeXYZ,  // OptimalShapeXYZ(P), HPCG's 3-D grid, as it returns it (x fastest)
 };
 
 struct GridRule {
