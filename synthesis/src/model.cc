@@ -695,6 +695,82 @@ std::vector<std::vector<int>> AlignClasses(
   return assignment;
 }
 
+// After an alignment by exact direction: two slots of the same call going the same single
+// way that no class makes both are one slot, where every class can keep its order. The
+// classes are aligned one after another, and the order of two calls that no class aligned so
+// far makes both is a guess: a 27-point halo traced where every rank has one neighbour along
+// x (an extent of 2) at all counts but one gets (+1, 0, 0) before (-1, 0, 0) from those
+// counts, and the ranks of the one count whose grid is 4 wide, which make both in the other
+// order, open a second (-1, 0, 0) slot - a call their count alone makes, which no family
+// can extrapolate. Merged, the slots keep the order every class makes them in (the earlier
+// position first where none says).
+void MergeSameDirectionSlots(std::vector<SlotAcc>* accs, std::vector<std::vector<int>>* assignment,
+                             std::vector<int>* order) {
+  const std::size_t n = accs->size();
+  auto positions = [&]() {
+    std::vector<int> at(n, -1);
+    for (std::size_t k = 0; k < order->size(); ++k) at[(*order)[k]] = static_cast<int>(k);
+    return at;
+  };
+  // The order of the slots that keeps every class's calls in their order, with `from` made
+  // `into`; empty if there is none.
+  auto reorder = [&](int from, int into) -> std::vector<int> {
+    const std::vector<int> at = positions();
+    auto id = [&](int slot) { return slot == from ? into : slot; };
+    std::vector<std::set<int>> next(n);
+    std::vector<int> indegree(n, 0);
+    for (const auto& slots : *assignment) {
+      std::vector<int> seq = slots;
+      std::sort(seq.begin(), seq.end(), [&](int a, int b) { return at[a] < at[b]; });
+      for (std::size_t k = 1; k < seq.size(); ++k) {
+        const int a = id(seq[k - 1]), b = id(seq[k]);
+        if (a == b) return {};
+        if (next[a].insert(b).second) ++indegree[b];
+      }
+    }
+    std::set<std::pair<int, int>> ready;  // (position, slot)
+    for (int slot : *order) {
+      if (slot != from && indegree[slot] == 0) ready.insert({at[slot], slot});
+    }
+    std::vector<int> out;
+    while (!ready.empty()) {
+      const int slot = ready.begin()->second;
+      ready.erase(ready.begin());
+      out.push_back(slot);
+      for (int b : next[slot]) {
+        if (--indegree[b] == 0) ready.insert({at[b], b});
+      }
+    }
+    if (out.size() + 1 != order->size()) return {};  // a cycle
+    return out;
+  };
+  bool merged = true;
+  while (merged) {
+    merged = false;
+    for (std::size_t x = 0; x < order->size() && !merged; ++x) {
+      const int a = (*order)[x];
+      const SlotAcc& sa = (*accs)[static_cast<std::size_t>(a)];
+      if (sa.directions.size() != 1) continue;
+      for (std::size_t y = x + 1; y < order->size() && !merged; ++y) {
+        const int b = (*order)[y];
+        const SlotAcc& sb = (*accs)[static_cast<std::size_t>(b)];
+        if (!(sb.token == sa.token) || sb.directions != sa.directions) continue;
+        std::vector<int> new_order = reorder(b, a);
+        if (new_order.empty()) continue;
+        for (auto& slots : *assignment) {
+          for (int& slot : slots) slot = slot == b ? a : slot;
+        }
+        SlotAcc& into = (*accs)[static_cast<std::size_t>(a)];
+        for (auto& [ci, d] : (*accs)[static_cast<std::size_t>(b)].displacements) {
+          into.displacements[ci].insert(d.begin(), d.end());
+        }
+        *order = std::move(new_order);
+        merged = true;
+      }
+    }
+  }
+}
+
 regression::FittedModel ConstantModel(const std::vector<regression::Point>& points, double value) {
   regression::FittedModel m;
   m.curve.kind = regression::CurveKind::kConstant;
@@ -3585,8 +3661,6 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // any grid is tried last: a butterfly along the rows of a power-of-two grid (rank XOR 2^b)
   // goes +1 on even and -1 on odd columns on every grid, but keeps its bit at every count.
   const std::size_t tries = std::max<std::size_t>(1, std::min(frames.size(), kMaxFrames));
-  std::size_t longest_class = 0;
-  for (const ClassRef& c : classes) longest_class = std::max(longest_class, c.tokens.size());
   // With bit_sides only the alignment off any grid is tried, strictly.
   for (std::size_t f = bit_sides ? tries : 0; f <= tries; ++f) {
     if (f == tries && !bit_sides && (frames.empty() || best_cost.first == 0)) break;
@@ -3598,20 +3672,21 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
         (strict_open_grids && frame != nullptr && frame->grid.ndims >= 2 &&
          std::none_of(frame->periodic.begin(), frame->periodic.end(), [](bool p) { return p; }));
     auto asg = AlignClasses(classes, rank_phases, direction_on(frame), strict, &a, &o);
+    if (strict && !bit_sides) MergeSameDirectionSlots(&a, &asg, &o);
     std::size_t conflicts = 0;
     for (const SlotAcc& acc : a) {
       if (acc.directions.size() > 1) conflicts += acc.directions.size() - 1;
     }
-    const std::pair<std::size_t, std::size_t> cost{conflicts, a.size()};
+    const std::pair<std::size_t, std::size_t> cost{conflicts, o.size()};
     if (cost < best_cost) {
       best_cost = cost;
       accs = std::move(a);
       order = std::move(o);
       assignment = std::move(asg);
     }
-    // On the second try an open grid keeps one direction per slot by opening slots: the
-    // search goes on to the frame that needs the fewest.
-    if (conflicts == 0 && (!strict_open_grids || a.size() <= longest_class)) break;
+    // The first frame whose slots each keep one direction ends the search (on the second
+    // try an open grid keeps one direction per slot by opening slots).
+    if (conflicts == 0) break;
   }
   if (bit_sides) MirrorTopBitLevel(accs, assignment, &order);
   auto place = [&]() {

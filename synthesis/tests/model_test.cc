@@ -1134,6 +1134,31 @@ TEST(OpenHaloTest, TracedWithoutAnInteriorRankItIsAlignedByExactDirection) {
   EXPECT_LT(v.compute_error, 0.05) << DescribeModel(BuildModel(sigs));
 }
 
+// HPCG's halo: a 27-point open halo on its own process grid (ComputeOptimalShapeXYZ: 12 ->
+// 2 x 3 x 2, 24 -> 2 x 4 x 3, where MPI_Dims_create gives the same extents in another order),
+// each receive completed by its own MPI_Wait. Traced at 4-24, only the 16-rank run (4 x 2 x 2)
+// has ranks with neighbours both ways along x; the classes aligned before it had put (+1, 0,
+// 0) before (-1, 0, 0), so its ranks opened a second (-1, 0, 0) slot that only 16 made, and
+// the model was refused. The same call going the same way is now one slot wherever every
+// rank can keep its order. Before both changes HPCG was refused at every set of counts.
+TEST(OpenHaloTest, HpcgsHaloOnItsOwnGridIsModelled) {
+  testing::AppParams p;
+  p.iterations = 6;
+  p.check_every = 3;
+  p.compute_ns = 2e6;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 12, 16, 24}) sigs.push_back(testing::Analyze(testing::HpcgHalo(n, p)));
+  const AppModel model = BuildModel(sigs);
+  EXPECT_NE(DescribeModel(model).find("HPCG ComputeOptimalShapeXYZ(P) grid"), std::string::npos)
+      << DescribeModel(model);
+  for (int target : {32, 48}) {
+    const Validation v = testing::QuickValidate(sigs, testing::HpcgHalo(target, p));
+    EXPECT_EQ(v.pattern_match, 1.0) << target << "\n" << DescribeModel(model);
+    EXPECT_LT(v.bytes_error, 1e-6) << target;
+    EXPECT_LT(v.compute_error, 0.02) << target;
+  }
+}
+
 // A code that runs at cube counts only (LULESH) is traced at 1, 8 and 27 ranks. The lone rank
 // makes no call of the halo, only its waitall: its phases still correspond to the others'
 // (point-to-point calls left out of the comparison), its compute counts, and the bytes,

@@ -709,6 +709,56 @@ TraceData OpenHalo27(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData HpcgHalo(int nprocs, const AppParams& p) {
+  TraceData d = Begin("hpcg_halo", nprocs);
+  const std::vector<std::int64_t> e = patterns::OptimalShapeXYZ(nprocs);  // x fastest
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns);
+  constexpr double kSide = 16;
+  for (int r = 0; r < nprocs; ++r) {
+    const std::int64_t me[3] = {r % e[0], (r / e[0]) % e[1], r / (e[0] * e[1])};
+    std::vector<std::pair<std::int32_t, std::uint64_t>> near;  // (rank, bytes), ascending rank
+    for (int dz = -1; dz <= 1; ++dz) {
+      for (int dy = -1; dy <= 1; ++dy) {
+        for (int dx = -1; dx <= 1; ++dx) {
+          const std::int64_t c[3] = {me[0] + dx, me[1] + dy, me[2] + dz};
+          if ((dx == 0 && dy == 0 && dz == 0) || c[0] < 0 || c[0] >= e[0] || c[1] < 0 ||
+              c[1] >= e[1] || c[2] < 0 || c[2] >= e[2]) {
+            continue;
+          }
+          double points = 1;
+          for (int dir : {dx, dy, dz}) points *= dir == 0 ? kSide : 1;
+          near.emplace_back(static_cast<std::int32_t>(c[0] + e[0] * (c[1] + e[1] * c[2])),
+                            static_cast<std::uint64_t>(8 * points));
+        }
+      }
+    }
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      std::vector<RequestId> reqs;
+      for (const auto& [q, bytes] : near) {
+        reqs.push_back(next++);
+        d.ranks[r].push_back(MakeIrecv(q, 99, bytes, reqs.back()));
+      }
+      for (const auto& [q, bytes] : near) d.ranks[r].push_back(MakeSend(q, 99, bytes));
+      for (std::size_t k = 0; k < near.size(); ++k) {
+        d.ranks[r].push_back(MakeCompute(it == 0 && r == 1 && k == 2 ? 60000 : 200));
+        Event w = MakeWaitall({reqs[k]});
+        w.kind = EventKind::kWait;
+        w.completed.front().peer = near[k].first;
+        w.completed.front().tag = 99;
+        w.completed.front().bytes = near[k].second;
+        d.ranks[r].push_back(w);
+      }
+      if (p.check_every > 0 && (it + 1) % p.check_every == 0) {
+        d.ranks[r].push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData CartHalo2D(int nprocs, const AppParams& p) {
   TraceData d = Begin("cart_halo2d", nprocs);
   const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 2);  // row-major

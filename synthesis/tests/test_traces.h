@@ -147,6 +147,13 @@ TraceData Halo27(int nprocs, const AppParams& p = {});
 // (dy+1)*3 + dz+1; 8 B per point of the face, edge or corner of the local block), waitall;
 // allreduce every check_every iterations. Any P.
 TraceData OpenHalo27(int nprocs, const AppParams& p = {});
+// HPCG's ExchangeHalo (weak scaling, a 16^3 block per rank) on its ComputeOptimalShapeXYZ(P)
+// grid, x fastest, not periodic: per iteration, compute (compute_ns per rank), an irecv from
+// each neighbour that exists (faces, edges, corners; in ascending rank order, tag 99; 8 B per
+// point: 2048, 128, 8), a blocking send to each, one MPI_Wait per receive in the same order;
+// allreduce every check_every iterations. Rank 1's first exchange has a 60 us gap between
+// its second and third waits (the host took the core). Any P.
+TraceData HpcgHalo(int nprocs, const AppParams& p = {});
 // OpenHalo27's parameters in the open-halo tests (6 iterations, an allreduce every 3, a
 // 96-point side) and its signatures at `counts`.
 AppParams SmallOpenHalo27();
