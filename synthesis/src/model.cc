@@ -1929,6 +1929,38 @@ void HarmonizeGrids(PhaseModel* pm) {
     }
     if (pick.size() != sides.size()) continue;
     for (std::size_t i = 0; i < sides.size(); ++i) *sides[i].eq = *pick[i];
+    // The other grids every side fits on too are each side's rivals there (as FitTraced
+    // keeps them: the same family and as many offsets), so that predict says where they part
+    // (HPCG traced at powers of two only fits MPI_Dims_create's grid and its own, which part
+    // at 12, 24 and 96).
+    std::vector<patterns::GridRule> seen = {first.grid};
+    for (const auto& other : options[0]) {
+      if (!OnGrid(other) || std::find(seen.begin(), seen.end(), other.grid) != seen.end()) {
+        continue;
+      }
+      seen.push_back(other.grid);
+      std::vector<const patterns::GeneralEquation*> there;
+      for (const auto& opts : options) {
+        for (const auto& o : opts) {
+          if (OnGrid(o) && o.grid == other.grid) {
+            there.push_back(&o);
+            break;
+          }
+        }
+      }
+      if (there.size() != sides.size()) continue;
+      for (std::size_t i = 0; i < sides.size(); ++i) {
+        patterns::GeneralEquation& eq = **sides[i].eq;
+        if (eq.rivals.size() >= 3 || there[i]->family != eq.family ||
+            there[i]->offsets.size() != eq.offsets.size()) {
+          continue;
+        }
+        patterns::GeneralEquation rival = *there[i];
+        rival.alternatives.clear();
+        rival.rivals.clear();
+        eq.rivals.push_back(std::move(rival));
+      }
+    }
     // A face is measured against the grid's dimensions: the equation changed, so does the
     // dimension a slot exchanges along (a 2-D fit's "dimension 1" is the 3-D grid's 2).
     for (SlotModel& s : pm->slots) RefitFaceBytes(&s);

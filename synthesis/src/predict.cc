@@ -465,8 +465,17 @@ std::vector<std::string> AmbiguousRules(const AppModel& model, std::int64_t npro
         if (!eq) return;
         for (const patterns::GeneralEquation& rival : eq->rivals) {
           if (!patterns::Disagree(*eq, rival, nprocs)) continue;
-          const std::int64_t from = patterns::FirstDisagreement(*eq, rival, largest, nprocs);
+          std::int64_t from = patterns::FirstDisagreement(*eq, rival, largest, nprocs);
           if (HasGrid(*eq) && HasGrid(rival) && !(eq->grid == rival.grid)) {
+            // The first count where the grids themselves part, the same for every call on
+            // them (a call's own partners may agree a little longer).
+            for (std::int64_t c = largest + 1; c <= std::min(nprocs, largest + 256); ++c) {
+              const auto a = eq->grid.Extents(c), b = rival.grid.Extents(c);
+              if (a && b && *a != *b) {
+                from = c;
+                break;
+              }
+            }
             add("partners", "on a " + eq->grid.Describe(), "on a " + rival.grid.Describe(), from,
                 "partners");
           } else {
@@ -490,8 +499,21 @@ std::vector<std::string> AmbiguousRules(const AppModel& model, std::int64_t npro
   std::vector<std::string> out;
   const std::string traced = JoinCounts(model.counts);
   for (const Pair& q : pairs) {
+    // Runs of 3 or more consecutive calls as a range ("calls 1-52").
     std::string calls, kinds;
-    for (std::size_t c : q.calls) calls += (calls.empty() ? "" : ", ") + std::to_string(c);
+    std::vector<std::size_t> sorted = q.calls;
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t i = 0; i < sorted.size();) {
+      std::size_t j = i;
+      while (j + 1 < sorted.size() && sorted[j + 1] == sorted[j] + 1) ++j;
+      calls += (calls.empty() ? "" : ", ") + std::to_string(sorted[i]);
+      if (j >= i + 2) {
+        calls += "-" + std::to_string(sorted[j]);
+        i = j + 1;
+      } else {
+        ++i;
+      }
+    }
     for (const auto& k : q.kinds) kinds += (kinds.empty() ? "" : ", ") + k;
     out.push_back("phase " + std::to_string(q.phase) + (q.calls.size() > 1 ? " calls " : " call ") +
                   calls + " (" + kinds + "): the traced counts (" + traced + ") fit the " + q.what +
