@@ -1142,12 +1142,8 @@ TEST(OpenHaloTest, TracedWithoutAnInteriorRankItIsAlignedByExactDirection) {
 // the model was refused. The same call going the same way is now one slot wherever every
 // rank can keep its order. Before both changes HPCG was refused at every set of counts.
 TEST(OpenHaloTest, HpcgsHaloOnItsOwnGridIsModelled) {
-  testing::AppParams p;
-  p.iterations = 6;
-  p.check_every = 3;
-  p.compute_ns = 2e6;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 8, 12, 16, 24}) sigs.push_back(testing::Analyze(testing::HpcgHalo(n, p)));
+  const testing::AppParams p = testing::SmallHpcgHalo();
+  const std::vector<phases::Signature> sigs = testing::AnalyzeHpcgHalo({4, 8, 12, 16, 24});
   const AppModel model = BuildModel(sigs);
   EXPECT_NE(DescribeModel(model).find("HPCG ComputeOptimalShapeXYZ(P) grid"), std::string::npos)
       << DescribeModel(model);

@@ -260,13 +260,7 @@ TEST(PredictTest, ExchangesThatFitTwoGridsAreNamedByTheGridsOnce) {
 // names both grids once per phase, its calls as one range, and the first count where they
 // part.
 TEST(PredictTest, HpcgTracedAtPowersOfTwoNamesItsGridAsARival) {
-  testing::AppParams p;
-  p.iterations = 6;
-  p.check_every = 3;
-  p.compute_ns = 2e6;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 8, 16, 32}) sigs.push_back(testing::Analyze(testing::HpcgHalo(n, p)));
-  const AppModel m = BuildModel(sigs);
+  const AppModel m = BuildModel(testing::AnalyzeHpcgHalo({4, 8, 16, 32}));
   const std::vector<std::string> at96 = AmbiguousRules(m, 96);
   std::size_t hpcg = 0;
   for (const std::string& w : at96) {

@@ -1229,6 +1229,20 @@ std::vector<phases::Signature> AnalyzeOpenHalo27(const std::vector<int>& counts)
   return sigs;
 }
 
+AppParams SmallHpcgHalo() {
+  AppParams p;
+  p.iterations = 6;
+  p.check_every = 3;
+  p.compute_ns = 2e6;
+  return p;
+}
+
+std::vector<phases::Signature> AnalyzeHpcgHalo(const std::vector<int>& counts) {
+  std::vector<phases::Signature> sigs;
+  for (int n : counts) sigs.push_back(Analyze(HpcgHalo(n, SmallHpcgHalo())));
+  return sigs;
+}
+
 phases::Signature Analyze(const TraceData& data) {
   MemoryTrace trace(data);
   return phases::AnalyzeTrace(trace);

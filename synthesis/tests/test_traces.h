@@ -154,6 +154,10 @@ TraceData OpenHalo27(int nprocs, const AppParams& p = {});
 // allreduce every check_every iterations. Rank 1's first exchange has a 60 us gap between
 // its second and third waits (the host took the core). Any P.
 TraceData HpcgHalo(int nprocs, const AppParams& p = {});
+// HpcgHalo's parameters in the HPCG tests (6 iterations, an allreduce every 3, 2 ms of compute
+// per rank) and its signatures at `counts`.
+AppParams SmallHpcgHalo();
+std::vector<phases::Signature> AnalyzeHpcgHalo(const std::vector<int>& counts);
 // OpenHalo27's parameters in the open-halo tests (6 iterations, an allreduce every 3, a
 // 96-point side) and its signatures at `counts`.
 AppParams SmallOpenHalo27();
