@@ -1445,7 +1445,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   double tested = 0;                    // the share of them that was a test that completed, summed
   std::map<std::int32_t, int> tags_seen;
   std::vector<patterns::CommMap> traced_order;  // partners in the order the rank called them
-  std::vector<double> spread_between, spread_within, spread_shared, spread_own;
+  std::vector<double> spread_between, spread_persistent, spread_within, spread_shared, spread_own;
   // Per class of ranks (mask): its own spread at the largest count that has it.
   std::map<std::string, double> class_own;
   std::vector<double> shape_own;  // the own part's shape at the last count that measured it
@@ -1655,7 +1655,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
         cs.first += st->mean;
         ++cs.second;
       }
-      double between = 0, class_square = 0, within = 0, occurrences = 0;
+      double between = 0, class_square = 0, within = 0, occurrences = 0, sampling = 0;
       for (const auto& [mask, position, st] : cpu_stats) {
         const auto& cs = class_sum[{*mask, position}];
         const double class_mean = cs.first / cs.second;
@@ -1663,8 +1663,16 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
         class_square += class_mean * class_mean;
         within += st->m2;
         occurrences += static_cast<double>(st->n);
+        // What the rank's noise alone puts between its mean and its class's: the variance of
+        // a mean of n bursts, less the rank's own share in the class mean.
+        if (st->n > 1) {
+          const auto count = static_cast<double>(st->n);
+          sampling += st->m2 / (count * (count - 1)) * (1 - 1.0 / cs.second);
+        }
       }
-      between = class_square > 0 ? std::sqrt(between / class_square) : 0;
+      const double between_square = class_square > 0 ? between / class_square : 0;
+      const double sampling_square = class_square > 0 ? sampling / class_square : 0;
+      between = std::sqrt(between_square);
       within = occurrences > 0 ? std::sqrt(within / occurrences) / mean : 0;
       spread_between.push_back(between);
       spread_within.push_back(within);
@@ -1692,6 +1700,9 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
         occ_within.push_back(total_mean > 0 ? std::sqrt(var / k) / total_mean : 0);
       }
       const double shared = SharedShare(occurrence_stats);
+      // The part every rank shares in an occurrence moves no rank's mean from another's.
+      spread_persistent.push_back(std::sqrt(
+          std::max(0.0, between_square - (shared >= 0 ? 1 - shared : 1) * sampling_square)));
       if (shared >= 0) spread_shared.push_back(within * std::sqrt(shared));
       spread_own.push_back(shared >= 0 ? within * std::sqrt(1 - shared) : within);
       // The own part within each class of ranks, relative to the class's own mean burst.
@@ -1737,6 +1748,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
   };
   slot.cpu_spread_between = median(spread_between);
+  slot.cpu_spread_persistent = median(spread_persistent);
   // Each rank's own part of the within-rank spread at the largest count (it grew with P in
   // every bundled app, e.g. stencil2d's halo burst 0.05 at 9 ranks, 0.14 at 36, so the median
   // of the counts underestimates the stragglers at a larger target: cg 25% too fast at 36
@@ -1800,6 +1812,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       // Spread of the per-occurrence totals: the iterations' bursts differ by position in
       // the block (the first stage computes, the others combine), which is no noise.
       slot.cpu_spread_between = median(occ_between);
+      slot.cpu_spread_persistent = slot.cpu_spread_between;  // not separated per occurrence
       slot.cpu_spread_shared = median(occ_shared);
       slot.cpu_spread_within = occ_own.empty() ? 0.0 : occ_own.back();
       slot.cpu_noise_shape.clear();  // the shape of a sum of the iterations' bursts: not measured
@@ -2241,6 +2254,7 @@ void DecideCompletions(PhaseBuild* build, const std::vector<int>& counts) {
     if (!slots[s].polled && slots[s].kind != EventKind::kWaitsome) continue;
     for (SlotModel* m : {&slots[s], &slots[(s + 1) % slots.size()]}) {
       m->cpu_spread_between = m->cpu_spread_within = m->cpu_spread_shared = 0;
+      m->cpu_spread_persistent = 0;
       m->cpu_noise_shape.clear();
     }
   }
@@ -4279,6 +4293,7 @@ void CopyCompute(const SlotModel& from, SlotModel* to) {
   to->instructions = from.instructions;
   to->class_compute = from.class_compute;
   to->cpu_spread_between = from.cpu_spread_between;
+  to->cpu_spread_persistent = from.cpu_spread_persistent;
   to->cpu_spread_within = from.cpu_spread_within;
   to->cpu_spread_shared = from.cpu_spread_shared;
   to->cpu_noise_shape = from.cpu_noise_shape;
@@ -5472,12 +5487,17 @@ std::string SlotModel::Describe() const {
       (cpu_spread_between > 0 || cpu_spread_shared > 0 || cpu_spread_within > 0)) {
     // The spread in words, standard deviation / mean, and the own part's tail: what its
     // slowest 1 / bins of bursts add to the mean (the top bin of the standardized shape).
-    char buf[256];
-    int n =
-        std::snprintf(buf, sizeof buf,
-                      "; noise (sd / mean): %.3g%% between ranks, %.3g%% shared per "
-                      "occurrence, %.3g%% each rank's own",
-                      100 * cpu_spread_between, 100 * cpu_spread_shared, 100 * cpu_spread_within);
+    char buf[320];
+    char persistent[64] = "";
+    if (cpu_spread_persistent < cpu_spread_between - 5e-5) {
+      std::snprintf(persistent, sizeof persistent, " (%.3g%% beyond what their own noise explains)",
+                    100 * cpu_spread_persistent);
+    }
+    int n = std::snprintf(buf, sizeof buf,
+                          "; noise (sd / mean): %.3g%% between ranks%s, %.3g%% shared per "
+                          "occurrence, %.3g%% each rank's own",
+                          100 * cpu_spread_between, persistent, 100 * cpu_spread_shared,
+                          100 * cpu_spread_within);
     if (!cpu_noise_shape.empty() && cpu_spread_within > 0 && n > 0 &&
         static_cast<std::size_t>(n) < sizeof buf) {
       std::snprintf(buf + n, sizeof buf - static_cast<std::size_t>(n),
@@ -5714,6 +5734,7 @@ std::string ModelToJson(const AppModel& model) {
       }
       sj["dest_order"] = std::string(DestOrderName(s.dest_order));
       sj["cpu_spread_between"] = s.cpu_spread_between;
+      sj["cpu_spread_persistent"] = s.cpu_spread_persistent;
       sj["face_dim"] = s.face_dim;
       sj["face_bytes"] = s.face_bytes;
       sj["face_recv_bytes"] = s.face_recv_bytes;
@@ -5891,6 +5912,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         }
         s.dest_order = DestOrderFromName(sj.value("dest_order", "ascending"), origin);
         s.cpu_spread_between = sj.value("cpu_spread_between", 0.0);
+        s.cpu_spread_persistent = sj.value("cpu_spread_persistent", s.cpu_spread_between);
         s.face_dim = sj.value("face_dim", -1);
         s.face_bytes = sj.value("face_bytes", 0.0);
         s.face_recv_bytes = sj.value("face_recv_bytes", 0.0);

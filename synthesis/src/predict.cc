@@ -805,6 +805,15 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     ideal_job = pool.Add(
         [&full, &ideal](std::uint64_t* events) { return SimulateTime(*full, ideal, events); });
   }
+  std::size_t quiet_job = kNone;
+  if (replay_full && options.quiet_replay) {
+    quiet_job = pool.Add([&model, n, &machine](std::uint64_t* events) {
+      SynthOptions o;
+      o.time_noise = false;
+      const SynthesizedTrace t(model, n, o);
+      return SimulateTime(t, machine, events);
+    });
+  }
   if (replay_full && options.intervals && options.noise_replays > 0 &&
       full->MaxEventsPerRank() * static_cast<std::uint64_t>(n) <= options.noise_replay_events) {
     // Other draws of the compute noise: the same model run again.
@@ -829,9 +838,13 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     pred.interval_high_s = std::max(pred.interval_high_s, pred.noise_high_s);
   }
   if (replay_full) {
-    pool.Run(threads);  // the ideal network's replay, when not run with the noise replays
+    pool.Run(threads);  // the ideal network's and the quiet replays, when not run with the noise
+                        // replays
     if (ideal_job != kNone) {
       efficiency.ideal_runtime_s = pool.Take(ideal_job, &pred.simulated_events);
+    }
+    if (quiet_job != kNone) {
+      pred.quiet_time_s = pool.Take(quiet_job, &pred.simulated_events) * (1 + rest);
     }
     pred.efficiency = efficiency;
     pred.efficiency_done = true;
@@ -914,6 +927,13 @@ std::string FormatPrediction(const Prediction& p, const std::string& machine_nam
         << " more replays with the compute noise drawn anew: " << FormatSeconds(p.noise_low_s)
         << " to " << FormatSeconds(p.noise_high_s) << " (in the interval)\n";
   }
+  if (p.quiet_time_s >= 0) {
+    out << "quiet machine: " << FormatSeconds(p.quiet_time_s)
+        << " without the compute noise that varies in time (each rank's bursts at their mean, "
+           "the ranks' lasting differences kept); the traced noise adds "
+        << FormatSeconds(p.predicted_time_s - p.quiet_time_s) << " ("
+        << Percent(p.quiet_time_s > 0 ? p.predicted_time_s / p.quiet_time_s - 1 : 0) << ")\n";
+  }
   if (p.efficiency_done) {
     const sim::Efficiency& e = p.efficiency;
     out << "efficiency (POP metrics of the replay" << (p.remainder_s > 0 ? ", modelled phases" : "")
@@ -982,6 +1002,7 @@ std::string PredictionToJson(const Prediction& p, const std::string& machine_nam
   j["noise_replays"] = p.noise_replays;
   j["noise_range_s"] =
       p.noise_replays > 0 ? json::array({p.noise_low_s, p.noise_high_s}) : json(nullptr);
+  j["quiet_time_s"] = p.quiet_time_s >= 0 ? json(p.quiet_time_s) : json(nullptr);
   j["valid_counts"] = p.valid_counts;
   j["note"] = p.check_message;
   j["self_check"] = SelfCheckJson(p.self_check);

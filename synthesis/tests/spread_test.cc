@@ -4,10 +4,12 @@
 
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <vector>
 
 #include "pas2p/synthesis/model.h"
+#include "pas2p/synthesis/predict.h"
 #include "pas2p/synthesis/synthesize.h"
 #include "test_traces.h"
 
@@ -401,6 +403,88 @@ TEST(SpreadTest, ALongTailOfBurstsCostsWhatItCostInTheTracedRuns) {
                                      << skewed.real_simulated_time_s << " s";
   EXPECT_LT(plain.predicted_time_s, skewed.predicted_time_s);
   EXPECT_GT(plain.time_error, 1.5 * skewed.time_error);
+}
+
+// A rank's traced mean is the mean of its n bursts, and their noise alone spreads such means
+// by the noise over sqrt(n): the held-up stencil's ranks differ by 3% for that reason only,
+// and the model keeps almost none of it as their lasting difference; a load that follows the
+// rank (RampAlltoall, bursts without noise) is all lasting. Model files keep it, and one
+// without it reads the whole spread between ranks.
+TEST(SpreadTest, TheRanksLastingDifferenceIsWhatTheirOwnNoiseDoesNotExplain) {
+  std::vector<phases::Signature> held;
+  for (int n : {9, 16, 25, 36}) held.push_back(testing::Analyze(HeldUpStencil(n)));
+  const AppModel m = BuildModel(held);
+  const SlotModel& burst = MainBurst(m);
+  EXPECT_GT(burst.cpu_spread_between, 0.02);
+  EXPECT_LT(burst.cpu_spread_persistent, 0.4 * burst.cpu_spread_between);
+  EXPECT_NE(DescribeModel(m).find("beyond what their own noise explains"), std::string::npos);
+
+  testing::AppParams p;
+  p.iterations = 20;
+  p.compute_ns = 4e8;
+  p.domain = 1e5;
+  std::vector<phases::Signature> ramp;
+  for (int n : {4, 6, 8, 12}) ramp.push_back(testing::Analyze(testing::RampAlltoall(n, p)));
+  const SlotModel& loaded = MainBurst(BuildModel(ramp));
+  EXPECT_GT(loaded.cpu_spread_between, 0.4);
+  EXPECT_DOUBLE_EQ(loaded.cpu_spread_persistent, loaded.cpu_spread_between);
+
+  nlohmann::json j = nlohmann::json::parse(ModelToJson(m));
+  EXPECT_DOUBLE_EQ(MainBurst(ModelFromJson(j.dump(), "m.json")).cpu_spread_persistent,
+                   burst.cpu_spread_persistent);
+  for (auto& phase : j.at("phases")) {
+    for (auto& slot : phase.at("slots")) slot.erase("cpu_spread_persistent");
+  }
+  const SlotModel& old = MainBurst(ModelFromJson(j.dump(), "m.json"));
+  EXPECT_DOUBLE_EQ(old.cpu_spread_persistent, old.cpu_spread_between);
+}
+
+// The same stencil with every burst of at least 1 us at the held-up ones' mean, 1 + 0.5 / 8
+// of it, and no noise.
+TraceData EvenStencil(int n) {
+  testing::AppParams params;
+  params.iterations = 60;
+  TraceData d = testing::TorusStencil(n, params);
+  for (auto& events : d.ranks) {
+    for (Event& e : events) {
+      if (e.kind == EventKind::kCompute && e.cpu_ns >= 1000) {
+        e.cpu_ns = std::llround(static_cast<double>(e.cpu_ns) * (1 + 0.5 / 8));
+      }
+    }
+  }
+  return d;
+}
+
+// The run on a quiet machine (PredictOptions::quiet_replay) leaves out the noise that varies
+// in time and keeps every mean: the held-up stencil's quiet run at 64 is the run of a stencil
+// whose bursts all take the held-up ones' mean, and the prediction, where stragglers make
+// their neighbours wait, is slower. Text and JSON say so; without the replay, neither does.
+TEST(SpreadTest, AQuietMachineLeavesOutTheNoiseThatVariesInTimeAndKeepsTheMeans) {
+  std::vector<phases::Signature> held, even;
+  for (int n : {9, 16, 25, 36}) {
+    held.push_back(testing::Analyze(HeldUpStencil(n)));
+    even.push_back(testing::Analyze(EvenStencil(n)));
+  }
+  PredictOptions options;
+  options.intervals = false;
+  const Prediction p = Predict(BuildModel(held), 64, testing::TestMachine(), options);
+  const Prediction e = Predict(BuildModel(even), 64, testing::TestMachine(), options);
+  ASSERT_EQ(p.method, "full replay of the synthesized run");
+  ASSERT_GT(p.quiet_time_s, 0);
+  EXPECT_GT(p.predicted_time_s, 1.02 * p.quiet_time_s) << "the stragglers cost nothing";
+  EXPECT_NEAR(p.quiet_time_s / e.predicted_time_s, 1, 0.04)
+      << "quiet " << p.quiet_time_s << " s, even bursts " << e.predicted_time_s << " s";
+  // A run without noise is its own quiet run.
+  EXPECT_NEAR(e.quiet_time_s / e.predicted_time_s, 1, 0.005);
+  EXPECT_NE(FormatPrediction(p, "m").find("quiet machine: "), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(PredictionToJson(p, "m")).at("quiet_time_s").get<double>(),
+            p.quiet_time_s);
+  options.quiet_replay = false;
+  const Prediction loud = Predict(BuildModel(held), 64, testing::TestMachine(), options);
+  EXPECT_EQ(loud.quiet_time_s, -1);
+  EXPECT_EQ(loud.predicted_time_s, p.predicted_time_s);
+  EXPECT_EQ(FormatPrediction(loud, "m").find("quiet machine"), std::string::npos);
+  EXPECT_TRUE(nlohmann::json::parse(PredictionToJson(loud, "m")).at("quiet_time_s").is_null());
 }
 
 // With held-up bursts a straggler's delay spreads over several occurrences, so a phase's

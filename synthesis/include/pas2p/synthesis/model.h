@@ -50,6 +50,7 @@
 //                           "root_step" and "root_cpu_ns" (only for a root that moves),
 //                           "bytes", "recv_bytes", "root_bytes", "root_recv_bytes",
 //                           "cpu_ns", "instructions": Quantity or null, "cpu_spread_between",
+//                           "cpu_spread_persistent" (optional, absent = cpu_spread_between),
 //                           "cpu_spread_within", "cpu_spread_shared" (optional, absent = 0),
 //                           "cpu_noise_shape" ([standardized bins], optional, absent = symmetric),
 //                           "cpu_per_occurrence" (optional, absent = false),
@@ -248,6 +249,13 @@ struct SlotModel {
   // for all ranks, so stragglers cost at N what they cost in the traced runs. Signatures
   // without the occurrence statistics (older files) give shared = 0 (all of it per rank).
   double cpu_spread_between = 0;
+  // The part of cpu_spread_between the ranks' own noise does not explain: a rank's traced
+  // mean is one of n bursts, and its own noise alone spreads such means by (own spread) /
+  // sqrt(n). What is left is the ranks' persistent difference (the median over the counts
+  // of sqrt(max(0, between^2 - sampling^2))), which a quiet machine keeps
+  // (SynthOptions::time_noise). Per-occurrence compute (cpu_per_occurrence) keeps its
+  // between spread. Model files without it read cpu_spread_between.
+  double cpu_spread_persistent = 0;
   double cpu_spread_within = 0;
   double cpu_spread_shared = 0;
   // The shape of each rank's own part, at the largest traced count that measured it: the

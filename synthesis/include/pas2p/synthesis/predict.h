@@ -63,6 +63,9 @@ struct PredictOptions {
   // would draw other noise). 0 = none.
   int noise_replays = 4;
   std::uint64_t noise_replay_events = 2'000'000;
+  // With a full replay: one more, of the run on a quiet machine (SynthOptions::time_noise
+  // false), for Prediction::quiet_time_s.
+  bool quiet_replay = true;
   // With a full replay: one more, on the machine with an ideal network (sim::IdealNetwork),
   // for the POP metrics' split of the communication efficiency into serialization and
   // transfer (Prediction::efficiency).
@@ -130,6 +133,14 @@ struct Prediction {
   // PredictOptions::noise_replays done (0: none) and the range of their times.
   int noise_replays = 0;
   double noise_low_s = 0, noise_high_s = 0;
+  // The full replay with the compute noise that varies in time left out (each rank's own
+  // draw per burst and the occurrence's shared draw; every mean kept, and of the spread
+  // between ranks the part their own noise does not explain, SlotModel::cpu_spread_persistent):
+  // the time on a quiet machine, where only lasting differences between ranks make them wait.
+  // predicted_time_s - quiet_time_s is what the traced machine's noise costs at this count (it
+  // grows with P where collectives wait for the slowest of more ranks). -1 when not replayed
+  // (PredictOptions::quiet_replay, or a run too large).
+  double quiet_time_s = -1;
   std::vector<PhasePrediction> phases;
   // The POP efficiency metrics of the full replay (sim/efficiency.h): where the time goes at
   // the target, of the modelled phases. efficiency_done = false when the run was predicted

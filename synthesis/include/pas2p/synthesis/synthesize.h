@@ -65,6 +65,13 @@ struct SynthOptions {
   // shared factor is the same on every rank in the same occurrence of the phase; false =
   // every rank computes exactly the model's value.
   bool spread = true;
+  // With spread, false leaves out the noise that varies in time: each rank's own draw per
+  // burst and the draw the ranks share in an occurrence. Of the spread between ranks (a rank
+  // computes more than another in every occurrence) the part their own noise does not
+  // explain stays (SlotModel::cpu_spread_persistent): the run on a quiet machine
+  // (Prediction::quiet_time_s). A self-scheduled phase keeps its per-task draws, which are
+  // the mix of tasks a worker ran, not noise.
+  bool time_noise = true;
   // A self-scheduled phase with a task profile (PhaseModel::task_profile): 0 runs the
   // profile's costs; k > 0 multiplies each task's cost by (1 + task_profile_spread x z), z a
   // deterministic pseudo-normal number of (k, task) - one draw of how far the traced counts
