@@ -1115,11 +1115,14 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
   PredictOptions o = options;
   o.intervals = false;
   o.ideal_network = false;
+  PredictOptions loud = o;  // the link checks below use the predicted time alone
+  loud.quiet_replay = false;
   for (std::int64_t c : counts) {
     const Prediction p = Predict(model, c, machine, o);
     SweepRow row;
     row.count = c;
     row.time_s = p.predicted_time_s;
+    row.quiet_time_s = p.quiet_time_s;
     if (p.efficiency_done) {
       row.load_balance = p.efficiency.LoadBalance();
       row.communication = p.efficiency.Communication();
@@ -1141,6 +1144,16 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
     if (row.efficiency >= efficiency_threshold && !row.beyond_problem)
       sweep.recommended = row.count;
   }
+  for (const auto& row : sweep.rows) {  // the rule on a quiet machine
+    if (!(base.quiet_time_s > 0) || row.quiet_time_s < 0) break;
+    const double efficiency = row.quiet_time_s > 0 ? base.quiet_time_s / row.quiet_time_s *
+                                                         static_cast<double>(base.count) /
+                                                         static_cast<double>(row.count)
+                                                   : 0;
+    if (efficiency >= efficiency_threshold && !row.beyond_problem) {
+      sweep.recommended_quiet = row.count;
+    }
+  }
   // A count that takes much longer than the one before: say whether the machine's per-node
   // links explain it (the same two counts simulated with unlimited links and buses).
   sim::Machine open = machine;
@@ -1153,8 +1166,8 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
     char note[512];
     double ta = 0, tb = 0;
     if (limited) {
-      ta = Predict(model, a.count, open, o).predicted_time_s;
-      tb = Predict(model, b.count, open, o).predicted_time_s;
+      ta = Predict(model, a.count, open, loud).predicted_time_s;
+      tb = Predict(model, b.count, open, loud).predicted_time_s;
     }
     if (limited && ta > 0 && tb < 1.2 * ta) {
       std::snprintf(note, sizeof note,
@@ -1189,8 +1202,8 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
 std::string FormatSweep(const Sweep& sweep) {
   std::ostringstream out;
   char line[256];
-  std::snprintf(line, sizeof line, "%10s %14s %9s %11s %12s %9s %9s\n", "processes", "time",
-                "speedup", "efficiency", "core-hours", "load-bal", "comm-eff");
+  std::snprintf(line, sizeof line, "%10s %14s %14s %9s %11s %12s %9s %9s\n", "processes", "time",
+                "quiet", "speedup", "efficiency", "core-hours", "load-bal", "comm-eff");
   out << line;
   auto pop = [](double x) {
     char b[16];
@@ -1199,8 +1212,9 @@ std::string FormatSweep(const Sweep& sweep) {
     return std::string(b);
   };
   for (const auto& r : sweep.rows) {
-    std::snprintf(line, sizeof line, "%10lld %14s %9.3f %11.3f %12.4g %9s %9s%s\n",
-                  static_cast<long long>(r.count), FormatSeconds(r.time_s).c_str(), r.speedup,
+    std::snprintf(line, sizeof line, "%10lld %14s %14s %9.3f %11.3f %12.4g %9s %9s%s\n",
+                  static_cast<long long>(r.count), FormatSeconds(r.time_s).c_str(),
+                  r.quiet_time_s >= 0 ? FormatSeconds(r.quiet_time_s).c_str() : "-", r.speedup,
                   r.efficiency, r.core_hours, pop(r.load_balance).c_str(),
                   pop(r.communication).c_str(),
                   r.count == sweep.recommended ? "  <- recommended"
@@ -1209,6 +1223,8 @@ std::string FormatSweep(const Sweep& sweep) {
     out << line;
   }
   for (const auto& n : sweep.notes) out << "note: " << n << "\n";
+  out << "quiet: the same run without the traced compute noise that varies in time (see "
+         "predict's quiet machine line; - where the run was predicted phase by phase)\n";
   out << "load-bal, comm-eff: POP's load balance and communication efficiency at each count "
          "(their product is the share of the run the ranks compute; - where the run was "
          "predicted phase by phase)\n";
@@ -1219,6 +1235,11 @@ std::string FormatSweep(const Sweep& sweep) {
     out << "recommended: none (no count keeps the efficiency at the threshold; lower it with "
            "--efficiency)\n";
   }
+  if (sweep.recommended_quiet > 0 && sweep.recommended_quiet != sweep.recommended) {
+    out << "on a quiet machine (the quiet column) the same rule recommends "
+        << sweep.recommended_quiet
+        << " processes: the traced machine's noise decides between the two\n";
+  }
   return out.str();
 }
 
@@ -1228,6 +1249,7 @@ std::string SweepToJson(const Sweep& sweep) {
     rows.push_back(
         json{{"count", r.count},
              {"predicted_time_s", r.time_s},
+             {"quiet_time_s", r.quiet_time_s >= 0 ? json(r.quiet_time_s) : json()},
              {"speedup", r.speedup},
              {"efficiency", r.efficiency},
              {"core_hours", r.core_hours},
@@ -1238,6 +1260,7 @@ std::string SweepToJson(const Sweep& sweep) {
   json j{{"sweep", rows},
          {"efficiency_threshold", sweep.efficiency_threshold},
          {"recommended", sweep.recommended},
+         {"recommended_quiet", sweep.recommended_quiet},
          {"rule", sweep.rule},
          {"notes", sweep.notes},
          {"model_warnings", sweep.model_warnings}};
@@ -1680,6 +1703,7 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   }
   PredictOptions o = options;
   o.allow_idle = false;
+  o.quiet_replay = false;  // compared with the real run as it ran, noise and all
   const Prediction pred = Predict(model, held_out, machine, o);
   for (const auto& w : pred.untraced_extents) v.model_warnings.push_back(w);
   for (const auto& w : pred.ambiguous_rules) v.model_warnings.push_back(w);

@@ -487,6 +487,40 @@ TEST(SpreadTest, AQuietMachineLeavesOutTheNoiseThatVariesInTimeAndKeepsTheMeans)
   EXPECT_TRUE(nlohmann::json::parse(PredictionToJson(loud, "m")).at("quiet_time_s").is_null());
 }
 
+// A sweep gives each count's quiet time beside its predicted time, and the recommendation
+// the same rule makes on the quiet times: where the traced noise costs more at the larger
+// counts, a threshold between the two efficiencies of the largest count makes them differ,
+// and the sweep says so.
+TEST(SpreadTest, ASweepGivesTheQuietTimesAndTheirRecommendation) {
+  std::vector<phases::Signature> held;
+  for (int n : {9, 16, 25, 36}) held.push_back(testing::Analyze(HeldUpStencil(n)));
+  const AppModel m = BuildModel(held);
+  Sweep s = RunSweep(m, 16, 1024, testing::TestMachine(), 0.5, 4);
+  ASSERT_EQ(s.rows.size(), 4u);
+  for (const SweepRow& r : s.rows) {
+    EXPECT_GT(r.quiet_time_s, 0) << r.count;
+    EXPECT_LT(r.quiet_time_s, 0.9 * r.time_s) << r.count;
+  }
+  const std::string text = FormatSweep(s);
+  EXPECT_NE(text.find("quiet"), std::string::npos) << text;
+  const auto j = nlohmann::json::parse(SweepToJson(s));
+  EXPECT_EQ(j.at("sweep").at(0).at("quiet_time_s").get<double>(), s.rows[0].quiet_time_s);
+  EXPECT_EQ(j.at("recommended_quiet").get<std::int64_t>(), s.recommended_quiet);
+  // The largest count's efficiency relative to the first, predicted and quiet.
+  const SweepRow &first = s.rows.front(), &last = s.rows.back();
+  const double scale = static_cast<double>(first.count) / static_cast<double>(last.count);
+  const double loud = first.time_s / last.time_s * scale;
+  const double quiet = first.quiet_time_s / last.quiet_time_s * scale;
+  ASSERT_GT(quiet, loud + 0.02) << text;  // the noise costs more at 1024 than at 16
+  s = RunSweep(m, 16, 1024, testing::TestMachine(), (loud + quiet) / 2, 4);
+  EXPECT_EQ(s.recommended_quiet, 1024) << FormatSweep(s);
+  EXPECT_LT(s.recommended, 1024) << FormatSweep(s);
+  EXPECT_NE(FormatSweep(s).find("on a quiet machine (the quiet column) the same rule recommends "
+                                "1024 processes"),
+            std::string::npos)
+      << FormatSweep(s);
+}
+
 // With held-up bursts a straggler's delay spreads over several occurrences, so a phase's
 // steady cost per occurrence is taken from runs of 1 and 3 occurrences, not 1 and 2: the PET
 // (the sum of the phases simulated alone, which predicts beyond the full replay's reach) then

@@ -217,13 +217,19 @@ struct SweepRow {
   // phase: the load balance and communication efficiency whose product is the parallel
   // efficiency, absolute (not relative to the first count as `efficiency` is).
   double load_balance = -1, communication = -1;
+  // Prediction::quiet_time_s at this count (-1 where the run was predicted phase by phase).
+  double quiet_time_s = -1;
 };
 
 struct Sweep {
   std::vector<SweepRow> rows;
   double efficiency_threshold = 0.5;
   std::int64_t recommended = 0;  // 0 when no count qualifies
-  std::string rule;              // the recommendation rule in words
+  // The same rule on the quiet times (SweepRow::quiet_time_s, efficiency relative to the
+  // first count's quiet time), over the rows that have one from the first on; 0 when the
+  // first has none or no count qualifies.
+  std::int64_t recommended_quiet = 0;
+  std::string rule;  // the recommendation rule in words
   // Jumps in time between consecutive counts, explained (link contention or not).
   std::vector<std::string> notes;
   std::vector<std::string> model_warnings;  // as Prediction::model_warnings
