@@ -425,7 +425,8 @@ TEST(SpreadTest, TheRanksLastingDifferenceIsWhatTheirOwnNoiseDoesNotExplain) {
   p.domain = 1e5;
   std::vector<phases::Signature> ramp;
   for (int n : {4, 6, 8, 12}) ramp.push_back(testing::Analyze(testing::RampAlltoall(n, p)));
-  const SlotModel& loaded = MainBurst(BuildModel(ramp));
+  const AppModel ramp_model = BuildModel(ramp);
+  const SlotModel& loaded = MainBurst(ramp_model);
   EXPECT_GT(loaded.cpu_spread_between, 0.4);
   EXPECT_DOUBLE_EQ(loaded.cpu_spread_persistent, loaded.cpu_spread_between);
 
@@ -435,7 +436,8 @@ TEST(SpreadTest, TheRanksLastingDifferenceIsWhatTheirOwnNoiseDoesNotExplain) {
   for (auto& phase : j.at("phases")) {
     for (auto& slot : phase.at("slots")) slot.erase("cpu_spread_persistent");
   }
-  const SlotModel& old = MainBurst(ModelFromJson(j.dump(), "m.json"));
+  const AppModel old_model = ModelFromJson(j.dump(), "m.json");
+  const SlotModel& old = MainBurst(old_model);
   EXPECT_DOUBLE_EQ(old.cpu_spread_persistent, old.cpu_spread_between);
 }
 
