@@ -23,8 +23,8 @@ pas2p="$build/bin/pas2p"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 echo "load: $(uptime | sed 's/.*load average: //')"
-printf '%-13s %-18s %6s %10s %9s %9s %9s %9s %9s %9s  %s\n' app check count pattern colls bytes compute time floor interval ok
-printf '%-13s %-18s %6s %10s %9s %9s %9s %9s %9s %9s\n' "" "" "" "(100%)" "(100%)" "(<=2%)" "" "(<=5%)" "(noise)" "(real in)"
+printf '%-13s %-18s %6s %10s %9s %9s %9s %9s %9s %9s %9s  %s\n' app check count pattern colls bytes compute time floor quiet interval ok
+printf '%-13s %-18s %6s %10s %9s %9s %9s %9s %9s %9s %9s\n' "" "" "" "(100%)" "(100%)" "(<=2%)" "" "(<=5%)" "(noise)" "(no noise)" "(real in)"
 pass=0 total=0
 row() {  # app check args...
   local app="$1" check="$2"
@@ -38,11 +38,13 @@ v = json.load(open(path))
 ok = (v["pattern_match"] == 1.0 and v.get("collective_match", 1.0) == 1.0
       and v["bytes_error"] <= 0.02 and v["time_error"] <= 0.05)
 floor = "%8.2f%%" % (100 * v["noise_floor"]) if v.get("noise_floor") is not None else "%9s" % "-"
+quiet = "%8.2f%%" % (100 * v["quiet_error"]) if v.get("quiet_error") is not None else "%9s" % "-"
 peers_floor = v.get("scheduled_match_floor")
-print("%-13s %-18s %6d %9.2f%% %8.2f%% %8.2f%% %8.2f%% %8.2f%% %s %9s  %s%s" % (
+print("%-13s %-18s %6d %9.2f%% %8.2f%% %8.2f%% %8.2f%% %8.2f%% %s %s %9s  %s%s" % (
     app, check, v["count"], 100 * v["pattern_match"], 100 * v.get("collective_match", 1.0),
     100 * v["bytes_error"],
-    100 * v["compute_error"], 100 * v["time_error"], floor, "yes" if v["in_interval"] else "no",
+    100 * v["compute_error"], 100 * v["time_error"], floor, quiet,
+    "yes" if v["in_interval"] else "no",
     "yes" if ok else "no",
     "" if peers_floor is None else "  (self-scheduled master: %.2f%% of its partners matched, "
     "peers floor %.2f%%)" % (100 * v["scheduled_match"], 100 * peers_floor)))

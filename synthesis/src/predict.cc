@@ -1,6 +1,7 @@
 #include "pas2p/synthesis/predict.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cctype>
 #include <cmath>
@@ -1462,7 +1463,7 @@ class BurstNoise {
       while (source->Next(&e)) {
         if (e.kind == EventKind::kCompute) {
           pending.push_back(bursts.size());
-          bursts.push_back(Burst{0, 0, static_cast<double>(Measure(e)), 0, 0});
+          bursts.push_back(Burst{0, 0, static_cast<double>(Measure(e)), 0, 0, 0, 0});
           if (++total > kNoiseMaxBursts) {
             throw UserError("the real trace has more than " + std::to_string(kNoiseMaxBursts) +
                             " compute bursts (each draw would replay it whole); pass "
@@ -1498,7 +1499,7 @@ class BurstNoise {
       }
       for (Burst& b : bursts) {
         const auto g = static_cast<std::size_t>(b.group);
-        b.base = sum[g] / count[g];
+        b.base = b.mean = sum[g] / count[g];
         if (b.base <= 0) continue;
         auto& os = occ_sum[g];
         auto& oc = occ_count[g];
@@ -1511,13 +1512,51 @@ class BurstNoise {
         oc[j] += 1;
       }
     }
+    // Per group over the ranks: their means' spread, and what each rank's own noise alone
+    // puts in it (the variance of a mean of n bursts around the occurrences' factors).
+    struct GroupSpread {
+      double ranks = 0, sum = 0, square = 0, sampling = 0;
+    };
+    std::vector<GroupSpread> spread(groups.size());
     for (auto& bursts : ranks_) {
+      std::map<int, std::array<double, 3>> own;  // group -> n, sum of squared residues, mean
       for (Burst& b : bursts) {
         if (b.base <= 0) continue;
         const auto g = static_cast<std::size_t>(b.group);
         const auto j = static_cast<std::size_t>(b.ordinal);
         b.base *= occ_sum[g][j] / occ_count[g][j];
         b.residual = b.base > 0 ? b.value / b.base : 0;
+        auto& o = own[b.group];
+        o[0] += 1;
+        o[1] += (b.value - b.base) * (b.value - b.base);
+        o[2] = b.mean;
+      }
+      for (const auto& [g, o] : own) {
+        GroupSpread& gs = spread[static_cast<std::size_t>(g)];
+        gs.ranks += 1;
+        gs.sum += o[2];
+        gs.square += o[2] * o[2];
+        if (o[0] > 1) gs.sampling += o[1] / (o[0] * (o[0] - 1));
+      }
+    }
+    // A quiet machine keeps of the ranks' differences what their noise does not explain
+    // (as the model's SlotModel::cpu_spread_persistent): each rank's mean moved towards the
+    // group's by that share.
+    std::vector<double> group_mean(groups.size(), 0), keep(groups.size(), 1);
+    for (std::size_t g = 0; g < spread.size(); ++g) {
+      const GroupSpread& gs = spread[g];
+      if (gs.ranks < 2) continue;
+      const double mean = gs.sum / gs.ranks;
+      const double between = std::max(0.0, gs.square / gs.ranks - mean * mean);
+      const double sampling = gs.sampling / gs.ranks * (1 - 1 / gs.ranks);
+      group_mean[g] = mean;
+      keep[g] = between > 0 ? std::sqrt(std::max(0.0, 1 - sampling / between)) : 1;
+    }
+    for (auto& bursts : ranks_) {
+      for (Burst& b : bursts) {
+        if (b.mean <= 0) continue;
+        const auto g = static_cast<std::size_t>(b.group);
+        b.quiet = spread[g].ranks < 2 ? b.mean : group_mean[g] + keep[g] * (b.mean - group_mean[g]);
       }
     }
   }
@@ -1555,6 +1594,18 @@ class BurstNoise {
     return out;
   }
 
+  // Every rank's bursts at the rank's mean for their pair of calls, of the ranks' spread
+  // the part their own noise does not explain kept: no noise in time.
+  std::vector<std::vector<std::int64_t>> Quiet() const {
+    std::vector<std::vector<std::int64_t>> out(ranks_.size());
+    for (std::size_t r = 0; r < ranks_.size(); ++r) {
+      for (const Burst& b : ranks_[r]) {
+        out[r].push_back(static_cast<std::int64_t>(std::llround(b.mean > 0 ? b.quiet : b.value)));
+      }
+    }
+    return out;
+  }
+
   // The quantity the simulator turns into time (instructions where the machine has a rate
   // for them and the burst has them, CPU time otherwise).
   std::int64_t Measure(const Event& e) const {
@@ -1573,6 +1624,8 @@ class BurstNoise {
     int group;
     std::int32_t ordinal;
     double value, base, residual;
+    double mean;   // the rank's mean for the burst's pair of calls
+    double quiet;  // that mean, of its difference to the other ranks' the lasting part
   };
   const sim::Machine& machine_;
   std::vector<std::vector<Burst>> ranks_;
@@ -1677,6 +1730,11 @@ void NoiseFloor(const TraceSource& real, const sim::Machine& machine, int draws,
     v->noise_mean_s = sum / draws;
     v->noise_floor = RelError(v->noise_mean_s, v->real_simulated_time_s);
     if (!master_peers.empty()) v->scheduled_match_floor = peers / draws;
+    if (v->predicted_quiet_s >= 0) {
+      const RedrawnTrace quiet(real, noise, noise.Quiet());
+      v->real_quiet_s = SimulateMaybeRescheduled(quiet, machine, v->rescheduled, master);
+      v->quiet_error = RelError(v->predicted_quiet_s, v->real_quiet_s);
+    }
   } catch (const UserError& e) {
     v->noise_note = std::string("not computed: ") + e.what();
   } catch (const sim::SimulationError& e) {
@@ -1703,8 +1761,11 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   }
   PredictOptions o = options;
   o.allow_idle = false;
-  o.quiet_replay = false;  // compared with the real run as it ran, noise and all
+  // The quiet replay is compared with the real trace made quiet, which the noise floor's
+  // split of its bursts gives.
+  o.quiet_replay = options.quiet_replay && options.noise_draws > 0;
   const Prediction pred = Predict(model, held_out, machine, o);
+  v.predicted_quiet_s = pred.quiet_time_s;
   for (const auto& w : pred.untraced_extents) v.model_warnings.push_back(w);
   for (const auto& w : pred.ambiguous_rules) v.model_warnings.push_back(w);
   v.predicted_time_s = pred.predicted_time_s;
@@ -1905,6 +1966,7 @@ SelfCheck CheckLargestCount(const std::vector<phases::Signature>& signatures,
   o.noise_draws = kSelfCheckNoiseDraws;
   o.allow_idle = false;
   o.intervals = false;  // only the predicted time is used
+  o.quiet_replay = false;
   try {
     const Validation v = Validate(signatures, *largest, machine, o);
     c.done = v.real_simulated_time_s > 0;
@@ -2048,6 +2110,14 @@ std::string FormatValidation(const Validation& v, const std::string& application
   } else {
     out << "  noise_floor    " << v.noise_note << "\n";
   }
+  if (v.real_quiet_s >= 0) {
+    std::snprintf(line, sizeof line,
+                  "  quiet          %7.2f%%  (both without the compute noise that varies in time: "
+                  "predicted %.6g s, the real trace with each rank's bursts at their mean %.6g "
+                  "s)\n",
+                  100 * v.quiet_error, v.predicted_quiet_s, v.real_quiet_s);
+    out << line;
+  }
   if (!v.phases.empty()) {
     out << "per phase (CPU summed over ranks and occurrences; predicted time = the phase's part "
            "of the prediction; traced share = of the real run's wall time):\n";
@@ -2106,6 +2176,9 @@ std::string ValidationToJson(const Validation& v, const std::string& application
        v.noise_draws > 0 ? json::array({v.noise_low_s, v.noise_high_s}) : json(nullptr)},
       {"noise_mean_s", v.noise_draws > 0 ? json(v.noise_mean_s) : json(nullptr)},
       {"noise_note", v.noise_note},
+      {"quiet_error", v.real_quiet_s >= 0 ? json(v.quiet_error) : json(nullptr)},
+      {"predicted_quiet_s", v.real_quiet_s >= 0 ? json(v.predicted_quiet_s) : json(nullptr)},
+      {"real_quiet_s", v.real_quiet_s >= 0 ? json(v.real_quiet_s) : json(nullptr)},
       {"predicted_bytes", v.predicted_bytes},
       {"real_bytes", v.real_bytes},
       {"predicted_compute_s", v.predicted_compute_s},

@@ -344,6 +344,13 @@ struct Validation {
   double noise_low_s = 0, noise_high_s = 0, noise_mean_s = 0;
   double noise_floor = 0;
   std::string noise_note;
+  // Both runs on a quiet machine: the prediction's quiet replay (Prediction::quiet_time_s)
+  // against the real trace with every burst at its rank's mean for the calls around it (the
+  // noise floor's split, without the occurrence's factor and the residual). quiet_error is
+  // their relative difference: how well the model knows the means and the ranks' lasting
+  // differences, whatever the noise did. -1 when not computed (no full replay, or no noise
+  // draws).
+  double predicted_quiet_s = -1, real_quiet_s = -1, quiet_error = 0;
   std::uint64_t real_bytes = 0, predicted_bytes = 0;
   double real_compute_s = 0, predicted_compute_s = 0;
   std::vector<PhaseCheck> phases;  // per modelled phase, in model order
