@@ -406,6 +406,22 @@ TEST(SpreadTest, ALongTailOfBurstsCostsWhatItCostInTheTracedRuns) {
   EXPECT_GT(plain.time_error, 1.5 * skewed.time_error);
 }
 
+// A load that follows the rank (rank r computes 2 (r + 1) / (P + 1) of the mean share) in an
+// all-to-all, at 4-12 ranks.
+testing::AppParams RampParams() {
+  testing::AppParams p;
+  p.iterations = 20;
+  p.compute_ns = 4e8;
+  p.domain = 1e5;
+  return p;
+}
+std::vector<phases::Signature> RampSignatures() {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12})
+    sigs.push_back(testing::Analyze(testing::RampAlltoall(n, RampParams())));
+  return sigs;
+}
+
 // A rank's traced mean is the mean of its n bursts, and their noise alone spreads such means
 // by the noise over sqrt(n): the held-up stencil's ranks differ by 3% for that reason only,
 // and the model keeps almost none of it as their lasting difference; a load that follows the
@@ -420,13 +436,7 @@ TEST(SpreadTest, TheRanksLastingDifferenceIsWhatTheirOwnNoiseDoesNotExplain) {
   EXPECT_LT(burst.cpu_spread_persistent, 0.4 * burst.cpu_spread_between);
   EXPECT_NE(DescribeModel(m).find("beyond what their own noise explains"), std::string::npos);
 
-  testing::AppParams p;
-  p.iterations = 20;
-  p.compute_ns = 4e8;
-  p.domain = 1e5;
-  std::vector<phases::Signature> ramp;
-  for (int n : {4, 6, 8, 12}) ramp.push_back(testing::Analyze(testing::RampAlltoall(n, p)));
-  const AppModel ramp_model = BuildModel(ramp);
+  const AppModel ramp_model = BuildModel(RampSignatures());
   const SlotModel& loaded = MainBurst(ramp_model);
   EXPECT_GT(loaded.cpu_spread_between, 0.4);
   EXPECT_DOUBLE_EQ(loaded.cpu_spread_persistent, loaded.cpu_spread_between);
@@ -581,12 +591,8 @@ TEST(SpreadTest, ThePetOfHeldUpBurstsStaysNearTheFullReplay) {
 // spread's quantiles, one stratum each, so the total is the model's and the slowest rank
 // (which every all-to-all waits for) is where the spread puts it.
 TEST(SpreadTest, RanksTakeTheSpreadBetweenThemStratumByStratum) {
-  testing::AppParams p;
-  p.iterations = 20;
-  p.compute_ns = 4e8;
-  p.domain = 1e5;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::RampAlltoall(n, p)));
+  const testing::AppParams p = RampParams();
+  const std::vector<phases::Signature> sigs = RampSignatures();
   const AppModel m = BuildModel(sigs);
   EXPECT_GT(MainBurst(m).cpu_spread_between, 0.4) << DescribeModel(m);
   for (int target : {16, 24}) {
