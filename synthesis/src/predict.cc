@@ -1138,20 +1138,24 @@ Sweep RunSweep(const AppModel& model, std::int64_t low, std::int64_t high,
     sweep.rows.push_back(row);
   }
   const SweepRow& base = sweep.rows.front();
+  // Parallel efficiency relative to the first count: its time over this one's, times the
+  // ratio of the counts.
+  auto efficiency_of = [&base](double base_time, const SweepRow& row, double time) {
+    return time > 0
+               ? base_time / time * static_cast<double>(base.count) / static_cast<double>(row.count)
+               : 0;
+  };
   for (auto& row : sweep.rows) {
     row.speedup = row.time_s > 0 ? base.time_s / row.time_s : 0;
-    row.efficiency = row.speedup * static_cast<double>(base.count) / static_cast<double>(row.count);
+    row.efficiency = efficiency_of(base.time_s, row, row.time_s);
     row.core_hours = static_cast<double>(row.count) * row.time_s / 3600.0;
     if (row.efficiency >= efficiency_threshold && !row.beyond_problem)
       sweep.recommended = row.count;
   }
   for (const auto& row : sweep.rows) {  // the rule on a quiet machine
     if (!(base.quiet_time_s > 0) || row.quiet_time_s < 0) break;
-    const double efficiency = row.quiet_time_s > 0 ? base.quiet_time_s / row.quiet_time_s *
-                                                         static_cast<double>(base.count) /
-                                                         static_cast<double>(row.count)
-                                                   : 0;
-    if (efficiency >= efficiency_threshold && !row.beyond_problem) {
+    if (efficiency_of(base.quiet_time_s, row, row.quiet_time_s) >= efficiency_threshold &&
+        !row.beyond_problem) {
       sweep.recommended_quiet = row.count;
     }
   }
