@@ -274,6 +274,101 @@ std::vector<std::size_t> MatchInOrder(const std::vector<Instance>& ref,
   return paired;
 }
 
+// Whether every call of `inst` is a collective or makes or frees a communicator (calls that
+// every member of their communicator makes, so a member that lacks them in a phase the
+// others make them in leaves those waiting).
+bool OnlyCollectives(const Instance& inst) {
+  if (inst.leaves.empty() || inst.dropped_calls != 0) return false;
+  for (const Leaf& l : inst.leaves) {
+    if (!IsCollective(l.kind) && l.kind != EventKind::kCommCreate &&
+        l.kind != EventKind::kCommFree) {
+      return false;
+    }
+  }
+  return true;
+}
+
+using CallKey = std::pair<EventKind, CommId>;
+
+std::map<CallKey, std::int64_t> CollectiveCalls(const Instance& inst) {
+  std::map<CallKey, std::int64_t> calls;
+  for (const Leaf& l : inst.leaves) ++calls[{l.kind, l.comm}];
+  return calls;
+}
+
+// How many runs of `inst` one occurrence of `slot` holds (a loop of the rank's own that ran m
+// times in every occurrence of the phase around it); 0 when that is not a whole number.
+std::int64_t CopiesPerOccurrence(const Instance& slot, const Instance& inst) {
+  if (!(slot.weight > 0) || !(inst.weight > 0) || slot.dropped_calls != 0) return 0;
+  const double m = inst.weight / slot.weight;
+  const double whole = std::round(m);
+  return whole >= 1 && std::fabs(m - whole) < 1e-9 ? static_cast<std::int64_t>(whole) : 0;
+}
+
+// Whether `copies` runs of rank r's collectives `inst` are calls that the other ranks make in
+// the aligned phase `step` and r lacks there: of each call (kind and communicator) that
+// another rank makes in the phase, r would make no more than the rank that makes most, and
+// at least one is such a call. (Calls on communicators no other rank uses in the phase, such
+// as r's own single-member splits, neither count nor stand in the way.)
+bool FillsShortfall(const RankInstances& step, std::size_t r, const Instance& inst,
+                    std::int64_t copies) {
+  std::map<CallKey, std::int64_t> most;
+  for (std::size_t s = 0; s < step.size(); ++s) {
+    if (s == r || !step[s]) continue;
+    for (const auto& [key, n] : CollectiveCalls(*step[s])) most[key] = std::max(most[key], n);
+  }
+  std::map<CallKey, std::int64_t> mine;
+  if (step[r]) mine = CollectiveCalls(*step[r]);
+  bool fills = false;
+  for (const auto& [key, n] : CollectiveCalls(inst)) {
+    const auto it = most.find(key);
+    if (it == most.end()) continue;
+    if (mine[key] + n * copies > it->second) return false;
+    fills = true;
+  }
+  return fills;
+}
+
+// Whether no rank but r makes any of `inst`'s calls (kind and communicator) in `step`.
+bool Private(const RankInstances& step, std::size_t r, const Instance& inst) {
+  const std::map<CallKey, std::int64_t> calls = CollectiveCalls(inst);
+  for (std::size_t s = 0; s < step.size(); ++s) {
+    if (s == r || !step[s]) continue;
+    for (const Leaf& l : step[s]->leaves) {
+      if (calls.count({l.kind, l.comm})) return false;
+    }
+  }
+  return true;
+}
+
+// Puts `copies` runs of `inst`'s calls into `slot` where they fall in logical time, each copy
+// with its share of the occurrences and of the time (as a loop of the rank's own is unrolled).
+void AppendCalls(Instance* slot, const Instance& inst, std::int64_t copies) {
+  std::vector<Leaf> calls;
+  calls.reserve(inst.leaves.size() * static_cast<std::size_t>(copies));
+  for (std::int64_t i = 0; i < copies; ++i) {
+    for (const Leaf& l : inst.leaves) {
+      calls.push_back(l);
+      Leaf& c = calls.back();
+      if (copies > 1) {
+        c.occurrences = l.occurrences.Every(copies, i);
+        c.KeepEvery(copies, i);
+      }
+      c.time_ns /= static_cast<double>(copies);
+    }
+  }
+  auto at = slot->leaves.begin();
+  while (at != slot->leaves.end() && at->first_step <= inst.first_step) ++at;
+  slot->leaves.insert(at, calls.begin(), calls.end());
+  slot->hash =
+      internal::Mix(slot->hash ^ internal::Mix(inst.hash + static_cast<std::uint64_t>(copies)));
+  slot->time_ns += inst.time_ns;
+  slot->global_ns += inst.global_ns;
+  slot->first_step = std::min(slot->first_step, inst.first_step);
+  slot->last_step = std::max(slot->last_step, inst.last_step);
+  slot->first_wall_ns = std::min(slot->first_wall_ns, inst.first_wall_ns);
+}
+
 // Aligns the ranks' phases into global phases: by position when every rank has the same
 // number of them; otherwise against the rank whose number of phases is the most common. A
 // rank's phases are first paired in order with the reference's of the same weight that they
@@ -325,6 +420,27 @@ std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
                       "by logical time");
   out.resize(common, RankInstances(n));
   for (std::size_t k = 0; k < common; ++k) out[k][ref] = seqs[ref][k];
+  // An unpaired phase of a rank that lands where the rank has a phase already counts there as
+  // time: the phase that carries most of the time represents the rank, the other's time
+  // stays counted.
+  auto MergeTime = [](std::optional<Instance>* slot, Instance inst) {
+    if (inst.time_ns > (*slot)->time_ns) {
+      const double t = (*slot)->time_ns;
+      const double g = (*slot)->global_ns;
+      *slot = std::move(inst);
+      (*slot)->time_ns += t;
+      (*slot)->global_ns += g;
+    } else {
+      (*slot)->time_ns += inst.time_ns;
+      (*slot)->global_ns += inst.global_ns;
+    }
+  };
+  struct Pending {
+    std::size_t rank = 0;
+    std::size_t target = 0;
+    Instance inst;
+  };
+  std::vector<Pending> pending;
   for (std::size_t r = 0; r < n; ++r) {
     if (r == ref) continue;
     const std::vector<std::size_t> paired = MatchInOrder(seqs[ref], seqs[r]);
@@ -351,18 +467,68 @@ std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
       auto& slot = out[target][r];
       if (!slot) {
         slot = std::move(inst);
-      } else if (inst.time_ns > slot->time_ns) {
-        // The phase that carries most of the time represents the rank; the other's time
-        // stays counted.
-        const double t = slot->time_ns;
-        const double g = slot->global_ns;
-        slot = std::move(inst);
-        slot->time_ns += t;
-        slot->global_ns += g;
+      } else if (OnlyCollectives(inst) && CopiesPerOccurrence(*slot, inst) > 0) {
+        pending.push_back({r, target, std::move(inst)});  // decided once every rank is in
       } else {
-        slot->time_ns += inst.time_ns;
-        slot->global_ns += inst.global_ns;
+        MergeTime(&slot, std::move(inst));
       }
+    }
+  }
+  // A rank's own run of collectives that the others make inside this phase (QE's rank 0
+  // makes communicators of its own between an allreduce and two barriers, so its barriers
+  // were a phase apart): its calls join the phase, or the others wait for them there.
+  // Those that fill a shortfall first, before another run can take the rank's place.
+  std::vector<bool> appended(pending.size(), false);
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    Pending& p = pending[i];
+    auto& slot = out[p.target][p.rank];
+    const std::int64_t copies = CopiesPerOccurrence(*slot, p.inst);
+    if (copies > 0 && FillsShortfall(out[p.target], p.rank, p.inst, copies)) {
+      AppendCalls(&*slot, p.inst, copies);
+      appended[i] = true;
+    }
+  }
+  for (std::size_t i = 0; i < pending.size(); ++i) {
+    if (appended[i]) continue;
+    Pending& p = pending[i];
+    auto& slot = out[p.target][p.rank];
+    if (Private(out[p.target], p.rank, p.inst)) {
+      // Collectives no other rank makes in the phase (on the rank's own communicators):
+      // the rank's time, never its place in the phase.
+      slot->time_ns += p.inst.time_ns;
+      slot->global_ns += p.inst.global_ns;
+    } else {
+      MergeTime(&slot, std::move(p.inst));
+    }
+  }
+  // The same where the ranks that make such a run are the reference's: a phase of the
+  // reference (and of the ranks paired with it) that the others lack, whose collectives
+  // the others make in the phase before it, joins that phase.
+  for (std::size_t k = 1; k < common; ++k) {
+    std::vector<std::size_t> have;
+    for (std::size_t r = 0; r < n; ++r) {
+      if (out[k][r]) have.push_back(r);
+    }
+    if (have.size() == n || have.empty()) continue;
+    // The nearest phase before it that a rank without it has.
+    std::size_t t = k;
+    bool found = false;
+    while (!found && t > 0) {
+      --t;
+      for (std::size_t r = 0; r < n && !found; ++r) found = out[t][r] && !out[k][r];
+    }
+    if (!found) continue;
+    bool fold = true;
+    for (std::size_t r : have) {
+      const Instance& inst = *out[k][r];
+      fold = fold && out[t][r] && OnlyCollectives(inst) &&
+             CopiesPerOccurrence(*out[t][r], inst) > 0 &&
+             FillsShortfall(out[t], r, inst, CopiesPerOccurrence(*out[t][r], inst));
+    }
+    if (!fold) continue;
+    for (std::size_t r : have) {
+      AppendCalls(&*out[t][r], *out[k][r], CopiesPerOccurrence(*out[t][r], *out[k][r]));
+      out[k][r].reset();
     }
   }
   return out;

@@ -972,5 +972,68 @@ TEST(Phases, AGapTheHostTookDoesNotSplitARunOfWaits) {
       << FormatSignatureTable(cut);
 }
 
+// QE's pw.x (2026-11-29): between an allreduce and two barriers every rank makes, rank 0
+// alone makes communicators of its own (splits of a communicator only it is in). Those make
+// a loop of rank 0's, so its barriers were a run apart, which no other rank's phases pair
+// with: matched by logical time, they counted as time in the phase that holds the others'
+// barriers, and the model's barriers were made by every rank but 0 (the synthesized run
+// deadlocked). They are calls of that phase now, on rank 0 as on the others: as an odd
+// rank (P = 6) and as the reference whose phases the others lack (P = 2).
+TraceData OwnCommunicatorsBetweenCollectives(int nprocs) {
+  testing::Gen g(nprocs, "own_comms");
+  g.Init();
+  std::vector<int> all(static_cast<std::size_t>(nprocs));
+  for (int r = 0; r < nprocs; ++r) all[static_cast<std::size_t>(r)] = r;
+  auto create = [&](int rank, CommId parent, CommId made) {
+    Event e;
+    e.kind = EventKind::kCommCreate;
+    e.comm = parent;
+    e.new_comm = made;
+    e.value = static_cast<std::int64_t>(CommOrigin::kSplit);
+    e.members = {rank};
+    g.Local(rank, e, 3000);
+  };
+  for (int it = 0; it < 20; ++it) {
+    for (int r = 0; r < nprocs; ++r) g.Compute(r, 100000);
+    g.Collective(all, EventKind::kBcast, 64, 0);
+  }
+  // Every rank's own communicator (a split of the world, one member each).
+  for (int r = 0; r < nprocs; ++r) create(r, kCommWorld, 200 + static_cast<CommId>(r));
+  g.Collective(all, EventKind::kAllreduce, 8);
+  for (int i = 0; i < 3; ++i) {
+    g.Compute(0, 5000);
+    create(0, 200, 300 + static_cast<CommId>(i));
+  }
+  for (int b = 0; b < 2; ++b) {
+    for (int r = 0; r < nprocs; ++r) g.Compute(r, 2000);
+    g.Collective(all, EventKind::kBarrier, 0);
+  }
+  for (int it = 0; it < 30; ++it) {
+    for (int r = 0; r < nprocs; ++r) g.Compute(r, 200000);
+    g.Collective(all, EventKind::kAllreduce, 64);
+    for (int r = 0; r < nprocs; ++r) g.Compute(r, 50000);
+    g.Collective(all, EventKind::kBcast, 1024, 0);
+  }
+  g.Finalize();
+  return g.Take();
+}
+
+TEST(Phases, ARanksOwnCommunicatorsDoNotTakeItsCollectivesOutOfThePhase) {
+  for (int nprocs : {6, 2}) {
+    const Signature sig = Analyze(OwnCommunicatorsBetweenCollectives(nprocs));
+    int barriers = 0;
+    for (const Phase& p : sig.phases) {
+      for (int r = 1; r < nprocs; ++r) {
+        EXPECT_EQ(CountKind(p, r, EventKind::kBarrier), CountKind(p, 0, EventKind::kBarrier))
+            << "P = " << nprocs << ", phase " << p.id << ", rank " << r << "\n"
+            << FormatSignatureTable(sig);
+      }
+      barriers += CountKind(p, 1, EventKind::kBarrier) * static_cast<int>(p.weight);
+    }
+    EXPECT_EQ(barriers, 2) << FormatSignatureTable(sig);
+    ExpectSignatureHolds(sig);
+  }
+}
+
 }  // namespace
 }  // namespace pas2p::phases

@@ -239,6 +239,20 @@ TEST(RootClassTest, ARootThatWorksAloneIsNotAveragedOverTheRanks) {
   EXPECT_LT(v.time_error, 0.02) << v.predicted_time_s << " vs " << v.real_simulated_time_s;
 }
 
+// QE's pw.x: rank 0 makes communicators of its own between an allreduce and two barriers
+// that every rank makes. Its barriers were a phase apart from the others' and counted as
+// time only, so the model's barriers were made by every rank but 0 and the synthesized run
+// deadlocked at every count. Now they are rank 0's calls too.
+TEST(RootClassTest, ARanksOwnCommunicatorsDoNotLeaveTheOthersWaiting) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::OwnCommunicators(n)));
+  const AppModel m = BuildModel(sigs);
+  testing::MemoryTrace real(testing::OwnCommunicators(24));
+  const Validation v = ValidateAgainst(sigs, real, testing::TestMachine());
+  EXPECT_EQ(v.collective_match, 1.0) << DescribeModel(m);
+  EXPECT_LT(v.time_error, 0.02) << v.predicted_time_s << " vs " << v.real_simulated_time_s;
+}
+
 // A root that works like the others between the gather and the bcast stays in the ranks'
 // class: no extra mask character.
 TEST(RootClassTest, RootsThatWorkLikeTheOthersAreNotAClass) {

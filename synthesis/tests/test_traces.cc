@@ -626,6 +626,43 @@ TraceData GatherWorkBcast(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData OwnCommunicators(int nprocs, const AppParams& p) {
+  TraceData d = Begin("own_communicators", nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  auto split = [](CommId parent, CommId made, int member) {
+    Event e;
+    e.kind = EventKind::kCommCreate;
+    e.comm = parent;
+    e.new_comm = made;
+    e.value = static_cast<std::int64_t>(CommOrigin::kSplit);
+    e.members = {member};
+    return e;
+  };
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    ev.push_back(MakeCompute(20000));
+    ev.push_back(split(kCommWorld, 200 + static_cast<CommId>(r), r));
+    ev.push_back(MakeCompute(3000));
+    ev.push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
+    for (int i = 0; i < 3 && r == 0; ++i) {
+      ev.push_back(MakeCompute(5000));
+      ev.push_back(split(200, 300 + static_cast<CommId>(i), 0));
+    }
+    for (int b = 0; b < 2; ++b) {
+      ev.push_back(MakeCompute(2000));
+      ev.push_back(MakeCollective(EventKind::kBarrier, 0, 0));
+    }
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      RingExchange(&ev, r, nprocs, 8192, &next);
+      ev.push_back(MakeCollective(EventKind::kAllreduce, 64, 64));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData Halo27(int nprocs, const AppParams& p) {
   TraceData d = Begin("halo27", nprocs);
   const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);  // row-major

@@ -137,6 +137,10 @@ TraceData GroupLeaders(int nprocs, const AppParams& p = {});
 // Every rank computes compute_ns / P, gathers 128 B to rank 0; rank 0 alone then computes
 // root_compute_ns (the others 2 us) and broadcasts 128 B. Any P.
 TraceData GatherWorkBcast(int nprocs, const AppParams& p = {});
+// Set-up as QE's pw.x makes it: every rank splits off a communicator of its own, an
+// allreduce, then rank 0 alone makes 3 communicators from its own, then 2 barriers; then
+// `iterations` x {compute, ring exchange, allreduce}.
+TraceData OwnCommunicators(int nprocs, const AppParams& p = {});
 // 27-point halo on a periodic MPI_Dims_create(P, 3) grid: per iteration, for each of the 26
 // directions d (tag (dx+1)*9 + (dy+1)*3 + dz+1), irecv from the rank at -d and isend to the
 // rank at +d (64 B), then waitall. Any P.
