@@ -2410,6 +2410,34 @@ void DecidePresence(PhaseBuild* build, const std::vector<int>& counts) {
                       "communicator, rank 0, nor the ranks of another call)");
     }
   }
+  // A collective waits for every member of its communicator: made by some members of a
+  // group and not by the others, the phase holds only part of it (the others' calls were
+  // put in another phase), and a run synthesized from it would wait for ever.
+  for (std::size_t s = 0; s < ns; ++s) {
+    const SlotModel& slot = slots[s];
+    if (!IsCollective(slot.kind) || slot.presence == Presence::kAll) continue;
+    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+      const int n = counts[ci];
+      std::map<std::int64_t, std::pair<int, int>> groups;  // group -> (members, making it)
+      std::optional<patterns::CommunicatorRule::AtCount> at;
+      if (slot.communicator) at = slot.communicator->At(n);
+      for (int r = 0; r < n; ++r) {
+        const std::int64_t g = at ? at->GroupIndex(r) : 0;
+        if (g < 0) continue;
+        ++groups[g].first;
+        groups[g].second += traced[s][ci][static_cast<std::size_t>(r)] ? 1 : 0;
+      }
+      for (const auto& [g, made] : groups) {
+        if (made.second == 0 || made.second == made.first) continue;
+        throw UserError(SlotLabel(build->model, s, slot) + ": at " + std::to_string(n) +
+                        " processes this collective is made by " + std::to_string(made.second) +
+                        " of the " + std::to_string(made.first) + " members of its communicator" +
+                        (at ? " (group " + std::to_string(g) + ")" : std::string(" (the world)")) +
+                        " in this phase: the others' calls were found in another phase, and a run "
+                        "synthesized from it would wait for ever");
+      }
+    }
+  }
 }
 
 // Whether the most repetitions per count (`most[i]` at `counts[i]`) grow by a law of P: a

@@ -253,6 +253,32 @@ TEST(RootClassTest, ARanksOwnCommunicatorsDoNotLeaveTheOthersWaiting) {
   EXPECT_LT(v.time_error, 0.02) << v.predicted_time_s << " vs " << v.real_simulated_time_s;
 }
 
+// Should the analysis ever put some members' calls of a collective in another phase, the
+// model leaves that phase out and says why, rather than synthesizing a run that waits for
+// ever: here rank 0's two barriers are taken out of the phase by hand.
+TEST(RootClassTest, ACollectiveThatPartOfItsMembersMakeInAPhaseLeavesThePhaseOut) {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12}) {
+    sigs.push_back(testing::Analyze(testing::OwnCommunicators(n)));
+    for (phases::Phase& p : sigs.back().phases) {
+      for (phases::RankPhase& rp : p.ranks) {
+        if (rp.rank != 0) continue;
+        std::erase_if(rp.events,
+                      [](const phases::PhaseEvent& e) { return e.kind == EventKind::kBarrier; });
+      }
+    }
+  }
+  const AppModel m = BuildModel(sigs);
+  bool said = false;
+  for (const std::string& w : m.warnings) {
+    said = said || (w.find("left out") != std::string::npos &&
+                    w.find("made by 3 of the 4 members of its communicator (the world)") !=
+                        std::string::npos);
+  }
+  EXPECT_TRUE(said) << DescribeModel(m);
+  EXPECT_NO_THROW(Predict(m, 24, testing::TestMachine()));
+}
+
 // A root that works like the others between the gather and the bcast stays in the ranks'
 // class: no extra mask character.
 TEST(RootClassTest, RootsThatWorkLikeTheOthersAreNotAClass) {
