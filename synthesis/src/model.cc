@@ -5247,6 +5247,8 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     return bytes;
   };
   double total_bytes = 0, unmodelled_bytes = 0;
+  // Per phase of the largest count: its time and bytes left out.
+  std::map<int, std::pair<double, double>> left_out;
   for (const auto& p : largest.phases) {
     const double bytes = bytes_of(p);
     total_bytes += bytes;
@@ -5254,6 +5256,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       // A modelled phase's calls that the model left out.
       if (auto d = dropped_of_largest_id.find(p.id); d != dropped_of_largest_id.end()) {
         unmodelled_bytes += bytes * d->second.first;
+        left_out[p.id].second += bytes * d->second.first;
       }
       continue;
     }
@@ -5267,6 +5270,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       }
     }
     unmodelled_bytes += std::max(0.0, rest);
+    left_out[p.id].second += std::max(0.0, rest);
   }
   model.unmodelled_bytes_share = total_bytes > 0 ? unmodelled_bytes / total_bytes : 0;
   for (const auto& p : largest.phases) {
@@ -5276,6 +5280,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       // before them (all of its time when none of its calls is left).
       if (auto d = dropped_of_largest_id.find(p.id); d != dropped_of_largest_id.end()) {
         unmodelled += p.total_time_s * d->second.second;
+        left_out[p.id].first += p.total_time_s * d->second.second;
       }
       continue;
     }
@@ -5286,8 +5291,51 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       rest -= static_cast<double>(f->second.second) * p.weight * m->time_s;
     }
     unmodelled += std::max(0.0, rest);
+    left_out[p.id].first += std::max(0.0, rest);
   }
   model.unmodelled_share = total > 0 ? unmodelled / total : 0;
+  // Where a tenth or more of the time or the bytes is left out, what it is: the phases of
+  // the largest count that are not modelled, the largest first (a phase missing at some
+  // count and too short to be relevant has no warning of its own).
+  constexpr double kNamedRemainder = 0.1;
+  if (model.unmodelled_share >= kNamedRemainder ||
+      model.unmodelled_bytes_share >= kNamedRemainder) {
+    struct Part {
+      double time = 0, bytes = 0;
+      const phases::Phase* phase = nullptr;
+    };
+    std::vector<Part> parts;
+    for (const auto& [id, rest] : left_out) {
+      const Part part{total > 0 ? rest.first / total : 0,
+                      total_bytes > 0 ? rest.second / total_bytes : 0, largest.FindPhase(id)};
+      if (part.phase && std::max(part.time, part.bytes) >= 0.0005) parts.push_back(part);
+    }
+    std::stable_sort(parts.begin(), parts.end(), [](const Part& a, const Part& b) {
+      return std::max(a.time, a.bytes) > std::max(b.time, b.bytes);
+    });
+    auto pct = [](double x) {
+      char b[32];
+      std::snprintf(b, sizeof b, "%.1f%%", 100 * x);
+      return std::string(b);
+    };
+    std::string list;
+    constexpr std::size_t kNamed = 3;
+    for (std::size_t i = 0; i < parts.size() && i < kNamed; ++i) {
+      const bool partly = group_of_largest_id.count(parts[i].phase->id) > 0;
+      list += std::string(i ? "; " : "") + (partly ? "calls of phase " : "phase ") +
+              std::to_string(parts[i].phase->id) + " (" + parts[i].phase->description +
+              "): " + pct(parts[i].time) + " of the time, " + pct(parts[i].bytes) + " of the bytes";
+    }
+    if (parts.size() > kNamed) list += "; and " + std::to_string(parts.size() - kNamed) + " more";
+    if (!list.empty()) {
+      model.warnings.push_back(
+          "at " + std::to_string(largest.nprocs) + " processes the model leaves out " +
+          pct(model.unmodelled_share) + " of the time and " + pct(model.unmodelled_bytes_share) +
+          " of the bytes (kept at their traced share in predictions); the largest phases of "
+          "that run it leaves out (`pas2p analyze` numbering): " +
+          list);
+    }
+  }
   // The largest count's order, phase ids renamed to phase indices (a folded phase: k
   // occurrences of its modelled phase); unmodelled phases are dropped (total 0).
   std::function<void(phases::Sequence*)> rename = [&](phases::Sequence* items) {

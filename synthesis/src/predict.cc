@@ -1768,7 +1768,25 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   // The quiet replay is compared with the real trace made quiet, which the noise floor's
   // split of its bursts gives.
   o.quiet_replay = options.quiet_replay && options.noise_draws > 0;
-  const Prediction pred = Predict(model, held_out, machine, o);
+  const Prediction pred = [&] {
+    try {
+      return Predict(model, held_out, machine, o);
+    } catch (const UserError& e) {
+      // A refusal that points at the model's warnings carries them: validate prints them
+      // with its results, which a refusal leaves unprinted.
+      if (v.model_warnings.empty()) throw;
+      constexpr std::size_t kShown = 12;
+      std::string list;
+      for (std::size_t i = 0; i < v.model_warnings.size() && i < kShown; ++i) {
+        list += "\n  warning: " + v.model_warnings[i];
+      }
+      if (v.model_warnings.size() > kShown) {
+        list += "\n  ... and " + std::to_string(v.model_warnings.size() - kShown) +
+                " more (`pas2p model` prints them all)";
+      }
+      throw UserError(std::string(e.what()) + "\nthe model's warnings:" + list);
+    }
+  }();
   v.predicted_quiet_s = pred.quiet_time_s;
   for (const auto& w : pred.untraced_extents) v.model_warnings.push_back(w);
   for (const auto& w : pred.ambiguous_rules) v.model_warnings.push_back(w);
