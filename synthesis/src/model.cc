@@ -5328,12 +5328,15 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     }
     if (parts.size() > kNamed) list += "; and " + std::to_string(parts.size() - kNamed) + " more";
     if (!list.empty()) {
-      model.warnings.push_back(
+      // First: it is what a refusal of such a model is about.
+      model.warnings.insert(
+          model.warnings.begin(),
           "at " + std::to_string(largest.nprocs) + " processes the model leaves out " +
-          pct(model.unmodelled_share) + " of the time and " + pct(model.unmodelled_bytes_share) +
-          " of the bytes (kept at their traced share in predictions); the largest phases of "
-          "that run it leaves out (`pas2p analyze` numbering): " +
-          list);
+              pct(model.unmodelled_share) + " of the time and " +
+              pct(model.unmodelled_bytes_share) +
+              " of the bytes (kept at their traced share in predictions); the largest phases of "
+              "that run it leaves out (`pas2p analyze` numbering): " +
+              list);
     }
   }
   // The largest count's order, phase ids renamed to phase indices (a folded phase: k
