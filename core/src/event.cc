@@ -225,6 +225,17 @@ Event MakeWaitall(std::vector<RequestId> requests) {
   return e;
 }
 
+Event MakeCommCreate(CommId parent, CommId made, CommOrigin origin,
+                     std::vector<std::int32_t> members) {
+  Event e;
+  e.kind = EventKind::kCommCreate;
+  e.comm = parent;
+  e.new_comm = made;
+  e.value = static_cast<std::int64_t>(origin);
+  e.members = std::move(members);
+  return e;
+}
+
 Event MakeCollective(EventKind kind, std::uint64_t send_bytes, std::uint64_t recv_bytes,
                      std::int32_t root, CommId comm) {
   Event e;

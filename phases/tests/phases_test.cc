@@ -985,13 +985,7 @@ TraceData OwnCommunicatorsBetweenCollectives(int nprocs) {
   std::vector<int> all(static_cast<std::size_t>(nprocs));
   for (int r = 0; r < nprocs; ++r) all[static_cast<std::size_t>(r)] = r;
   auto create = [&](int rank, CommId parent, CommId made) {
-    Event e;
-    e.kind = EventKind::kCommCreate;
-    e.comm = parent;
-    e.new_comm = made;
-    e.value = static_cast<std::int64_t>(CommOrigin::kSplit);
-    e.members = {rank};
-    g.Local(rank, e, 3000);
+    g.Local(rank, MakeCommCreate(parent, made, CommOrigin::kSplit, {rank}), 3000);
   };
   for (int it = 0; it < 20; ++it) {
     for (int r = 0; r < nprocs; ++r) g.Compute(r, 100000);

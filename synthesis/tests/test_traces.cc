@@ -630,13 +630,7 @@ TraceData OwnCommunicators(int nprocs, const AppParams& p) {
   TraceData d = Begin("own_communicators", nprocs);
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
   auto split = [](CommId parent, CommId made, int member) {
-    Event e;
-    e.kind = EventKind::kCommCreate;
-    e.comm = parent;
-    e.new_comm = made;
-    e.value = static_cast<std::int64_t>(CommOrigin::kSplit);
-    e.members = {member};
-    return e;
+    return MakeCommCreate(parent, made, CommOrigin::kSplit, {member});
   };
   for (int r = 0; r < nprocs; ++r) {
     auto& ev = d.ranks[r];

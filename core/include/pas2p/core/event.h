@@ -191,5 +191,9 @@ Event MakeIrecv(std::int32_t peer, std::int32_t tag, std::uint64_t bytes, Reques
 Event MakeWaitall(std::vector<RequestId> requests);
 Event MakeCollective(EventKind kind, std::uint64_t send_bytes, std::uint64_t recv_bytes,
                      std::int32_t root = kNoRank, CommId comm = kCommWorld);
+// A communicator `made` from `parent` (MPI_Comm_dup, _split, _create, _cart_create) with
+// `members` (world ranks in its rank order).
+Event MakeCommCreate(CommId parent, CommId made, CommOrigin origin,
+                     std::vector<std::int32_t> members);
 
 }  // namespace pas2p
