@@ -518,17 +518,17 @@ std::vector<RankInstances> Align(std::vector<std::vector<Instance>> seqs,
       for (std::size_t r = 0; r < n && !found; ++r) found = out[t][r] && !out[k][r];
     }
     if (!found) continue;
-    bool fold = true;
+    std::vector<std::int64_t> copies;
     for (std::size_t r : have) {
       const Instance& inst = *out[k][r];
-      fold = fold && out[t][r] && OnlyCollectives(inst) &&
-             CopiesPerOccurrence(*out[t][r], inst) > 0 &&
-             FillsShortfall(out[t], r, inst, CopiesPerOccurrence(*out[t][r], inst));
+      const std::int64_t c = out[t][r] ? CopiesPerOccurrence(*out[t][r], inst) : 0;
+      if (c == 0 || !OnlyCollectives(inst) || !FillsShortfall(out[t], r, inst, c)) break;
+      copies.push_back(c);
     }
-    if (!fold) continue;
-    for (std::size_t r : have) {
-      AppendCalls(&*out[t][r], *out[k][r], CopiesPerOccurrence(*out[t][r], *out[k][r]));
-      out[k][r].reset();
+    if (copies.size() != have.size()) continue;
+    for (std::size_t i = 0; i < have.size(); ++i) {
+      AppendCalls(&*out[t][have[i]], *out[k][have[i]], copies[i]);
+      out[k][have[i]].reset();
     }
   }
   return out;
