@@ -4695,6 +4695,23 @@ double Quantity::UnroundedAt(double p) const {
   return v;
 }
 
+double AppModel::RemainderRatioAt(double p, int side) const {
+  if (!(unmodelled_share < 1)) return 0;
+  const double modelled = 1 - unmodelled_share;
+  const double kept = unmodelled_share / modelled;
+  if (side == 0 || !unmodelled_ratio.present) return kept;
+  const double rest = std::max(0.0, unmodelled_share - unmodelled_fitted_share) / modelled;
+  const double law = rest + unmodelled_ratio.At(p), end = rest + unmodelled_ratio.At(p, side);
+  return side < 0 ? std::min({kept, law, end}) : std::max({kept, law, end});
+}
+
+double AppModel::RemainderLawRatioAt(double p) const {
+  if (!unmodelled_ratio.present || !(unmodelled_share < 1)) return RemainderRatioAt(p);
+  const double modelled = 1 - unmodelled_share;
+  return std::max(0.0, unmodelled_share - unmodelled_fitted_share) / modelled +
+         unmodelled_ratio.At(p);
+}
+
 bool AppModel::HasInstructions() const {
   for (const auto& ph : phases) {
     for (const auto& s : ph.slots) {
@@ -5008,6 +5025,27 @@ class PhasesDoNotCorrespond : public UserError {
   using UserError::UserError;
 };
 
+// AppModel::unmodelled_ratio and unmodelled_fitted_share from each traced count's seconds
+// {unmodelled in the same phases at every count, modelled, total} (split_at(count index)).
+// Fitted when every count has such a remainder (the rest of the remainder is in phases that
+// some counts lack: a loop whose iterations fall into other phases from one count to the
+// next, whose make-up changes with the count and whose ratio follows no law).
+void FitRemainderRatio(AppModel* model,
+                       const std::function<std::array<double, 3>(std::size_t)>& split_at) {
+  std::vector<regression::Point> points;
+  double share = 0;
+  for (std::size_t ci = 0; ci < model->counts.size(); ++ci) {
+    const auto [alike, modelled, total] = split_at(ci);
+    if (!(alike > 0) || !(modelled > 0)) return;
+    points.push_back({static_cast<double>(model->counts[ci]), alike / modelled});
+    share = alike / total;
+  }
+  Quantity q = FitQuantity(points, "unmodelled over modelled time", Precision::kMeasured);
+  UnlessSupported(&q);
+  model->unmodelled_ratio = std::move(q);
+  model->unmodelled_fitted_share = share;
+}
+
 AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
                             const ModelOptions& options) {
   std::sort(signatures.begin(), signatures.end(),
@@ -5077,9 +5115,14 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
 
   const phases::Signature& largest = signatures.back();
   std::map<int, int> group_of_largest_id;  // phase id at the largest count -> model phase
-  // phase id at the largest count -> the shares of its bytes and compute whose calls the
-  // model left out (PhaseBuild::dropped_bytes_share, dropped_cpu_share)
-  std::map<int, std::pair<double, double>> dropped_of_largest_id;
+  // model phase -> the shares of its bytes and compute whose calls the model left out
+  // (PhaseBuild::dropped_bytes_share, dropped_cpu_share, at the largest count; taken for
+  // every count)
+  std::map<int, std::pair<double, double>> dropped_of_index;  // by model phase
+  // Per count, the phase id in its signature -> model phase (the last: group_of_largest_id).
+  std::vector<std::map<int, int>> group_of_id(counts.size());
+  // Per count, the ids of the phases that occur at every count but failed to fit.
+  std::vector<std::set<int>> failed_ids(counts.size());
   std::vector<std::string> unmatched;
   // Per count, the phases the model builds (CarriedAcrossPhases). A phase that then fails to
   // fit is left out below, and a request carried to or from it would be unmatched in the
@@ -5125,8 +5168,10 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       for (auto& bw : build.warnings) model.warnings.push_back(std::move(bw));
       model.phases.push_back(std::move(build.model));
       group_of_largest_id[group.phase_ids.back()] = index;
-      dropped_of_largest_id[group.phase_ids.back()] = {build.dropped_bytes_share,
-                                                       build.dropped_cpu_share};
+      for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+        group_of_id[ci][group.phase_ids[ci]] = index;
+      }
+      dropped_of_index[index] = {build.dropped_bytes_share, build.dropped_cpu_share};
     } catch (const UserError& e) {
       // A phase that cannot be fitted is left out when it is a small part of every run
       // (start-up, a loop's first or last partial iteration); otherwise the model would
@@ -5137,6 +5182,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
         if (ph) share = std::max(share, ph->share);
       }
       if (share > options.max_dropped_share) throw;
+      for (std::size_t ci = 0; ci < counts.size(); ++ci) failed_ids[ci].insert(group.phase_ids[ci]);
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.2f%%", 100 * share);
       model.warnings.push_back(
@@ -5184,7 +5230,8 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   // those calls over the modelled phase's. A phase that merely contains one of the modelled
   // phase's operations among many others (an allreduce amid a factorization's sends) is
   // no repetition of it, and stays a remainder.
-  std::map<int, std::pair<int, std::int64_t>> folded;  // unmodelled id -> (model phase, k)
+  // unmodelled id -> (model phase, k), at each count.
+  using Folds = std::map<int, std::pair<int, std::int64_t>>;
   // The most CPU any rank spends in one occurrence of a phase.
   auto busiest_rank_cpu_ns = [](const phases::Phase& ph) {
     double most = 0;
@@ -5193,46 +5240,50 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     }
     return most;
   };
-  for (const auto& p : largest.phases) {
-    if (group_of_largest_id.count(p.id)) continue;
-    const std::map<std::string, double> left = calls_by_op(p);
-    double left_calls = 0;
-    for (const auto& [op, n] : left) left_calls += n;
-    int best = -1;
-    const phases::Phase* best_phase = nullptr;
-    double best_weight = 0, best_matching = 0, best_calls = 0;
-    for (const auto& [id, index] : group_of_largest_id) {
-      const phases::Phase* m = largest.FindPhase(id);
-      if (!m || m->weight <= best_weight) continue;
-      const std::map<std::string, double> ops = calls_by_op(*m);
-      double calls = 0, matching = 0;
-      bool subset = !ops.empty();
-      for (const auto& [op, n] : ops) {
-        calls += n;
-        const auto it = left.find(op);
-        subset = subset && it != left.end();
-        if (it != left.end()) matching += it->second;
+  auto folds_of = [&](const phases::Signature& sig, const std::map<int, int>& groups) {
+    Folds folded;
+    for (const auto& p : sig.phases) {
+      if (groups.count(p.id)) continue;
+      const std::map<std::string, double> left = calls_by_op(p);
+      double left_calls = 0;
+      for (const auto& [op, n] : left) left_calls += n;
+      int best = -1;
+      const phases::Phase* best_phase = nullptr;
+      double best_weight = 0, best_matching = 0, best_calls = 0;
+      for (const auto& [id, index] : groups) {
+        const phases::Phase* m = sig.FindPhase(id);
+        if (!m || m->weight <= best_weight) continue;
+        const std::map<std::string, double> ops = calls_by_op(*m);
+        double calls = 0, matching = 0;
+        bool subset = !ops.empty();
+        for (const auto& [op, n] : ops) {
+          calls += n;
+          const auto it = left.find(op);
+          subset = subset && it != left.end();
+          if (it != left.end()) matching += it->second;
+        }
+        if (!subset || calls <= 0 || matching < 0.5 * left_calls) continue;
+        best = index;
+        best_phase = m;
+        best_weight = m->weight;
+        best_matching = matching;
+        best_calls = calls;
       }
-      if (!subset || calls <= 0 || matching < 0.5 * left_calls) continue;
-      best = index;
-      best_phase = m;
-      best_weight = m->weight;
-      best_matching = matching;
-      best_calls = calls;
+      if (best < 0) continue;
+      const auto k = static_cast<std::int64_t>(std::llround(best_matching / best_calls));
+      // Nor when k occurrences of the modelled phase would compute far more than the left-out
+      // phase did on its busiest rank: the calls repeat, the work around them does not (a
+      // set-up phase whose root reads the input before one broadcast, folded 70 times for a
+      // run's small broadcasts, made the root compute 120 ms it never did).
+      if (k >= 1 && static_cast<double>(k) * busiest_rank_cpu_ns(*best_phase) >
+                        kFoldCpuFactor * busiest_rank_cpu_ns(p) + kFoldCpuSlackNs) {
+        continue;
+      }
+      if (k >= 1) folded[p.id] = {best, k};
     }
-    if (best < 0) continue;
-    const auto k = static_cast<std::int64_t>(std::llround(best_matching / best_calls));
-    // Nor when k occurrences of the modelled phase would compute far more than the left-out
-    // phase did on its busiest rank: the calls repeat, the work around them does not (a
-    // set-up phase whose root reads the input before one broadcast, folded 70 times for a
-    // run's small broadcasts, made the root compute 120 ms it never did).
-    if (k >= 1 && static_cast<double>(k) * busiest_rank_cpu_ns(*best_phase) >
-                      kFoldCpuFactor * busiest_rank_cpu_ns(p) + kFoldCpuSlackNs) {
-      continue;
-    }
-    if (k >= 1) folded[p.id] = {best, k};
-  }
-  double total = 0, unmodelled = 0;
+    return folded;
+  };
+  const Folds folded = folds_of(largest, group_of_largest_id);
   // Bytes sent in a phase, over the ranks and its occurrences.
   auto bytes_of = [](const phases::Phase& p) {
     double bytes = 0;
@@ -5246,54 +5297,65 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     }
     return bytes;
   };
-  double total_bytes = 0, unmodelled_bytes = 0;
-  // Per phase of the largest count: its time and bytes left out.
-  std::map<int, std::pair<double, double>> left_out;
-  for (const auto& p : largest.phases) {
-    const double bytes = bytes_of(p);
-    total_bytes += bytes;
-    if (group_of_largest_id.count(p.id)) {
-      // A modelled phase's calls that the model left out.
-      if (auto d = dropped_of_largest_id.find(p.id); d != dropped_of_largest_id.end()) {
-        unmodelled_bytes += bytes * d->second.first;
-        left_out[p.id].second += bytes * d->second.first;
+  // What a traced run holds in all and what the model leaves out of it.
+  struct Split {
+    double total = 0, unmodelled = 0;  // seconds
+    // The part of `unmodelled` in the same phases at every count: calls of modelled phases
+    // left out, and phases that occur at every count but failed to fit. The rest is in
+    // phases that some counts lack, whose make-up changes from count to count.
+    double unmodelled_alike = 0;
+    double total_bytes = 0, unmodelled_bytes = 0;
+    // Per phase of the run: its time and bytes left out.
+    std::map<int, std::pair<double, double>> left_out;
+  };
+  auto split_of = [&](std::size_t ci, const Folds& folds) {
+    const phases::Signature& sig = *sigs[ci];
+    const std::map<int, int>& groups = group_of_id[ci];
+    Split out;
+    for (const auto& p : sig.phases) {
+      const double bytes = bytes_of(p);
+      out.total += p.total_time_s;
+      out.total_bytes += bytes;
+      if (auto g = groups.find(p.id); g != groups.end()) {
+        // A modelled phase's calls that the model left out: their bytes, and the share of
+        // the phase's compute before them (all of its time when none of its calls is left).
+        if (auto d = dropped_of_index.find(g->second); d != dropped_of_index.end()) {
+          out.unmodelled += p.total_time_s * d->second.second;
+          out.unmodelled_alike += p.total_time_s * d->second.second;
+          out.unmodelled_bytes += bytes * d->second.first;
+          out.left_out[p.id].first += p.total_time_s * d->second.second;
+          out.left_out[p.id].second += bytes * d->second.first;
+        }
+        continue;
       }
-      continue;
-    }
-    double rest = bytes;
-    // A folded phase makes k occurrences of its modelled phase's calls per occurrence: what
-    // it sends beyond those is not in the prediction.
-    if (auto f = folded.find(p.id); f != folded.end()) {
-      const phases::Phase* m = largest.FindPhase(model.phases[f->second.first].ids.back());
-      if (m && m->weight > 0) {
-        rest -= static_cast<double>(f->second.second) * p.weight * bytes_of(*m) / m->weight;
+      double rest = p.total_time_s, rest_bytes = bytes;
+      // A folded phase makes k occurrences of its modelled phase's calls per occurrence:
+      // what it takes and sends beyond those is not in the prediction.
+      if (auto f = folds.find(p.id); f != folds.end()) {
+        const phases::Phase* m = sig.FindPhase(model.phases[f->second.first].ids[ci]);
+        if (m) rest -= static_cast<double>(f->second.second) * p.weight * m->time_s;
+        if (m && m->weight > 0) {
+          rest_bytes -= static_cast<double>(f->second.second) * p.weight * bytes_of(*m) / m->weight;
+        }
       }
+      out.unmodelled += std::max(0.0, rest);
+      if (failed_ids[ci].count(p.id)) out.unmodelled_alike += std::max(0.0, rest);
+      out.unmodelled_bytes += std::max(0.0, rest_bytes);
+      out.left_out[p.id].first += std::max(0.0, rest);
+      out.left_out[p.id].second += std::max(0.0, rest_bytes);
     }
-    unmodelled_bytes += std::max(0.0, rest);
-    left_out[p.id].second += std::max(0.0, rest);
-  }
-  model.unmodelled_bytes_share = total_bytes > 0 ? unmodelled_bytes / total_bytes : 0;
-  for (const auto& p : largest.phases) {
-    total += p.total_time_s;
-    if (group_of_largest_id.count(p.id)) {
-      // A modelled phase's calls that the model left out: the share of the phase's compute
-      // before them (all of its time when none of its calls is left).
-      if (auto d = dropped_of_largest_id.find(p.id); d != dropped_of_largest_id.end()) {
-        unmodelled += p.total_time_s * d->second.second;
-        left_out[p.id].first += p.total_time_s * d->second.second;
-      }
-      continue;
-    }
-    double rest = p.total_time_s;
-    auto f = folded.find(p.id);
-    if (f != folded.end()) {
-      const phases::Phase* m = largest.FindPhase(model.phases[f->second.first].ids.back());
-      rest -= static_cast<double>(f->second.second) * p.weight * m->time_s;
-    }
-    unmodelled += std::max(0.0, rest);
-    left_out[p.id].first += std::max(0.0, rest);
-  }
-  model.unmodelled_share = total > 0 ? unmodelled / total : 0;
+    return out;
+  };
+  const Split split = split_of(counts.size() - 1, folded);
+  const double total = split.total, total_bytes = split.total_bytes;
+  const std::map<int, std::pair<double, double>>& left_out = split.left_out;
+  model.unmodelled_bytes_share = total_bytes > 0 ? split.unmodelled_bytes / total_bytes : 0;
+  model.unmodelled_share = total > 0 ? split.unmodelled / total : 0;
+  FitRemainderRatio(&model, [&](std::size_t ci) {
+    const Split at =
+        ci + 1 == counts.size() ? split : split_of(ci, folds_of(*sigs[ci], group_of_id[ci]));
+    return std::array{at.unmodelled_alike, at.total - at.unmodelled, at.total};
+  });
   // Where a tenth or more of the time or the bytes is left out, what it is: the phases of
   // the largest count that are not modelled, the largest first (a phase missing at some
   // count and too short to be relevant has no warning of its own).
@@ -5617,6 +5679,14 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
     out << ", " << buf << " of the bytes";
   }
   out << ")\n";
+  if (model.unmodelled_ratio.present) {
+    std::snprintf(buf, sizeof buf, "%.1f%%", 100 * model.unmodelled_fitted_share);
+    out << "  " << buf << " in phases every count has: "
+        << model.unmodelled_ratio.Describe("their time over the modelled time");
+    if (target > 0)
+      out << "; at P = " << target << ": " << model.unmodelled_ratio.At(double(target));
+    out << "\n";
+  }
   for (const auto& p : model.phases) {
     out << "\nphase " << p.index << (p.relevant ? " (relevant)" : "") << ": " << p.description
         << "\n";
@@ -5769,6 +5839,10 @@ std::string ModelToJson(const AppModel& model) {
   j["warnings"] = model.warnings;
   j["unmodelled_share"] = model.unmodelled_share;
   j["unmodelled_bytes_share"] = model.unmodelled_bytes_share;
+  if (model.unmodelled_ratio.present) {
+    j["unmodelled_ratio"] = QuantityJson(model.unmodelled_ratio);
+    j["unmodelled_fitted_share"] = model.unmodelled_fitted_share;
+  }
   j["sequence"] = json::parse(phases::SequenceToJsonText(model.sequence));
   json phases_j = json::array();
   for (const auto& p : model.phases) {
@@ -5908,6 +5982,10 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
     model.warnings = j.at("warnings").get<std::vector<std::string>>();
     model.unmodelled_share = j.at("unmodelled_share").get<double>();
     model.unmodelled_bytes_share = j.value("unmodelled_bytes_share", 0.0);
+    if (j.contains("unmodelled_ratio")) {
+      model.unmodelled_ratio = QuantityFromJson(j.at("unmodelled_ratio"));
+      model.unmodelled_fitted_share = j.at("unmodelled_fitted_share").get<double>();
+    }
     // Version 1's flat [[index, repetitions], ...] reads as a sequence without loops.
     try {
       model.sequence = phases::SequenceFromJsonText(j.at("sequence").dump(), origin);

@@ -527,6 +527,36 @@ std::vector<std::string> AmbiguousRules(const AppModel& model, std::int64_t npro
   return out;
 }
 
+// Prediction::remainder_law at n: when the law of the remainder's part in phases every
+// count has takes the remainder a factor kRemainderLawSpread or more from the kept share
+// (`rest`: its ratio to the modelled time), and either makes at least kRemainderLawShare of
+// the run.
+std::string RemainderLaw(const AppModel& model, std::int64_t n, double rest, double predicted_s) {
+  if (!model.unmodelled_ratio.present) return {};
+  constexpr double kRemainderLawSpread = 1.5, kRemainderLawShare = 0.05;
+  const auto np = static_cast<double>(n);
+  const double law = model.RemainderLawRatioAt(np);
+  const double lo = std::min(law, rest), hi = std::max(law, rest);
+  if (!(hi >= kRemainderLawSpread * lo) || hi / (1 + hi) < kRemainderLawShare) return {};
+  auto pct = [](double x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f%%", 100 * x);
+    return std::string(b);
+  };
+  const std::string largest = std::to_string(model.largest_count());
+  return "the remainder (phases the model leaves out) is kept at its share of the " + largest +
+         "-process run, " + pct(model.unmodelled_share) + "; of that, the " +
+         pct(model.unmodelled_fitted_share) +
+         " in phases every traced count has follows a law over the counts (" +
+         model.unmodelled_ratio.Describe("their time over the modelled time") +
+         ") that makes the remainder " + pct(law / (1 + law)) + " of the run at " +
+         std::to_string(n) + " and the prediction " +
+         FormatSeconds(predicted_s * (1 + law) / (1 + rest)) +
+         ", which the interval includes. Work that does not shrink with P (Amdahl's serial "
+         "part) grows this way; `pas2p validate --against` a trace at a larger count tells "
+         "which holds";
+}
+
 Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machine& machine,
                    const PredictOptions& options) {
   if (model.counts.empty()) throw UserError("the model has no traced counts");
@@ -776,13 +806,17 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
     sum_low += std::min(low, row.total_s);
     sum_high += std::max(high, row.total_s);
   }
-  const double rest =
-      model.unmodelled_share < 1 ? model.unmodelled_share / (1 - model.unmodelled_share) : 0;
+  // The unmodelled remainder: its ratio to the modelled time at the largest traced count,
+  // and in the interval the law of that ratio over the counts (AppModel::RemainderRatioAt).
+  const auto np = static_cast<double>(n);
+  const double rest = model.RemainderRatioAt(np);
+  const double rest_low = std::min(rest, model.RemainderRatioAt(np, -1));
+  const double rest_high = std::max(rest, model.RemainderRatioAt(np, 1));
   pred.remainder_s = rest * sum;
   pred.pet_s = sum + pred.remainder_s;
   for (auto& row : pred.phases) row.share = pred.pet_s > 0 ? row.total_s / pred.pet_s : 0;
   pred.uncertain_weights = UncertainWeights(model, n, pred.phases);
-  const double low_pet = sum_low * (1 + rest), high_pet = sum_high * (1 + rest);
+  const double low_pet = sum_low * (1 + rest_low), high_pet = sum_high * (1 + rest_high);
 
   if (!full) std::rethrow_exception(full_error);
   if (replay_full) {
@@ -799,6 +833,7 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   const double scale = pred.pet_s > 0 ? pred.predicted_time_s / pred.pet_s : 1;
   pred.interval_low_s = std::min(low_pet * scale, pred.predicted_time_s);
   pred.interval_high_s = std::max(high_pet * scale, pred.predicted_time_s);
+  pred.remainder_law = RemainderLaw(model, n, rest, pred.predicted_time_s);
   // The same run on an ideal network, for the POP metrics' serialization / transfer split.
   const sim::Machine ideal = sim::IdealNetwork(machine);
   std::size_t ideal_job = kNone;
@@ -951,6 +986,7 @@ std::string FormatPrediction(const Prediction& p, const std::string& machine_nam
   for (const auto& l : p.untraced_extents) out << "warning: " << l << "\n";
   for (const auto& l : p.ambiguous_rules) out << "warning: " << l << "\n";
   for (const auto& l : p.uncertain_weights) out << "warning: " << l << "\n";
+  if (!p.remainder_law.empty()) out << "warning: " << p.remainder_law << "\n";
   out << "\n";
   char line[512];
   std::snprintf(line, sizeof line, "%-5s %10s %14s %14s %7s  %s\n", "phase", "weight",
@@ -967,7 +1003,7 @@ std::string FormatPrediction(const Prediction& p, const std::string& machine_nam
     std::snprintf(line, sizeof line, "%-5s %10s %14s %14s %6.1f%%  %s\n", "rest", "", "",
                   FormatSeconds(p.remainder_s).c_str(),
                   100 * (p.pet_s > 0 ? p.remainder_s / p.pet_s : 0),
-                  "phases not present at every traced count, kept at their traced share");
+                  "phases the model leaves out, kept at their traced share");
     out << line;
   }
   out << "PET (sum of phases): " << FormatSeconds(p.pet_s) << "\n";
@@ -1011,6 +1047,7 @@ std::string PredictionToJson(const Prediction& p, const std::string& machine_nam
   j["untraced_extents"] = p.untraced_extents;
   j["ambiguous_rules"] = p.ambiguous_rules;
   j["uncertain_weights"] = p.uncertain_weights;
+  j["remainder_law"] = p.remainder_law.empty() ? json(nullptr) : json(p.remainder_law);
   j["model_warnings"] = p.model_warnings;
   json phases = json::array();
   for (const auto& r : p.phases) {
@@ -1790,6 +1827,7 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   v.predicted_quiet_s = pred.quiet_time_s;
   for (const auto& w : pred.untraced_extents) v.model_warnings.push_back(w);
   for (const auto& w : pred.ambiguous_rules) v.model_warnings.push_back(w);
+  if (!pred.remainder_law.empty()) v.model_warnings.push_back(pred.remainder_law);
   v.predicted_time_s = pred.predicted_time_s;
   v.real_simulated_time_s = SimulateTime(real, machine, nullptr, &v.real_efficiency);
   if (pred.efficiency_done) {

@@ -1672,5 +1672,88 @@ TEST(RemainderTest, APhaseIsNotFoldedIntoOneThatComputesFarMore) {
   EXPECT_NEAR(cpu, without, 0.01 * without);
 }
 
+// A phase the model leaves out (its peers follow no pattern) that takes the same time at
+// every count, in a strong-scaled stencil whose modelled time falls with P: the serial part
+// of Amdahl's law. Its ratio to the modelled time grows with P. The prediction keeps the
+// remainder's share of the largest run (what held best on real codes), but the law is in
+// the model, the interval reaches the remainder it gives, and a warning says what the
+// prediction would be with it.
+TEST(RemainderTest, ARemainderThatDoesNotShrinkWithPKeepsItsTime) {
+  testing::AppParams p;
+  p.iterations = 20;
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
+  const AppModel plain = BuildModel(sigs);
+  EXPECT_FALSE(plain.unmodelled_ratio.present) << DescribeModel(plain);
+  double serial = 0;
+  {
+    double total = 0;
+    int next_id = 0;
+    AllreducePhase(sigs.back(), &total, &next_id);
+    serial = 0.2 * total;  // a fifth of the largest run's time, at every count
+  }
+  std::vector<double> modelled;
+  for (phases::Signature& sig : sigs) {
+    double total = 0;
+    int next_id = 0;
+    const phases::Phase* reduce = AllreducePhase(sig, &total, &next_id);
+    ASSERT_NE(reduce, nullptr) << phases::FormatSignatureTable(sig);
+    modelled.push_back(total);
+    phases::Phase serial_phase = *reduce;
+    serial_phase.id = next_id;
+    serial_phase.weight = 10;
+    serial_phase.time_s = serial / serial_phase.weight;
+    serial_phase.total_time_s = serial;
+    for (phases::RankPhase& rp : serial_phase.ranks) {
+      phases::PhaseEvent send;
+      send.kind = EventKind::kSend;
+      // Peers that no pattern family reproduces.
+      const std::int64_t n = sig.nprocs, r = rp.rank;
+      send.peer = static_cast<int>((7 * r * r + 3 * n + 1) % n);
+      if (send.peer == rp.rank) send.peer = static_cast<int>((r + 1) % n);
+      send.bytes.Add(800);
+      std::vector<phases::PhaseEvent> events(10, send);
+      events.push_back(rp.events.front());
+      rp.events = events;
+      rp.weight = serial_phase.weight;
+    }
+    sig.phases.push_back(serial_phase);
+  }
+  ASSERT_GT(modelled.front(), 1.5 * modelled.back());  // strong scaling
+  const AppModel m = BuildModel(sigs);
+  ASSERT_TRUE(m.unmodelled_ratio.present) << DescribeModel(m);
+  // The ratio at each traced count, within the law's fit.
+  for (std::size_t ci = 0; ci < sigs.size(); ++ci) {
+    const double ratio = serial / modelled[ci];
+    EXPECT_NEAR(m.RemainderLawRatioAt(sigs[ci].nprocs), ratio, 0.1 * ratio) << DescribeModel(m);
+  }
+  EXPECT_EQ(ModelFromJson(ModelToJson(m), "t").unmodelled_ratio.model.curve,
+            m.unmodelled_ratio.model.curve);
+  const double kept = m.unmodelled_share / (1 - m.unmodelled_share);
+  EXPECT_NEAR(m.RemainderLawRatioAt(64), serial / modelled.back() * 64 / 36,
+              0.1 * serial / modelled.back() * 64 / 36)
+      << DescribeModel(m);
+  EXPECT_EQ(m.RemainderRatioAt(64), kept);
+  EXPECT_GE(m.RemainderRatioAt(64, 1), m.RemainderLawRatioAt(64));
+  EXPECT_EQ(m.RemainderRatioAt(64, -1), kept);
+  PredictOptions o;
+  o.allow_remainder = true;
+  o.noise_replays = 0;
+  const Prediction at64 = Predict(m, 64, TestMachine(), o);
+  EXPECT_NEAR(at64.remainder_s / (at64.pet_s - at64.remainder_s), kept, 1e-9);
+  const double with_law = at64.predicted_time_s * (1 + m.RemainderLawRatioAt(64)) / (1 + kept);
+  EXPECT_GE(at64.interval_high_s, with_law);
+  EXPECT_NE(at64.remainder_law.find("that makes the remainder"), std::string::npos)
+      << at64.remainder_law;
+  EXPECT_NE(FormatPrediction(at64, "m").find("Amdahl"), std::string::npos);
+  // Without the remainder's law (a model saved before it existed), no such warning.
+  AppModel old = m;
+  old.unmodelled_ratio = {};
+  const Prediction plain64 = Predict(old, 64, TestMachine(), o);
+  EXPECT_TRUE(plain64.remainder_law.empty());
+  EXPECT_EQ(plain64.predicted_time_s, at64.predicted_time_s);
+  EXPECT_LT(plain64.interval_high_s, with_law);
+}
+
 }  // namespace
 }  // namespace pas2p::synthesis

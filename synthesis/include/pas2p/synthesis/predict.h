@@ -10,10 +10,12 @@
 // occurrence costs (T(K) - T(1)) / (K - 1) in steady state (a pipeline that fills in the
 // first occurrence is charged once: total = T(1) + (W - 1) x (T(K) - T(1)) / (K - 1)).
 // PET(N) = sum of the phases' totals, plus the unmodelled remainder (phases that do not
-// occur at every traced count) kept at its traced share of the run. When the whole
-// synthesized run is small enough (PredictOptions::full_replay_events), it is simulated
-// end to end and that time is the prediction, without the remainder (the replay already
-// holds what partial iterations and pipeline drains cost); the PET is still the breakdown. The
+// occur at every traced count, or that fail to fit) kept at its traced share of the run
+// (AppModel::RemainderRatioAt; the interval also spans the law of that ratio over the
+// counts). When the whole synthesized run is small enough (PredictOptions::
+// full_replay_events), it is simulated end to end and that time, with the remainder in the
+// same ratio, is the prediction (the replay already holds what partial iterations and
+// pipeline drains cost); the PET is still the breakdown. The
 // interval repeats the one-occurrence simulations with the low and high ends of the regression
 // intervals (bytes, compute, weights).
 #pragma once
@@ -128,7 +130,11 @@ struct Prediction {
   double interval_high_s = 0;
   double pet_s = 0;        // sum of the phase totals + remainder
   double remainder_s = 0;  // unmodelled phases (kept at their traced share)
-  std::string method;      // "full replay of the synthesized run" or "PET"
+  // When the remainder's part in phases every count has follows a law of P that takes it
+  // far from its traced share at this count (AppModel::unmodelled_ratio): that law, what
+  // the prediction would be with it, and that the interval holds it. Empty otherwise.
+  std::string remainder_law;
+  std::string method;  // "full replay of the synthesized run" or "PET"
   std::uint64_t simulated_events = 0;
   // PredictOptions::noise_replays done (0: none) and the range of their times.
   int noise_replays = 0;
