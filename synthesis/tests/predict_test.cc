@@ -1430,24 +1430,27 @@ void AddSendPhase(phases::Signature* sig, int (*peer)(int, int), double bytes) {
   sig->phases.push_back(odd);
 }
 
-// A phase of the largest traced run that no other count has, holding two thirds of its time:
-// 100 sends and one allreduce per rank (as a factorization's steps hold a pivot reduction
-// among their sends), each occurrence as long as 50 of the allreduce phase's. It contains
-// the operation of the modelled allreduce phase, which folded it as 101 allreduces (k = its
-// calls over the allreduce phase's) and hid it whole: the model claimed 0% unmodelled and
-// predicted the run from a third of it. It is now a remainder (folded only when most of its
-// calls are the modelled phase's), and predicting from a model that leaves out most of the
-// run is an error unless asked for.
+// The remainder tests' torus stencil (20 iterations) and its signatures at 9, 16, 25, 36.
+testing::AppParams RemainderStencilParams() {
+  testing::AppParams p;
+  p.iterations = 20;
+  return p;
+}
+std::vector<phases::Signature> RemainderStencils() {
+  std::vector<phases::Signature> sigs;
+  for (int n : {9, 16, 25, 36}) {
+    sigs.push_back(testing::Analyze(testing::TorusStencil(n, RemainderStencilParams())));
+  }
+  return sigs;
+}
+
 // A phase left out can be a small part of the time and most of the traffic (a PETSc GMRES
 // run whose halo exchange no family reproduced: 6.8% of the time, 92% of the bytes, and the
 // prediction carried none of them). The share of the bytes left out is its own guard.
 // The torus stencil at 9-36 (20 iterations); at 36 only, one occurrence of a ring shift
 // carrying twice the run's other bytes, in no time at all.
 std::vector<phases::Signature> StencilsWithMostBytesAtTheLargestCountOnly() {
-  testing::AppParams p;
-  p.iterations = 20;
-  std::vector<phases::Signature> sigs;
-  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
+  std::vector<phases::Signature> sigs = RemainderStencils();
   phases::Signature& largest = sigs.back();
   double bytes = 0;
   for (const phases::Phase& ph : largest.phases) {
@@ -1580,11 +1583,32 @@ const phases::Phase* AllreducePhase(const phases::Signature& sig, double* total,
   return reduce;
 }
 
+// Every rank of `phase` makes `sends` sends of 800 B to peer_of(rank), then the phase's
+// first call, phase->weight times.
+template <typename PeerOf>
+void SendsThenFirstCall(phases::Phase* phase, int sends, PeerOf peer_of) {
+  for (phases::RankPhase& rp : phase->ranks) {
+    phases::PhaseEvent send;
+    send.kind = EventKind::kSend;
+    send.peer = peer_of(rp.rank);
+    send.bytes.Add(800);
+    std::vector<phases::PhaseEvent> events(static_cast<std::size_t>(sends), send);
+    events.push_back(rp.events.front());
+    rp.events = std::move(events);
+    rp.weight = phase->weight;
+  }
+}
+
+// A phase of the largest traced run that no other count has, holding two thirds of its time:
+// 100 sends and one allreduce per rank (as a factorization's steps hold a pivot reduction
+// among their sends), each occurrence as long as 50 of the allreduce phase's. It contains
+// the operation of the modelled allreduce phase, which folded it as 101 allreduces (k = its
+// calls over the allreduce phase's) and hid it whole: the model claimed 0% unmodelled and
+// predicted the run from a third of it. It is now a remainder (folded only when most of its
+// calls are the modelled phase's), and predicting from a model that leaves out most of the
+// run is an error unless asked for.
 TEST(RemainderTest, APhaseThatOnlyContainsAModelledOperationIsNoRepetitionOfIt) {
-  testing::AppParams p;
-  p.iterations = 20;
-  std::vector<phases::Signature> sigs;
-  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
+  std::vector<phases::Signature> sigs = RemainderStencils();
   phases::Signature& largest = sigs.back();
   double total = 0;
   int next_id = 0;
@@ -1597,16 +1621,7 @@ TEST(RemainderTest, APhaseThatOnlyContainsAModelledOperationIsNoRepetitionOfIt) 
   odd.weight = std::round(2 * total / odd.time_s);
   odd.total_time_s = odd.weight * odd.time_s;
   odd.relevant = true;
-  for (phases::RankPhase& rp : odd.ranks) {
-    phases::PhaseEvent send;
-    send.kind = EventKind::kSend;
-    send.peer = (rp.rank + 1) % largest.nprocs;
-    send.bytes.Add(800);
-    std::vector<phases::PhaseEvent> events(100, send);
-    events.push_back(rp.events.front());
-    rp.events = events;
-    rp.weight = odd.weight;
-  }
+  SendsThenFirstCall(&odd, 100, [&](int rank) { return (rank + 1) % largest.nprocs; });
   largest.phases.push_back(odd);
   const AppModel m = BuildModel(sigs);
   EXPECT_NEAR(m.unmodelled_share, 2.0 / 3.0, 0.03) << DescribeModel(m);
@@ -1626,7 +1641,7 @@ TEST(RemainderTest, APhaseThatOnlyContainsAModelledOperationIsNoRepetitionOfIt) 
   EXPECT_NEAR(allowed.remainder_s / allowed.pet_s, m.unmodelled_share, 1e-9);
   // validate says how much of the run its figures leave out.
   o.noise_draws = 0;
-  const MemoryTrace real(testing::TorusStencil(64, p));
+  const MemoryTrace real(testing::TorusStencil(64, RemainderStencilParams()));
   const Validation v = ValidateAgainst(sigs, real, TestMachine(), o);
   EXPECT_DOUBLE_EQ(v.unmodelled_share, m.unmodelled_share);
   EXPECT_NE(FormatValidation(v, "t").find("remainder"), std::string::npos);
@@ -1640,10 +1655,7 @@ TEST(RemainderTest, APhaseThatOnlyContainsAModelledOperationIsNoRepetitionOfIt) 
 // not. It stays a remainder at its traced time, and the run synthesized at 64 computes what
 // the run without it does.
 TEST(RemainderTest, APhaseIsNotFoldedIntoOneThatComputesFarMore) {
-  testing::AppParams p;
-  p.iterations = 20;
-  std::vector<phases::Signature> sigs;
-  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
+  std::vector<phases::Signature> sigs = RemainderStencils();
   const AppModel plain = BuildModel(sigs);
   phases::Signature& largest = sigs.back();
   double total = 0;
@@ -1679,10 +1691,7 @@ TEST(RemainderTest, APhaseIsNotFoldedIntoOneThatComputesFarMore) {
 // the model, the interval reaches the remainder it gives, and a warning says what the
 // prediction would be with it.
 TEST(RemainderTest, ARemainderThatDoesNotShrinkWithPKeepsItsTime) {
-  testing::AppParams p;
-  p.iterations = 20;
-  std::vector<phases::Signature> sigs;
-  for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
+  std::vector<phases::Signature> sigs = RemainderStencils();
   const AppModel plain = BuildModel(sigs);
   EXPECT_FALSE(plain.unmodelled_ratio.present) << DescribeModel(plain);
   double serial = 0;
@@ -1704,19 +1713,11 @@ TEST(RemainderTest, ARemainderThatDoesNotShrinkWithPKeepsItsTime) {
     serial_phase.weight = 10;
     serial_phase.time_s = serial / serial_phase.weight;
     serial_phase.total_time_s = serial;
-    for (phases::RankPhase& rp : serial_phase.ranks) {
-      phases::PhaseEvent send;
-      send.kind = EventKind::kSend;
-      // Peers that no pattern family reproduces.
-      const std::int64_t n = sig.nprocs, r = rp.rank;
-      send.peer = static_cast<int>((7 * r * r + 3 * n + 1) % n);
-      if (send.peer == rp.rank) send.peer = static_cast<int>((r + 1) % n);
-      send.bytes.Add(800);
-      std::vector<phases::PhaseEvent> events(10, send);
-      events.push_back(rp.events.front());
-      rp.events = events;
-      rp.weight = serial_phase.weight;
-    }
+    // Peers that no pattern family reproduces.
+    SendsThenFirstCall(&serial_phase, 10, [n = std::int64_t{sig.nprocs}](int rank) {
+      const auto peer = static_cast<int>((7 * std::int64_t{rank} * rank + 3 * n + 1) % n);
+      return peer != rank ? peer : static_cast<int>((rank + 1) % n);
+    });
     sig.phases.push_back(serial_phase);
   }
   ASSERT_GT(modelled.front(), 1.5 * modelled.back());  // strong scaling
