@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "pas2p/core/error.h"
@@ -1728,8 +1729,17 @@ TEST(RemainderTest, ARemainderThatDoesNotShrinkWithPKeepsItsTime) {
     const double ratio = serial / modelled[ci];
     EXPECT_NEAR(m.RemainderLawRatioAt(sigs[ci].nprocs), ratio, 0.1 * ratio) << DescribeModel(m);
   }
-  EXPECT_EQ(ModelFromJson(ModelToJson(m), "t").unmodelled_ratio.model.curve,
-            m.unmodelled_ratio.model.curve);
+  const AppModel loaded = ModelFromJson(ModelToJson(m), "t");
+  EXPECT_EQ(loaded.unmodelled_ratio.model.curve, m.unmodelled_ratio.model.curve);
+  EXPECT_EQ(loaded.unmodelled_fitted_share, m.unmodelled_fitted_share);
+  // A model saved before the law existed loads without it.
+  nlohmann::json saved = nlohmann::json::parse(ModelToJson(m));
+  ASSERT_TRUE(saved.contains("unmodelled_ratio"));
+  saved.erase("unmodelled_ratio");
+  saved.erase("unmodelled_fitted_share");
+  const AppModel older = ModelFromJson(saved.dump(), "t");
+  EXPECT_FALSE(older.unmodelled_ratio.present);
+  EXPECT_EQ(older.RemainderRatioAt(64, 1), older.RemainderRatioAt(64));
   const double kept = m.unmodelled_share / (1 - m.unmodelled_share);
   EXPECT_NEAR(m.RemainderLawRatioAt(64), serial / modelled.back() * 64 / 36,
               0.1 * serial / modelled.back() * 64 / 36)
