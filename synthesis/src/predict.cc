@@ -1829,6 +1829,11 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   for (const auto& w : pred.ambiguous_rules) v.model_warnings.push_back(w);
   if (!pred.remainder_law.empty()) v.model_warnings.push_back(pred.remainder_law);
   v.predicted_time_s = pred.predicted_time_s;
+  if (model.unmodelled_ratio.present) {
+    const auto p = static_cast<double>(pred.run_count);
+    v.law_predicted_time_s = pred.predicted_time_s * (1 + model.RemainderLawRatioAt(p)) /
+                             (1 + model.RemainderRatioAt(p));
+  }
   v.real_simulated_time_s = SimulateTime(real, machine, nullptr, &v.real_efficiency);
   if (pred.efficiency_done) {
     v.efficiency_done = true;
@@ -1936,6 +1941,9 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
   v.predicted_compute_s = static_cast<double>(synth_cpu) * 1e-9;
   v.compute_error = RelError(v.predicted_compute_s, v.real_compute_s);
   v.time_error = RelError(v.predicted_time_s, v.real_simulated_time_s);
+  if (v.law_predicted_time_s >= 0) {
+    v.time_error_law = RelError(v.law_predicted_time_s, v.real_simulated_time_s);
+  }
   if (v.rescheduled) {
     v.time_error_traced_assignment =
         RelError(v.predicted_time_s, v.real_simulated_traced_assignment_s);
@@ -2137,6 +2145,14 @@ std::string FormatValidation(const Validation& v, const std::string& application
                   100 * v.time_error, v.predicted_time_s, v.real_simulated_time_s);
   }
   out << line;
+  if (v.law_predicted_time_s >= 0) {
+    std::snprintf(line, sizeof line,
+                  "    remainder's law %7.2f%%  (predicted %.6g s with the remainder's part in "
+                  "phases every count has following its law over the counts, not its kept "
+                  "share)\n",
+                  100 * v.time_error_law, v.law_predicted_time_s);
+    out << line;
+  }
   std::snprintf(line, sizeof line,
                 "  interval       [%.6g s, %.6g s]: the simulated real trace is %s it\n",
                 v.interval_low_s, v.interval_high_s,
@@ -2223,6 +2239,10 @@ std::string ValidationToJson(const Validation& v, const std::string& application
       {"bytes_error", v.bytes_error},
       {"compute_error", v.compute_error},
       {"time_error", v.time_error},
+      {"time_error_remainder_law",
+       v.law_predicted_time_s >= 0 ? json(v.time_error_law) : json(nullptr)},
+      {"predicted_time_remainder_law_s",
+       v.law_predicted_time_s >= 0 ? json(v.law_predicted_time_s) : json(nullptr)},
       {"predicted_time_s", v.predicted_time_s},
       {"real_simulated_time_s", v.real_simulated_time_s},
       {"interval_s", json::array({v.interval_low_s, v.interval_high_s})},

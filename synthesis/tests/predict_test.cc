@@ -1757,6 +1757,16 @@ TEST(RemainderTest, ARemainderThatDoesNotShrinkWithPKeepsItsTime) {
   EXPECT_NE(at64.remainder_law.find("that makes the remainder"), std::string::npos)
       << at64.remainder_law;
   EXPECT_NE(FormatPrediction(at64, "m").find("Amdahl"), std::string::npos);
+  // validate gives the time error both ways, so a held-out trace tells which holds.
+  o.noise_draws = 0;
+  const MemoryTrace real(testing::TorusStencil(64, RemainderStencilParams()));
+  const Validation v = ValidateAgainst(sigs, real, TestMachine(), o);
+  EXPECT_NEAR(v.law_predicted_time_s,
+              v.predicted_time_s * (1 + m.RemainderLawRatioAt(64)) / (1 + kept),
+              1e-9 * v.predicted_time_s);
+  EXPECT_GT(v.time_error_law, v.time_error);  // the real run at 64 has no serial phase
+  EXPECT_NE(FormatValidation(v, "t").find("remainder's law"), std::string::npos);
+  EXPECT_NE(ValidationToJson(v, "t").find("\"time_error_remainder_law\""), std::string::npos);
   // Without the remainder's law (a model saved before it existed), no such warning.
   AppModel old = m;
   old.unmodelled_ratio = {};

@@ -321,6 +321,12 @@ struct Validation {
   double bytes_error = 0;    // |predicted - real| / real, bytes sent
   double compute_error = 0;  // same for the CPU time of compute bursts
   double time_error = 0;     // predicted time vs simulated real trace (rescheduled: above)
+  // When the model has a law for its remainder (AppModel::unmodelled_ratio): the prediction
+  // with the remainder's part in phases every count has following that law instead of its
+  // kept share (Prediction::remainder_law), and its error as time_error's; -1 and 0
+  // otherwise. Which of the two came closer says which to trust for this code.
+  double law_predicted_time_s = -1;
+  double time_error_law = 0;
   double predicted_time_s = 0;
   double real_simulated_time_s = 0;
   // The prediction's interval (Prediction::interval_low_s/high_s) and whether the simulated
