@@ -5114,13 +5114,13 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   for (const auto& s : signatures) sigs.push_back(&s);
 
   const phases::Signature& largest = signatures.back();
-  std::map<int, int> group_of_largest_id;  // phase id at the largest count -> model phase
   // model phase -> the shares of its bytes and compute whose calls the model left out
   // (PhaseBuild::dropped_bytes_share, dropped_cpu_share, at the largest count; taken for
   // every count)
   std::map<int, std::pair<double, double>> dropped_of_index;  // by model phase
-  // Per count, the phase id in its signature -> model phase (the last: group_of_largest_id).
+  // Per count, the phase id in its signature -> model phase.
   std::vector<std::map<int, int>> group_of_id(counts.size());
+  const std::map<int, int>& group_of_largest_id = group_of_id.back();
   // Per count, the ids of the phases that occur at every count but failed to fit.
   std::vector<std::set<int>> failed_ids(counts.size());
   std::vector<std::string> unmatched;
@@ -5167,7 +5167,6 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       WarnDisturbedCount(index, group, sigs, counts, run_cpu, &build.warnings);
       for (auto& bw : build.warnings) model.warnings.push_back(std::move(bw));
       model.phases.push_back(std::move(build.model));
-      group_of_largest_id[group.phase_ids.back()] = index;
       for (std::size_t ci = 0; ci < counts.size(); ++ci) {
         group_of_id[ci][group.phase_ids[ci]] = index;
       }
