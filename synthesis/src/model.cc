@@ -4697,19 +4697,17 @@ double Quantity::UnroundedAt(double p) const {
 
 double AppModel::RemainderRatioAt(double p, int side) const {
   if (!(unmodelled_share < 1)) return 0;
-  const double modelled = 1 - unmodelled_share;
-  const double kept = unmodelled_share / modelled;
+  const double kept = unmodelled_share / (1 - unmodelled_share);
   if (side == 0 || !unmodelled_ratio.present) return kept;
-  const double rest = std::max(0.0, unmodelled_share - unmodelled_fitted_share) / modelled;
-  const double law = rest + unmodelled_ratio.At(p), end = rest + unmodelled_ratio.At(p, side);
+  const double law = RemainderLawRatioAt(p), end = RemainderLawRatioAt(p, side);
   return side < 0 ? std::min({kept, law, end}) : std::max({kept, law, end});
 }
 
-double AppModel::RemainderLawRatioAt(double p) const {
+double AppModel::RemainderLawRatioAt(double p, int side) const {
   if (!unmodelled_ratio.present || !(unmodelled_share < 1)) return RemainderRatioAt(p);
   const double modelled = 1 - unmodelled_share;
   return std::max(0.0, unmodelled_share - unmodelled_fitted_share) / modelled +
-         unmodelled_ratio.At(p);
+         unmodelled_ratio.At(p, side);
 }
 
 bool AppModel::HasInstructions() const {

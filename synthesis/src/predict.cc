@@ -810,8 +810,8 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   // and in the interval the law of that ratio over the counts (AppModel::RemainderRatioAt).
   const auto np = static_cast<double>(n);
   const double rest = model.RemainderRatioAt(np);
-  const double rest_low = std::min(rest, model.RemainderRatioAt(np, -1));
-  const double rest_high = std::max(rest, model.RemainderRatioAt(np, 1));
+  const double rest_low = model.RemainderRatioAt(np, -1);
+  const double rest_high = model.RemainderRatioAt(np, 1);
   pred.remainder_s = rest * sum;
   pred.pet_s = sum + pred.remainder_s;
   for (auto& row : pred.phases) row.share = pred.pet_s > 0 ? row.total_s / pred.pet_s : 0;

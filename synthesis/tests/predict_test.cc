@@ -1691,7 +1691,7 @@ TEST(RemainderTest, APhaseIsNotFoldedIntoOneThatComputesFarMore) {
 // remainder's share of the largest run (what held best on real codes), but the law is in
 // the model, the interval reaches the remainder it gives, and a warning says what the
 // prediction would be with it.
-TEST(RemainderTest, ARemainderThatDoesNotShrinkWithPKeepsItsTime) {
+TEST(RemainderTest, ARemainderThatDoesNotShrinkWithPReachesTheIntervalAndAWarning) {
   std::vector<phases::Signature> sigs = RemainderStencils();
   const AppModel plain = BuildModel(sigs);
   EXPECT_FALSE(plain.unmodelled_ratio.present) << DescribeModel(plain);

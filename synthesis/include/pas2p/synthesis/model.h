@@ -431,8 +431,8 @@ struct AppModel {
   // too, so a remainder that grows (or shrinks) against the modelled time is inside it.
   double RemainderRatioAt(double p, int side = 0) const;
   // The same at P with the part in phases every count has following unmodelled_ratio's law
-  // (RemainderRatioAt(p) when it is absent).
-  double RemainderLawRatioAt(double p) const;
+  // (`side`: its interval's low / high end; RemainderRatioAt(p) when it is absent).
+  double RemainderLawRatioAt(double p, int side = 0) const;
   patterns::ValidCountSet valid;
   std::vector<std::string> warnings;
 
