@@ -20,7 +20,7 @@ bool ExistsAtAll(GridRule grid, const std::vector<std::int64_t>& counts, std::in
 
 }  // namespace
 
-std::vector<GridRule> CandidateGrids(const std::vector<std::int64_t>& counts) {
+std::vector<GridRule> CandidateGrids(const std::vector<std::int64_t>& counts, bool components) {
   std::vector<GridRule> all;
   all.push_back({GridShape::kLinear, 1, {}, 0, 1});
   all.push_back({GridShape::kSquare, 2, {}, 0, 1});
@@ -50,6 +50,22 @@ std::vector<GridRule> CandidateGrids(const std::vector<std::int64_t>& counts) {
   // After MPI_Dims_create's, so that where the two agree at every traced count (powers of two)
   // the grid kept first is the MPI one; where they part at the target a warning says so.
   all.push_back({GridShape::kOptimalShapeXYZ, 3, {}, 0, 1});
+  // Last, and only when asked for, components with a grid each (a world split into a fixed
+  // number of parts): at many counts they coincide with a grid above (12 and 16 ranks as 2 x
+  // MPI_Dims_create(P/2, 2) or MPI_Dims_create(P, 3)), where the simpler rule is the better
+  // guess unless the communicator the calls are made on says otherwise (synthesis' model).
+  if (components && !counts.empty()) {
+    std::int64_t g = 0;
+    for (std::int64_t p : counts) g = std::gcd(g, p);
+    for (std::int64_t c = 2; c <= g; ++c) {
+      if (g % c != 0) continue;
+      for (std::vector<int> order : {std::vector<int>{1, 0}, std::vector<int>{0, 1},
+                                     std::vector<int>{2, 1, 0}, std::vector<int>{0, 1, 2}}) {
+        const int ndims = static_cast<int>(order.size()) + 1;
+        all.push_back({GridShape::kComponents, ndims, order, c, 1});
+      }
+    }
+  }
 
   std::vector<GridRule> out;
   for (GridRule& grid : all) {
@@ -62,7 +78,9 @@ std::vector<GridRule> CandidateGrids(const std::vector<std::int64_t>& counts) {
       if (kept.shape != grid.shape || kept.ndims != grid.ndims) continue;
       bool same = true;
       for (std::int64_t p : counts) same = same && kept.Extents(p) == grid.Extents(p);
-      duplicate = duplicate || (same && grid.shape == GridShape::kDimsCreate);
+      duplicate =
+          duplicate ||
+          (same && (grid.shape == GridShape::kDimsCreate || grid.shape == GridShape::kComponents));
     }
     if (!duplicate) out.push_back(grid);
   }
@@ -93,6 +111,7 @@ ValidCounts GridCounts(const GridRule& grid) {
       break;
     case GridShape::kDimsCreate:
     case GridShape::kOptimalShapeXYZ:
+    case GridShape::kComponents:
       v.rule = CountRule::kGrid;
       v.grid = grid;
       v.min_count = 1;

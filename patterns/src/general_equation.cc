@@ -489,6 +489,9 @@ std::string GeneralEquation::Formula() const {
       case GridShape::kOptimalShapeXYZ:
         var = std::string(1, "xyz"[i]) + "(P)";
         break;
+      case GridShape::kComponents:
+        var = i < grid.order.size() ? "d" + std::to_string(grid.order[i]) : "components";
+        break;
       case GridShape::kFixedFast:
       case GridShape::kFixedSlow:
         var = "P/" + std::to_string(grid.fixed);
@@ -1129,7 +1132,8 @@ std::vector<Traced> Prepare(const std::vector<CommMap>& maps, const std::string&
 }
 
 std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
-                                 std::vector<std::string>* misses, bool prefer_trees = false) {
+                                 std::vector<std::string>* misses, bool prefer_trees = false,
+                                 bool components = false) {
   std::vector<GeneralEquation> fits;
   if (traced.empty()) return fits;
   const std::vector<std::int64_t> counts = Counts(traced);
@@ -1166,7 +1170,7 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
   });
   if (empty) return fits;  // nothing to describe
 
-  const std::vector<GridRule> grids = CandidateGrids(counts);
+  const std::vector<GridRule> grids = CandidateGrids(counts, components);
   std::vector<GeneralEquation> c;
   StarCandidates(traced, &c);
   try_all(c, "master-worker");
@@ -1395,6 +1399,12 @@ GeneralEquation FitTraced(const std::vector<Traced>& traced, const std::vector<C
   std::vector<std::string> misses;
   std::vector<GeneralEquation> fits = Fit(traced, true, &misses, options.prefer_trees);
   if (fits.empty()) {
+    // Components with a grid each, the grids of last resort (see CandidateGrids).
+    std::vector<std::string> more;
+    fits = Fit(traced, true, &more, options.prefer_trees, true);
+    if (fits.empty()) misses = std::move(more);
+  }
+  if (fits.empty()) {
     if (auto united = FitUnion(traced)) return *united;
     std::ostringstream msg;
     msg << where << ": no communication-pattern family reproduces the traced maps at "
@@ -1472,9 +1482,10 @@ std::optional<GeneralEquation> internal::FirstFittingEquation(const std::vector<
   return fits.front();
 }
 
-std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& maps) {
+std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& maps,
+                                                 bool components) {
   std::vector<Traced> traced = Prepare(maps, "", 1);
-  return Fit(traced, true, nullptr);
+  return Fit(traced, true, nullptr, false, components);
 }
 
 bool Disagree(const GeneralEquation& a, const GeneralEquation& b, std::int64_t nprocs) {

@@ -210,6 +210,16 @@ std::optional<std::vector<std::int64_t>> GridRule::Extents(std::int64_t nprocs) 
     case GridShape::kOptimalShapeXYZ:
       extents = OptimalShapeXYZ(nprocs);
       break;
+    case GridShape::kComponents: {
+      if (fixed < 1 || ndims < 2 || nprocs % fixed != 0 ||
+          order.size() != static_cast<std::size_t>(ndims - 1)) {
+        return std::nullopt;
+      }
+      const std::vector<std::int64_t> dims = DimsCreate(nprocs / fixed, ndims - 1);
+      for (int i : order) extents.push_back(dims.at(static_cast<std::size_t>(i)));
+      extents.push_back(fixed);
+      break;
+    }
     case GridShape::kFixedFast:
     case GridShape::kFixedSlow:
       if (fixed < 1 || nprocs % fixed != 0) return std::nullopt;
@@ -251,6 +261,22 @@ std::string GridRule::Describe() const {
     case GridShape::kOptimalShapeXYZ:
       out << "HPCG ComputeOptimalShapeXYZ(P) grid";
       break;
+    case GridShape::kComponents: {
+      out << fixed << " x MPI_Dims_create(P/" << fixed << ", " << ndims - 1 << ") grid (";
+      bool row_major = true;
+      const int inner = ndims - 1;
+      for (int i = 0; i < inner; ++i) {
+        row_major = row_major && i < static_cast<int>(order.size()) && order[i] == inner - 1 - i;
+      }
+      if (row_major) {
+        out << "row-major, as MPI_Cart_create";
+      } else {
+        out << "fastest first: ";
+        for (std::size_t i = 0; i < order.size(); ++i) out << (i ? ", " : "") << "d" << order[i];
+      }
+      out << "; " << fixed << " components, the slowest dimension)";
+      break;
+    }
     case GridShape::kFixedFast:
       out << "(P/" << fixed << ") x " << fixed << " grid (rows of " << fixed << " ranks)";
       break;

@@ -573,5 +573,44 @@ TEST(GeneralEquation, AShiftKeepsTheGridsTheTracesCannotTellApartAsRivals) {
   EXPECT_TRUE(eq.Inverse().rivals.empty());
 }
 
+// Each half of the world (ranks below P/2, the rest) with a periodic MPI_Dims_create(P/2, 2)
+// grid of its own: the receive from -1 along the half's fastest dimension.
+CommMap HalvesWest(int p) {
+  CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+  const int half = p / 2;
+  const std::vector<std::int64_t> dims = DimsCreate(half, 2);  // row-major: d1 fastest
+  for (int r = 0; r < p; ++r) {
+    const int base = r < half ? 0 : half, local = r - base;
+    const int x = static_cast<int>(local % dims[1]), y = static_cast<int>(local / dims[1]);
+    const int west = static_cast<int>((x - 1 + dims[1]) % dims[1]);
+    m.dests[static_cast<std::size_t>(r)].push_back(base + y * static_cast<int>(dims[1]) + west);
+  }
+  return m;
+}
+
+// At 4-16 the halves' grid has MPI_Dims_create(P, 3)'s extents, the simpler rule, which is
+// kept (AllFittingEquations lists the halves' grid when asked); with 24 traced only the
+// halves' grid reproduces the maps, and the fitter finds it there.
+TEST(ComponentsGrid, HalvesWithAGridEachAreFoundWhereNoSimplerGridFits) {
+  std::vector<CommMap> maps;
+  for (int p : {4, 6, 8, 12, 16}) maps.push_back(HalvesWest(p));
+  const GeneralEquation small = FitGeneralEquation(maps);
+  EXPECT_EQ(small.family, Family::kStencil);
+  EXPECT_EQ(small.grid.shape, GridShape::kDimsCreate) << small.Describe();
+  auto has_halves = [](const std::vector<GeneralEquation>& fits) {
+    return std::any_of(fits.begin(), fits.end(), [](const GeneralEquation& f) {
+      return f.grid.shape == GridShape::kComponents && f.grid.fixed == 2;
+    });
+  };
+  EXPECT_FALSE(has_halves(AllFittingEquations(maps)));
+  EXPECT_TRUE(has_halves(AllFittingEquations(maps, true)));
+  maps.push_back(HalvesWest(24));
+  const GeneralEquation all = FitGeneralEquation(maps);
+  EXPECT_EQ(all.grid.shape, GridShape::kComponents) << all.Describe();
+  EXPECT_EQ(all.grid.fixed, 2);
+  EXPECT_EQ(all.At(48).Map().dests, HalvesWest(48).dests);
+  EXPECT_FALSE(all.IsValidCount(25));
+}
+
 }  // namespace
 }  // namespace pas2p::patterns

@@ -53,6 +53,27 @@ TEST(GridRule, ExtentsFastestFirst) {
   EXPECT_EQ(GridRule::FormatExtents({3, 4}), "4 x 3");
 }
 
+// Two components, each an MPI_Dims_create(P/2, 2) grid in MPI_Cart_create's row-major order,
+// the component slowest: the same extents as MPI_Dims_create(P, 3) (d2, d0, d1) up to 16, not
+// at 24.
+TEST(GridRule, ComponentsAreCopiesOfAGridOfTheirOwn) {
+  const GridRule halves{GridShape::kComponents, 3, {1, 0}, 2, 1};
+  const GridRule dims3{GridShape::kDimsCreate, 3, {2, 0, 1}, 0, 1};
+  for (std::int64_t p : {4, 6, 8, 12, 16}) EXPECT_EQ(halves.Extents(p), dims3.Extents(p)) << p;
+  EXPECT_EQ(halves.Extents(24), (V{3, 4, 2}));  // Dims_create(12, 2) = {4, 3}, then the halves
+  EXPECT_EQ(dims3.Extents(24), (V{2, 4, 3}));
+  EXPECT_FALSE(halves.Extents(25));  // not two equal halves
+  const GridRule first_fastest{GridShape::kComponents, 3, {0, 1}, 2, 1};
+  EXPECT_EQ(first_fastest.Extents(24), (V{4, 3, 2}));
+  const GridRule three{GridShape::kComponents, 4, {2, 1, 0}, 3, 2};
+  EXPECT_EQ(three.Extents(24), (V{2, 2, 2, 3}));
+  EXPECT_FALSE(three.Extents(9));  // Dims_create(3, 3) = {3, 1, 1}: extents below 2
+  EXPECT_EQ(halves.Describe(),
+            "2 x MPI_Dims_create(P/2, 2) grid (row-major, as MPI_Cart_create; 2 components, the "
+            "slowest dimension)");
+  EXPECT_FALSE((GridRule{GridShape::kComponents, 3, {0}, 2, 1}).Extents(8));  // order too short
+}
+
 // HPCG 3.1's ComputeOptimalShapeXYZ, x fastest. Checked for every P up to 20000 against the
 // C port of it in bench/hpcg/hpcg_pattern.c (prime factors, the special cases, then HPCG's
 // mixed-base enumeration of splits, the first of least area winning).

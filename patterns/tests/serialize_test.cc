@@ -111,6 +111,20 @@ TEST(Serialize, HpcgGridRoundTripsAndIsThreeDimensional) {
   }
 }
 
+TEST(Serialize, ComponentsGridRoundTripsAndNeedsItsOrder) {
+  const GridRule halves{GridShape::kComponents, 3, {1, 0}, 2, 1};
+  nlohmann::json j = ToJson(halves);
+  EXPECT_EQ(j.at("shape"), "components");
+  EXPECT_EQ(GridRuleFromJson(j, "m.json"), halves);
+  j["order"] = {0};
+  try {
+    GridRuleFromJson(j, "m.json");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"components\" needs"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Serialize, BadFieldsNameTheFileAndField) {
   GeneralEquation eq = FitGeneralEquation(std::vector<CommMap>{testing::Ring(4), testing::Ring(6)});
   nlohmann::json j = ToJson(eq);

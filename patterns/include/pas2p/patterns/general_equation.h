@@ -34,6 +34,9 @@
 // Grids are tried from the fewest dimensions, and among them from the most specific count rule
 // (sqrt/cbrt grids before MPI_Dims_create grids before grids with one fixed extent), because
 // the traced counts are the evidence of what the application accepts.
+// Grids of components (a world split into parts, each with a grid of its own ranks, one
+// slowest dimension for the parts) are tried only when no other grid fits: at many counts
+// they coincide with a simpler grid (AllFittingEquations can list them too).
 #pragma once
 
 #include <cstdint>
@@ -215,8 +218,11 @@ GeneralEquation FitGeneralEquation(const std::vector<LocalEquation>& locals,
                                    const FitOptions& options = {});
 
 // Every family that reproduces the maps, in preference order (empty if none). For tests and
-// for explaining ambiguity to users.
-std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& maps);
+// for explaining ambiguity to users. With `components`, also on grids of components
+// (GridShape::kComponents), which FitGeneralEquation tries only when nothing else fits: a
+// caller that knows the calls stay inside a communicator's groups can look there.
+std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& maps,
+                                                 bool components = false);
 
 // True when `a` and `b` are both valid at `nprocs` and give some rank other partners there
 // (every rank is compared up to kDisagreeRanks ranks, that many spread evenly beyond).

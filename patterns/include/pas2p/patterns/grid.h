@@ -49,6 +49,11 @@ enum class GridShape {
   kFixedFast,        // {fixed, P / fixed}: the fastest extent stays constant
   kFixedSlow,        // {P / fixed, fixed}: the slowest extent stays constant
   kOptimalShapeXYZ,  // OptimalShapeXYZ(P), HPCG's 3-D grid, as it returns it (x fastest)
+  // `fixed` components, each an MPI_Dims_create(P / fixed, ndims - 1) grid in the order
+  // given by `order`, the component the slowest dimension: {dims..., fixed}. A code whose
+  // world is split into components (an atmosphere and an ocean), each with a cartesian grid
+  // of its own ranks, lays its halos out on this grid.
+  kComponents,
 };
 
 struct GridRule {
@@ -56,8 +61,9 @@ struct GridRule {
   int ndims = 1;
   // kDimsCreate: order[i] is the index into DimsCreate(P, ndims) of the i-th fastest extent.
   // {1, 0} is MPI_Cart_create's row-major layout for 2-D, {2, 1, 0} for 3-D.
+  // kComponents: the same into DimsCreate(P / fixed, ndims - 1), ndims - 1 entries.
   std::vector<int> order;
-  std::int64_t fixed = 0;  // kFixedFast / kFixedSlow
+  std::int64_t fixed = 0;  // kFixedFast / kFixedSlow / kComponents
   // Smallest extent the pattern was seen to work with; counts whose grid has a smaller extent
   // (e.g. Dims_create(13, 3) = {13, 1, 1} when 2 was the least traced) are not valid.
   std::int64_t min_extent = 1;
