@@ -1466,6 +1466,8 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     map.dests.resize(n);
     rmap.dests.resize(n);
     std::set<std::vector<int>> groups;
+    std::set<std::vector<int>> p2p_groups;  // the communicators point-to-point calls are on
+    bool p2p_on_world = false;
     double sb = 0, rb = 0, c = 0, ins = 0, rsb = 0, rrb = 0, rc = 0;
     int nb = 0, nroot = 0, nins = 0, nall = 0, nranks = 0;
     double nrc = 0;  // a moving root's turns (their bursts are pooled: one per turn)
@@ -1514,6 +1516,11 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
           ++nins;
         }
         if (p2p) {
+          if (const auto* members = comms.SubMembers(e->comm)) {
+            p2p_groups.insert(std::vector<int>(members->begin(), members->end()));
+          } else {
+            p2p_on_world = true;
+          }
           if (e->peer == kAnySource) {
             wildcard_any = true;
           } else if (e->peer >= 0 && e->peer < n) {
@@ -1607,6 +1614,14 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       }
       slot.maps.push_back(map);
       if (slot.kind == EventKind::kSendrecv) slot.recv_maps.push_back(rmap);
+    }
+    if (p2p && ci == slot.p2p_layouts.size() && !p2p_on_world && !p2p_groups.empty()) {
+      patterns::CommunicatorLayout layout;
+      layout.nprocs = n;
+      layout.groups.assign(p2p_groups.begin(), p2p_groups.end());
+      std::sort(layout.groups.begin(), layout.groups.end(),
+                [](const auto& a, const auto& b) { return a.front() < b.front(); });
+      slot.p2p_layouts.push_back(layout);
     }
     if (coll && slot.sub_comm) {
       patterns::CommunicatorLayout layout;
@@ -2012,6 +2027,124 @@ void DropUnsupportedLines(std::vector<PhaseModel>* phases) {
       s.face_line = false;
       s.face_bytes = s.face_recv_bytes = 0;
     }
+  }
+}
+
+// Point-to-point calls made on a sub-communicator have their partners in the caller's group.
+// When the traced counts fit a phase's exchanges on several grids, that can tell them apart:
+// a world split in two halves, each with a periodic MPI_Dims_create(P/2, 2) grid of its own
+// ranks, is also an MPI_Dims_create(P, 3) grid at 4 to 16 ranks (the same extents), but at 24
+// that grid has a plane that straddles the halves. The communicator's rule is fitted from its
+// groups at the traced counts; a grid-based equation that sends outside the caller's group at
+// one of the next counts where both exist is the wrong grid, and the first grid (in the first
+// side's order of fits) on which every grid-based equation of the phase fits and stays inside
+// its communicator is taken instead. Nothing changes when no such grid exists, or when the
+// calls are on the world (or a copy of it) or their communicators follow no rule.
+bool StaysInGroups(const patterns::GeneralEquation& eq, const patterns::CommunicatorRule& rule) {
+  if (eq.traced_counts.empty()) return true;
+  const std::int64_t largest = *std::max_element(eq.traced_counts.begin(), eq.traced_counts.end());
+  constexpr int kCounts = 8;  // the next counts where both exist, up to 8 x the largest
+  int checked = 0;
+  for (std::int64_t n = largest + 1; n <= 8 * largest && checked < kCounts; ++n) {
+    if (!eq.IsValidCount(n) || !rule.valid.IsValid(n)) continue;
+    ++checked;
+    const auto at = eq.At(n);
+    const auto groups = rule.At(n);
+    const std::int64_t step = n <= patterns::kDisagreeRanks ? 1 : n / patterns::kDisagreeRanks;
+    for (std::int64_t r = 0; r < n; r += step) {
+      const std::int64_t g = groups.GroupIndex(r);
+      if (g < 0) continue;
+      for (std::int64_t d : at.Dests(r)) {
+        if (groups.GroupIndex(d) != g) return false;
+      }
+    }
+  }
+  return true;
+}
+
+void ConfineToCommunicators(PhaseModel* pm) {
+  struct Side {
+    std::optional<patterns::GeneralEquation>* eq;
+    const std::vector<patterns::CommMap>* maps;
+    std::optional<patterns::CommunicatorRule> rule;
+  };
+  std::vector<Side> sides;
+  bool any_rule = false;
+  for (SlotModel& s : pm->slots) {
+    if (!OnGrid(s.peer) && !OnGrid(s.recv_peer)) continue;
+    std::optional<patterns::CommunicatorRule> rule;
+    if (!s.p2p_layouts.empty() && s.p2p_layouts.size() == s.maps.size()) {
+      try {
+        rule = patterns::FitCommunicators(s.p2p_layouts);
+      } catch (const UserError&) {
+        rule.reset();  // communicators that follow no rule say nothing about the grid
+      }
+    }
+    any_rule = any_rule || rule.has_value();
+    if (OnGrid(s.peer)) sides.push_back({&s.peer, &s.maps, rule});
+    if (OnGrid(s.recv_peer)) sides.push_back({&s.recv_peer, &s.recv_maps, rule});
+  }
+  if (!any_rule) return;
+  auto confined = [&](const Side& side, const patterns::GeneralEquation& eq) {
+    return !side.rule || StaysInGroups(eq, *side.rule);
+  };
+  bool all = true;
+  for (const Side& side : sides) all = all && confined(side, **side.eq);
+  if (all) return;
+  std::vector<std::vector<patterns::GeneralEquation>> options;
+  for (const Side& side : sides) {
+    options.push_back(patterns::AllFittingEquations(*side.maps, /*components=*/true));
+  }
+  // The equations of every side on one grid (the first on it in each side's order), if each
+  // side fits there and stays inside its communicator.
+  auto on_grid = [&](const patterns::GridRule& grid) {
+    std::vector<const patterns::GeneralEquation*> pick;
+    for (std::size_t i = 0; i < sides.size(); ++i) {
+      const patterns::GeneralEquation* found = nullptr;
+      for (const auto& o : options[i]) {
+        if (OnGrid(o) && o.grid == grid) {
+          found = &o;
+          break;
+        }
+      }
+      if (!found || !confined(sides[i], *found))
+        return std::vector<const patterns::GeneralEquation*>{};
+      pick.push_back(found);
+    }
+    return pick;
+  };
+  std::vector<patterns::GridRule> seen;
+  for (const auto& first : options[0]) {
+    if (!OnGrid(first) || std::find(seen.begin(), seen.end(), first.grid) != seen.end()) {
+      continue;
+    }
+    seen.push_back(first.grid);
+    const std::vector<const patterns::GeneralEquation*> pick = on_grid(first.grid);
+    if (pick.empty()) continue;
+    for (std::size_t i = 0; i < sides.size(); ++i) *sides[i].eq = *pick[i];
+    // The other grids every side fits on and stays inside its communicator on are rivals,
+    // as elsewhere (the same family and as many offsets).
+    for (const auto& other : options[0]) {
+      if (!OnGrid(other) || std::find(seen.begin(), seen.end(), other.grid) != seen.end()) {
+        continue;
+      }
+      seen.push_back(other.grid);
+      const std::vector<const patterns::GeneralEquation*> there = on_grid(other.grid);
+      if (there.empty()) continue;
+      for (std::size_t i = 0; i < sides.size(); ++i) {
+        patterns::GeneralEquation& eq = **sides[i].eq;
+        if (eq.rivals.size() >= 3 || there[i]->family != eq.family ||
+            there[i]->offsets.size() != eq.offsets.size()) {
+          continue;
+        }
+        patterns::GeneralEquation rival = *there[i];
+        rival.alternatives.clear();
+        rival.rivals.clear();
+        eq.rivals.push_back(std::move(rival));
+      }
+    }
+    for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
+    return;
   }
 }
 
@@ -2810,7 +2943,7 @@ void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings)
       }
     }
   }
-  // Two calls of one kind (sends, or receives) whose offsets differ only in the sign along
+  // Two calls of one kind (sends, or receives) whose offsets differ at most in the sign along
   // such a dimension (a 27-point halo's (dx, dy, -1) and (dx, dy, +1) on grids of extent 2
   // along z: the traces show both as the one other rank) take their signs in the order the
   // code visits the neighbours along the dimensions where the sign is known: when every such
@@ -2826,7 +2959,14 @@ void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings)
       if ((sends ? is_send(s) : is_recv(s)) && single_stencil(s.peer)) group.push_back(&s);
     }
     if (group.size() < 4) continue;
-    const std::vector<bool> ambiguous = ambiguous_dims(*group.front()->peer);
+    // A dimension is ambiguous when a call of the group that goes along it cannot tell the
+    // sign there (the first call alone goes along one dimension only in a 5-point halo).
+    std::vector<bool> ambiguous = ambiguous_dims(*group.front()->peer);
+    for (const SlotModel* s : group) {
+      const std::vector<bool> own = ambiguous_dims(*s->peer);
+      if (own.size() != ambiguous.size() || !(s->peer->grid == group.front()->peer->grid)) continue;
+      for (std::size_t d = 0; d < own.size(); ++d) ambiguous[d] = ambiguous[d] || own[d];
+    }
     // The pairs (i < j) whose offsets are equal but along d, where they are +-o (known
     // dimension) or the same nonzero value (ambiguous one).
     auto pairs_along = [&](std::size_t d, bool known) {
@@ -2843,7 +2983,17 @@ void PairAmbiguousDirections(PhaseModel* pm, std::vector<std::string>* warnings)
           for (std::size_t k = 0; k < a.size(); ++k) {
             same_elsewhere = same_elsewhere && (k == d || a[k] == b[k]);
           }
-          if (same_elsewhere && (known ? b[d] == -a[d] : b[d] == a[d])) out.emplace_back(i, j);
+          // Along an ambiguous dimension the traces show one value for both (the one other
+          // rank); where it is periodic both neighbours are that rank at every traced count,
+          // so two opposite signs the fitter chose are as much a guess. (Not where it is open:
+          // there which ranks make the call tells the sign.)
+          const bool periodic_both = d < group[i]->peer->periodic.size() &&
+                                     d < group[j]->peer->periodic.size() &&
+                                     group[i]->peer->periodic[d] && group[j]->peer->periodic[d];
+          if (same_elsewhere &&
+              (known ? b[d] == -a[d] : (b[d] == a[d] || (periodic_both && b[d] == -a[d])))) {
+            out.emplace_back(i, j);
+          }
         }
       }
       return out;
@@ -3996,6 +4146,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   HarmonizeGrids(&pm);
   JoinPhaseGrid(&pm);
   JoinXorFields({&pm});
+  ConfineToCommunicators(&pm);
   // Tags first: the directions below are paired by tag.
   DecideTags(&build, counts);
   PairAmbiguousDirections(&pm, &build.warnings);

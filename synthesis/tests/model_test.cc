@@ -1080,6 +1080,50 @@ namespace {
 // call, both slots took tag 3 and the synthesized run at 16 deadlocked (every rank waiting
 // for a tag-3 message its neighbour sent as tag 2). A slot's tag is voted where the partner
 // tells the calls apart.
+// A world split in two halves, each with a periodic MPI_Dims_create(P/2, 2) grid of its own,
+// traced at 4-16: its halo is also an MPI_Dims_create(P, 3) grid at every one of those
+// counts (2 x 4 x 2 at 16 either way), and that grid is the simpler rule. At 24 the two part
+// (3 x 4 x 2 against 2 x 4 x 3) and only the first keeps each half's partners in its half.
+// The calls are made on each half's communicator, and that decides: the model takes the
+// components' grid. The same traces with the calls on the world keep the simpler rule
+// (partners and faces wrong at 24: nothing in the traces tells them apart).
+TEST(CommunicatorGridTest, CallsOnEachHalfsCommunicatorChooseTheComponentsGrid) {
+  testing::AppParams few;
+  few.iterations = 6;
+  few.check_every = 3;
+  for (const bool on_world : {false, true}) {
+    SCOPED_TRACE(on_world ? "calls on the world" : "calls on each half's communicator");
+    std::vector<phases::Signature> sigs;
+    for (int n : {4, 6, 8, 12, 16}) {
+      sigs.push_back(testing::Analyze(testing::CoupledHalves(n, few, on_world)));
+    }
+    const AppModel m = BuildModel(sigs);
+    int halo_calls = 0;
+    for (const auto& p : m.phases) {
+      for (const auto& s : p.slots) {
+        if (s.kind != EventKind::kIrecv && s.kind != EventKind::kIsend) continue;
+        ASSERT_TRUE(s.peer.has_value());
+        ++halo_calls;
+        const patterns::GridShape shape = s.peer->grid.shape;
+        if (on_world) {
+          EXPECT_EQ(shape, patterns::GridShape::kDimsCreate) << s.peer->Describe();
+        } else {
+          EXPECT_EQ(shape, patterns::GridShape::kComponents) << s.peer->Describe();
+          EXPECT_EQ(s.peer->grid.fixed, 2);
+        }
+      }
+    }
+    EXPECT_EQ(halo_calls, 8) << DescribeModel(m);
+    const Validation v = testing::QuickValidate(sigs, testing::CoupledHalves(24, few, on_world));
+    if (on_world) {
+      EXPECT_LT(v.pattern_match, 0.9);  // and the faces are measured on the wrong grid
+    } else {
+      EXPECT_EQ(v.pattern_match, 1.0) << DescribeModel(m);
+      EXPECT_LT(v.bytes_error, 1e-9);
+    }
+  }
+}
+
 TEST(SlotTagTest, TagsAreTakenWhereThePartnerTellsTheCallsApart) {
   testing::AppParams few;
   few.iterations = 6;

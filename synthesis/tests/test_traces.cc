@@ -826,6 +826,54 @@ TraceData CartHalo2D(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData CoupledHalves(int nprocs, const AppParams& p, bool on_world) {
+  TraceData d = Begin(on_world ? "coupled_halves_world" : "coupled_halves", nprocs);
+  const int half = nprocs / 2;
+  const std::vector<std::int64_t> dims = patterns::DimsCreate(half, 2);  // row-major
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  auto bytes = [&](int k) {
+    return static_cast<std::uint64_t>(8 * p.domain / static_cast<double>(dims[1 - k / 2]));
+  };
+  for (int r = 0; r < nprocs; ++r) {
+    const int part = r < half ? 0 : 1;
+    const int base = part * half, local = r - base;
+    std::vector<std::int32_t> members;
+    for (int m = 0; m < half; ++m) members.push_back(base + m);
+    const CommId comm = on_world ? kCommWorld : 100 + static_cast<CommId>(part);
+    d.ranks[r].push_back(MakeCompute(10000));
+    d.ranks[r].push_back(
+        MakeCommCreate(kCommWorld, 100 + static_cast<CommId>(part), CommOrigin::kSplit, members));
+    const std::int64_t me[2] = {local / dims[1], local % dims[1]};
+    std::int32_t nb[4];
+    for (int k = 0; k < 4; ++k) {
+      std::int64_t c[2] = {me[0], me[1]};
+      const int dim = k / 2;
+      c[dim] = (c[dim] + (k % 2 ? 1 : -1) + dims[dim]) % dims[dim];
+      nb[k] = static_cast<std::int32_t>(base + c[0] * dims[1] + c[1]);
+    }
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      std::vector<RequestId> reqs;
+      for (int k = 0; k < 4; ++k) {
+        reqs.push_back(next++);
+        d.ranks[r].push_back(MakeIrecv(nb[k], k ^ 1, bytes(k), reqs.back(), comm));
+      }
+      for (int k = 0; k < 4; ++k) {
+        reqs.push_back(next++);
+        d.ranks[r].push_back(MakeIsend(nb[k], k, bytes(k), reqs.back(), comm));
+      }
+      d.ranks[r].push_back(MakeWaitall(reqs));
+      if (p.check_every > 0 && (it + 1) % p.check_every == 0) {
+        d.ranks[r].push_back(MakeCompute(1000));
+        d.ranks[r].push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData CartHalo3D(int nprocs, const AppParams& p) {
   TraceData d = Begin("cart_halo3d", nprocs);
   const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);  // row-major

@@ -183,6 +183,10 @@ struct SlotModel {
   // occurrences it is the root of, the other quantities what it does in the others.
   phases::RootStep root_step = phases::RootStep::kFixed;
   std::vector<patterns::CommunicatorLayout> layouts;
+  // Point-to-point calls made on a communicator other than the world at every traced count:
+  // its groups per count (training only, not saved). Partners are members of the caller's
+  // group, which decides between grids the traced counts cannot tell apart.
+  std::vector<patterns::CommunicatorLayout> p2p_layouts;
   std::vector<std::pair<std::int64_t, std::int64_t>> root_points;  // (comm size, root index)
 
   // Completions: wait for every request pending on the rank, or for `requests` of them
