@@ -103,7 +103,12 @@
  *      then an MPI_Isend to each, one MPI_Waitall; work N^2 / P; allreduce every 10th
  *  37  a solver whose iterations grow with P, 20 + floor(2 sqrt(P)) of them (as a Krylov
  *      method's do): work N / P, two MPI_Sendrecv along a ring, an MPI_Allreduce of one
- *      double; then an MPI_Gather of N / P doubles to rank 0 (`iters` is not used) */
+ *      double; then an MPI_Gather of N / P doubles to rank 0 (`iters` is not used)
+ *  38  two coupled components (an atmosphere and an ocean): MPI_Comm_split into the ranks
+ *      below P / 2 and the rest; each half runs a periodic 2-D halo on its own
+ *      MPI_Dims_create(P / 2, 2) cartesian communicator (MPI_Isend / MPI_Irecv of N / P
+ *      doubles to its 4 neighbours, in that communicator's ranks), work; every 5th
+ *      iteration an MPI_Allreduce over the world couples them; P even */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -836,6 +841,32 @@ int main(int argc, char** argv) {
     double* all = rank == 0 ? calloc((size_t)(n * P + 1), sizeof(double)) : NULL;
     double* mine = calloc(n + 1, sizeof(double));
     MPI_Gather(mine, (int)n, MPI_DOUBLE, all, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  } else if (mode == 38) {
+    MPI_Comm half, cart;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < P / 2 ? 0 : 1, rank, &half);
+    int hp, dims[2] = {0, 0}, periods[2] = {1, 1};
+    MPI_Comm_size(half, &hp);
+    MPI_Dims_create(hp, 2, dims);
+    MPI_Cart_create(half, 2, dims, periods, 0, &cart);
+    int nb[4];
+    MPI_Cart_shift(cart, 0, 1, &nb[0], &nb[1]);
+    MPI_Cart_shift(cart, 1, 1, &nb[2], &nb[3]);
+    const long n = N / P;
+    double* out = calloc(4 * (n + 1), sizeof(double));
+    double* in = calloc(4 * (n + 1), sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      MPI_Request req[8];
+      for (int d = 0; d < 4; ++d)
+        MPI_Irecv(in + d * (n + 1), (int)n, MPI_DOUBLE, nb[d], d, cart, &req[d]);
+      for (int d = 0; d < 4; ++d)
+        MPI_Isend(out + d * (n + 1), (int)n, MPI_DOUBLE, nb[d ^ 1], d, cart, &req[4 + d]);
+      MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
+      work(n * 20);
+      if (it % 5 == 4) {
+        double r = it, sum;
+        MPI_Allreduce(&r, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      }
+    }
   } else if (mode == 34) {
     long n = N / P;
     double* a = calloc(n + 1, sizeof(double));
