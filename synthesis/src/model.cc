@@ -2040,8 +2040,10 @@ void DropUnsupportedLines(std::vector<PhaseModel>* phases) {
 // side's order of fits) on which every grid-based equation of the phase fits and stays inside
 // its communicator is taken instead. Nothing changes when no such grid exists, or when the
 // calls are on the world (or a copy of it) or their communicators follow no rule.
-bool StaysInGroups(const patterns::GeneralEquation& eq, const patterns::CommunicatorRule& rule) {
-  if (eq.traced_counts.empty()) return true;
+// The first of those counts where `eq` sends outside the caller's group, 0 if none.
+std::int64_t FirstCountOutsideGroups(const patterns::GeneralEquation& eq,
+                                     const patterns::CommunicatorRule& rule) {
+  if (eq.traced_counts.empty()) return 0;
   const std::int64_t largest = *std::max_element(eq.traced_counts.begin(), eq.traced_counts.end());
   constexpr int kCounts = 8;  // the next counts where both exist, up to 8 x the largest
   int checked = 0;
@@ -2055,14 +2057,14 @@ bool StaysInGroups(const patterns::GeneralEquation& eq, const patterns::Communic
       const std::int64_t g = groups.GroupIndex(r);
       if (g < 0) continue;
       for (std::int64_t d : at.Dests(r)) {
-        if (groups.GroupIndex(d) != g) return false;
+        if (groups.GroupIndex(d) != g) return n;
       }
     }
   }
-  return true;
+  return 0;
 }
 
-void ConfineToCommunicators(PhaseModel* pm) {
+void ConfineToCommunicators(PhaseModel* pm, std::vector<std::string>* warnings) {
   struct Side {
     std::optional<patterns::GeneralEquation>* eq;
     const std::vector<patterns::CommMap>* maps;
@@ -2086,11 +2088,21 @@ void ConfineToCommunicators(PhaseModel* pm) {
   }
   if (!any_rule) return;
   auto confined = [&](const Side& side, const patterns::GeneralEquation& eq) {
-    return !side.rule || StaysInGroups(eq, *side.rule);
+    return !side.rule || FirstCountOutsideGroups(eq, *side.rule) == 0;
   };
-  bool all = true;
-  for (const Side& side : sides) all = all && confined(side, **side.eq);
-  if (all) return;
+  // The first side that leaves its groups, and from which count: said if the grid changes.
+  const Side* leaving = nullptr;
+  std::int64_t leaves_at = 0;
+  for (const Side& side : sides) {
+    if (!side.rule) continue;
+    leaves_at = FirstCountOutsideGroups(**side.eq, *side.rule);
+    if (leaves_at > 0) {
+      leaving = &side;
+      break;
+    }
+  }
+  if (!leaving) return;
+  const patterns::GridRule old_grid = (*leaving->eq)->grid;
   std::vector<std::vector<patterns::GeneralEquation>> options;
   for (const Side& side : sides) {
     options.push_back(patterns::AllFittingEquations(*side.maps, /*components=*/true));
@@ -2144,6 +2156,14 @@ void ConfineToCommunicators(PhaseModel* pm) {
       }
     }
     for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
+    warnings->push_back(
+        "phase " + std::to_string(pm->index) +
+        ": its point-to-point calls are made on sub-communicators (" +
+        (leaving->rule->name.empty() ? leaving->rule->Describe() : leaving->rule->name) +
+        ") and their partners are members of the caller's; the traced counts "
+        "fit them as well on a " +
+        old_grid.Describe() + ", which would send outside them from " + std::to_string(leaves_at) +
+        " ranks, so the model takes a " + first.grid.Describe() + ", on which they stay inside");
     return;
   }
 }
@@ -4146,7 +4166,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   HarmonizeGrids(&pm);
   JoinPhaseGrid(&pm);
   JoinXorFields({&pm});
-  ConfineToCommunicators(&pm);
+  ConfineToCommunicators(&pm, &build.warnings);
   // Tags first: the directions below are paired by tag.
   DecideTags(&build, counts);
   PairAmbiguousDirections(&pm, &build.warnings);

@@ -1114,6 +1114,14 @@ TEST(CommunicatorGridTest, CallsOnEachHalfsCommunicatorChooseTheComponentsGrid) 
       }
     }
     EXPECT_EQ(halo_calls, 8) << DescribeModel(m);
+    // The choice is said, with the count from which the other grid leaves the halves.
+    bool said = false;
+    for (const std::string& w : m.warnings) {
+      said = said || (w.find("made on sub-communicators (2 blocks of consecutive ranks)") !=
+                          std::string::npos &&
+                      w.find("outside them from 18 ranks") != std::string::npos);
+    }
+    EXPECT_EQ(said, !on_world) << DescribeModel(m);
     const Validation v = testing::QuickValidate(sigs, testing::CoupledHalves(24, few, on_world));
     if (on_world) {
       EXPECT_LT(v.pattern_match, 0.9);  // and the faces are measured on the wrong grid
