@@ -1920,65 +1920,49 @@ bool OnGrid(const std::optional<patterns::GeneralEquation>& eq) {
           eq->family == patterns::Family::kTranspose);
 }
 
-// The slots of one phase live on one process grid. When the traced counts fit several grids
-// (4, 9, 25 are squares and also MPI_Dims_create(P, 3) grids with one extent 1), each slot's
-// own first choice may differ, and a halo exchange would extrapolate on two grids at once. So
-// when the slots disagree, the first grid (in the first slot's preference order) on which
-// every grid-based equation of the phase fits is used for all of them.
-void HarmonizeGrids(PhaseModel* pm) {
-  struct Side {
-    std::optional<patterns::GeneralEquation>* eq;
-    const std::vector<patterns::CommMap>* maps;
-  };
-  std::vector<Side> sides;
-  for (SlotModel& s : pm->slots) {
-    if (OnGrid(s.peer)) sides.push_back({&s.peer, &s.maps});
-    if (OnGrid(s.recv_peer)) sides.push_back({&s.recv_peer, &s.recv_maps});
-  }
-  if (sides.size() < 2) return;
-  bool agree = true;
-  for (const Side& side : sides) agree = agree && (*side.eq)->grid == (*sides[0].eq)->grid;
-  if (agree) return;
-  std::vector<std::vector<patterns::GeneralEquation>> options;
-  for (const Side& side : sides) options.push_back(patterns::AllFittingEquations(*side.maps));
-  for (const auto& first : options[0]) {
-    if (!OnGrid(first)) continue;
+// Puts the grid-based equations `eqs` (each with its list of fits, `options`, in preference
+// order) on one grid: the first (in the first equation's order) on which every one of them
+// fits and `accept` takes each one's equation there (the first on that grid in its list).
+// The other grids every one fits on and `accept` takes are kept as rivals (as FitTraced
+// keeps them: the same family and as many offsets, at most 3). Returns that grid, or nothing
+// (and changes nothing) when there is none.
+using AcceptOnGrid = std::function<bool(std::size_t, const patterns::GeneralEquation&)>;
+std::optional<patterns::GridRule> PutOnOneGrid(
+    const std::vector<std::optional<patterns::GeneralEquation>*>& eqs,
+    const std::vector<std::vector<patterns::GeneralEquation>>& options,
+    const AcceptOnGrid& accept) {
+  auto on_grid = [&](const patterns::GridRule& grid) {
     std::vector<const patterns::GeneralEquation*> pick;
-    for (const auto& opts : options) {
+    for (std::size_t i = 0; i < eqs.size(); ++i) {
       const patterns::GeneralEquation* found = nullptr;
-      for (const auto& o : opts) {
-        if (OnGrid(o) && o.grid == first.grid) {
+      for (const auto& o : options[i]) {
+        if (OnGrid(o) && o.grid == grid) {
           found = &o;
           break;
         }
       }
-      if (!found) break;
+      if (!found || !accept(i, *found)) return std::vector<const patterns::GeneralEquation*>{};
       pick.push_back(found);
     }
-    if (pick.size() != sides.size()) continue;
-    for (std::size_t i = 0; i < sides.size(); ++i) *sides[i].eq = *pick[i];
-    // The other grids every side fits on too are each side's rivals there (as FitTraced
-    // keeps them: the same family and as many offsets), so that predict says where they part
-    // (HPCG traced at powers of two only fits MPI_Dims_create's grid and its own, which part
-    // at 12, 24 and 96).
-    std::vector<patterns::GridRule> seen = {first.grid};
+    return pick;
+  };
+  std::vector<patterns::GridRule> seen;
+  for (const auto& first : options[0]) {
+    if (!OnGrid(first) || std::find(seen.begin(), seen.end(), first.grid) != seen.end()) {
+      continue;
+    }
+    seen.push_back(first.grid);
+    const std::vector<const patterns::GeneralEquation*> pick = on_grid(first.grid);
+    if (pick.empty()) continue;
+    for (std::size_t i = 0; i < eqs.size(); ++i) *eqs[i] = *pick[i];
     for (const auto& other : options[0]) {
       if (!OnGrid(other) || std::find(seen.begin(), seen.end(), other.grid) != seen.end()) {
         continue;
       }
       seen.push_back(other.grid);
-      std::vector<const patterns::GeneralEquation*> there;
-      for (const auto& opts : options) {
-        for (const auto& o : opts) {
-          if (OnGrid(o) && o.grid == other.grid) {
-            there.push_back(&o);
-            break;
-          }
-        }
-      }
-      if (there.size() != sides.size()) continue;
-      for (std::size_t i = 0; i < sides.size(); ++i) {
-        patterns::GeneralEquation& eq = **sides[i].eq;
+      const std::vector<const patterns::GeneralEquation*> there = on_grid(other.grid);
+      for (std::size_t i = 0; i < there.size(); ++i) {
+        patterns::GeneralEquation& eq = **eqs[i];
         if (eq.rivals.size() >= 3 || there[i]->family != eq.family ||
             there[i]->offsets.size() != eq.offsets.size()) {
           continue;
@@ -1989,11 +1973,44 @@ void HarmonizeGrids(PhaseModel* pm) {
         eq.rivals.push_back(std::move(rival));
       }
     }
-    // A face is measured against the grid's dimensions: the equation changed, so does the
-    // dimension a slot exchanges along (a 2-D fit's "dimension 1" is the 3-D grid's 2).
-    for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
+    return first.grid;
+  }
+  return std::nullopt;
+}
+
+// The slots of one phase live on one process grid. When the traced counts fit several grids
+// (4, 9, 25 are squares and also MPI_Dims_create(P, 3) grids with one extent 1), each slot's
+// own first choice may differ, and a halo exchange would extrapolate on two grids at once. So
+// when the slots disagree, the first grid (in the first slot's preference order) on which
+// every grid-based equation of the phase fits is used for all of them, and the other grids
+// every one fits on are their rivals there, so that predict says where they part (HPCG traced
+// at powers of two only fits MPI_Dims_create's grid and its own, which part at 12, 24, 96).
+void HarmonizeGrids(PhaseModel* pm) {
+  std::vector<std::optional<patterns::GeneralEquation>*> eqs;
+  std::vector<const std::vector<patterns::CommMap>*> maps;
+  for (SlotModel& s : pm->slots) {
+    if (OnGrid(s.peer)) {
+      eqs.push_back(&s.peer);
+      maps.push_back(&s.maps);
+    }
+    if (OnGrid(s.recv_peer)) {
+      eqs.push_back(&s.recv_peer);
+      maps.push_back(&s.recv_maps);
+    }
+  }
+  if (eqs.size() < 2) return;
+  bool agree = true;
+  for (const auto* eq : eqs) agree = agree && (*eq)->grid == (*eqs[0])->grid;
+  if (agree) return;
+  std::vector<std::vector<patterns::GeneralEquation>> options;
+  for (const auto* m : maps) options.push_back(patterns::AllFittingEquations(*m));
+  if (!PutOnOneGrid(eqs, options,
+                    [](std::size_t, const patterns::GeneralEquation&) { return true; })) {
     return;
   }
+  // A face is measured against the grid's dimensions: the equation changed, so does the
+  // dimension a slot exchanges along (a 2-D fit's "dimension 1" is the 3-D grid's 2).
+  for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
 }
 
 // A line law (bytes = c / the extent along the exchange's own dimension) whose extent was the
@@ -2065,12 +2082,9 @@ std::int64_t FirstCountOutsideGroups(const patterns::GeneralEquation& eq,
 }
 
 void ConfineToCommunicators(PhaseModel* pm, std::vector<std::string>* warnings) {
-  struct Side {
-    std::optional<patterns::GeneralEquation>* eq;
-    const std::vector<patterns::CommMap>* maps;
-    std::optional<patterns::CommunicatorRule> rule;
-  };
-  std::vector<Side> sides;
+  std::vector<std::optional<patterns::GeneralEquation>*> eqs;
+  std::vector<const std::vector<patterns::CommMap>*> maps;
+  std::vector<std::optional<patterns::CommunicatorRule>> rules;  // per equation
   bool any_rule = false;
   for (SlotModel& s : pm->slots) {
     if (!OnGrid(s.peer) && !OnGrid(s.recv_peer)) continue;
@@ -2083,89 +2097,45 @@ void ConfineToCommunicators(PhaseModel* pm, std::vector<std::string>* warnings) 
       }
     }
     any_rule = any_rule || rule.has_value();
-    if (OnGrid(s.peer)) sides.push_back({&s.peer, &s.maps, rule});
-    if (OnGrid(s.recv_peer)) sides.push_back({&s.recv_peer, &s.recv_maps, rule});
+    if (OnGrid(s.peer)) {
+      eqs.push_back(&s.peer);
+      maps.push_back(&s.maps);
+      rules.push_back(rule);
+    }
+    if (OnGrid(s.recv_peer)) {
+      eqs.push_back(&s.recv_peer);
+      maps.push_back(&s.recv_maps);
+      rules.push_back(rule);
+    }
   }
   if (!any_rule) return;
-  auto confined = [&](const Side& side, const patterns::GeneralEquation& eq) {
-    return !side.rule || FirstCountOutsideGroups(eq, *side.rule) == 0;
-  };
-  // The first side that leaves its groups, and from which count: said if the grid changes.
-  const Side* leaving = nullptr;
+  // The first equation that leaves its groups, and from which count.
+  std::size_t leaving = eqs.size();
   std::int64_t leaves_at = 0;
-  for (const Side& side : sides) {
-    if (!side.rule) continue;
-    leaves_at = FirstCountOutsideGroups(**side.eq, *side.rule);
-    if (leaves_at > 0) {
-      leaving = &side;
-      break;
-    }
+  for (std::size_t i = 0; i < eqs.size() && leaving == eqs.size(); ++i) {
+    if (!rules[i]) continue;
+    leaves_at = FirstCountOutsideGroups(**eqs[i], *rules[i]);
+    if (leaves_at > 0) leaving = i;
   }
-  if (!leaving) return;
-  const patterns::GridRule old_grid = (*leaving->eq)->grid;
+  if (leaving == eqs.size()) return;
+  const patterns::GridRule old_grid = (*eqs[leaving])->grid;
   std::vector<std::vector<patterns::GeneralEquation>> options;
-  for (const Side& side : sides) {
-    options.push_back(patterns::AllFittingEquations(*side.maps, /*components=*/true));
-  }
-  // The equations of every side on one grid (the first on it in each side's order), if each
-  // side fits there and stays inside its communicator.
-  auto on_grid = [&](const patterns::GridRule& grid) {
-    std::vector<const patterns::GeneralEquation*> pick;
-    for (std::size_t i = 0; i < sides.size(); ++i) {
-      const patterns::GeneralEquation* found = nullptr;
-      for (const auto& o : options[i]) {
-        if (OnGrid(o) && o.grid == grid) {
-          found = &o;
-          break;
-        }
-      }
-      if (!found || !confined(sides[i], *found))
-        return std::vector<const patterns::GeneralEquation*>{};
-      pick.push_back(found);
-    }
-    return pick;
-  };
-  std::vector<patterns::GridRule> seen;
-  for (const auto& first : options[0]) {
-    if (!OnGrid(first) || std::find(seen.begin(), seen.end(), first.grid) != seen.end()) {
-      continue;
-    }
-    seen.push_back(first.grid);
-    const std::vector<const patterns::GeneralEquation*> pick = on_grid(first.grid);
-    if (pick.empty()) continue;
-    for (std::size_t i = 0; i < sides.size(); ++i) *sides[i].eq = *pick[i];
-    // The other grids every side fits on and stays inside its communicator on are rivals,
-    // as elsewhere (the same family and as many offsets).
-    for (const auto& other : options[0]) {
-      if (!OnGrid(other) || std::find(seen.begin(), seen.end(), other.grid) != seen.end()) {
-        continue;
-      }
-      seen.push_back(other.grid);
-      const std::vector<const patterns::GeneralEquation*> there = on_grid(other.grid);
-      if (there.empty()) continue;
-      for (std::size_t i = 0; i < sides.size(); ++i) {
-        patterns::GeneralEquation& eq = **sides[i].eq;
-        if (eq.rivals.size() >= 3 || there[i]->family != eq.family ||
-            there[i]->offsets.size() != eq.offsets.size()) {
-          continue;
-        }
-        patterns::GeneralEquation rival = *there[i];
-        rival.alternatives.clear();
-        rival.rivals.clear();
-        eq.rivals.push_back(std::move(rival));
-      }
-    }
-    for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
-    warnings->push_back(
-        "phase " + std::to_string(pm->index) +
-        ": its point-to-point calls are made on sub-communicators (" +
-        (leaving->rule->name.empty() ? leaving->rule->Describe() : leaving->rule->name) +
-        ") and their partners are members of the caller's; the traced counts "
-        "fit them as well on a " +
-        old_grid.Describe() + ", which would send outside them from " + std::to_string(leaves_at) +
-        " ranks, so the model takes a " + first.grid.Describe() + ", on which they stay inside");
-    return;
-  }
+  for (const auto* m : maps) options.push_back(patterns::AllFittingEquations(*m, true));
+  const std::optional<patterns::GridRule> grid =
+      PutOnOneGrid(eqs, options, [&](std::size_t i, const patterns::GeneralEquation& eq) {
+        return !rules[i] || FirstCountOutsideGroups(eq, *rules[i]) == 0;
+      });
+  if (!grid) return;
+  for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
+  const patterns::CommunicatorRule& rule = *rules[leaving];
+  warnings->push_back("phase " + std::to_string(pm->index) +
+                      ": its point-to-point calls are made on sub-communicators (" +
+                      (rule.name.empty() ? rule.Describe() : rule.name) +
+                      ") and their partners are members of the caller's; the traced counts "
+                      "fit them as well on a " +
+                      old_grid.Describe() + ", which would send outside them from " +
+                      std::to_string(leaves_at) + " ranks, so the model takes a " +
+                      grid->Describe() + ", on which they stay inside");
 }
 
 // A pairwise exchange (partner = rank XOR 2^b) in a phase whose other partners all lie on one
