@@ -790,36 +790,57 @@ TraceData HpcgHalo(int nprocs, const AppParams& p) {
   return d;
 }
 
+namespace {
+
+// A periodic 2-D halo on the row-major grid `dims` whose ranks are base .. base + dims[0] x
+// dims[1] - 1, as MPI_Cart_shift gives them to rank base + local: -1 and +1 along dimension 0,
+// then along dimension 1.
+std::array<std::int32_t, 4> CartNeighbours(const std::vector<std::int64_t>& dims,
+                                           std::int64_t local, std::int64_t base) {
+  const std::int64_t me[2] = {local / dims[1], local % dims[1]};
+  std::array<std::int32_t, 4> nb{};
+  for (int k = 0; k < 4; ++k) {
+    std::int64_t c[2] = {me[0], me[1]};
+    const int dim = k / 2;
+    c[dim] = (c[dim] + (k % 2 ? 1 : -1) + dims[dim]) % dims[dim];
+    nb[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(base + c[0] * dims[1] + c[1]);
+  }
+  return nb;
+}
+
+// One exchange of that halo on `comm`: irecv from each neighbour k (tag k ^ 1, the direction
+// its message travels), isend to each (tag k), waitall; a face of the local block each (8 x
+// domain / the other dimension's extent).
+void CartExchange(std::vector<Event>* ev, const std::array<std::int32_t, 4>& nb,
+                  const std::vector<std::int64_t>& dims, const AppParams& p, RequestId* next,
+                  CommId comm = kCommWorld) {
+  auto bytes = [&](int k) {
+    return static_cast<std::uint64_t>(8 * p.domain / static_cast<double>(dims[1 - k / 2]));
+  };
+  std::vector<RequestId> reqs;
+  for (int k = 0; k < 4; ++k) {
+    reqs.push_back((*next)++);
+    ev->push_back(MakeIrecv(nb[static_cast<std::size_t>(k)], k ^ 1, bytes(k), reqs.back(), comm));
+  }
+  for (int k = 0; k < 4; ++k) {
+    reqs.push_back((*next)++);
+    ev->push_back(MakeIsend(nb[static_cast<std::size_t>(k)], k, bytes(k), reqs.back(), comm));
+  }
+  ev->push_back(MakeWaitall(reqs));
+}
+
+}  // namespace
+
 TraceData CartHalo2D(int nprocs, const AppParams& p) {
   TraceData d = Begin("cart_halo2d", nprocs);
   const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 2);  // row-major
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
-  // A face of the local block: the extent of the other dimension's share of the domain.
-  auto bytes = [&](int k) {
-    return static_cast<std::uint64_t>(8 * p.domain / static_cast<double>(dims[1 - k / 2]));
-  };
   for (int r = 0; r < nprocs; ++r) {
-    const std::int64_t me[2] = {r / dims[1], r % dims[1]};
-    std::int32_t nb[4];
-    for (int k = 0; k < 4; ++k) {
-      std::int64_t c[2] = {me[0], me[1]};
-      const int dim = k / 2;
-      c[dim] = (c[dim] + (k % 2 ? 1 : -1) + dims[dim]) % dims[dim];
-      nb[k] = static_cast<std::int32_t>(c[0] * dims[1] + c[1]);
-    }
+    const std::array<std::int32_t, 4> nb = CartNeighbours(dims, r, 0);
     RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {
       d.ranks[r].push_back(MakeCompute(cpu));
-      std::vector<RequestId> reqs;
-      for (int k = 0; k < 4; ++k) {
-        reqs.push_back(next++);
-        d.ranks[r].push_back(MakeIrecv(nb[k], k ^ 1, bytes(k), reqs.back()));
-      }
-      for (int k = 0; k < 4; ++k) {
-        reqs.push_back(next++);
-        d.ranks[r].push_back(MakeIsend(nb[k], k, bytes(k), reqs.back()));
-      }
-      d.ranks[r].push_back(MakeWaitall(reqs));
+      CartExchange(&d.ranks[r], nb, dims, p, &next);
     }
   }
   End(&d);
@@ -831,39 +852,20 @@ TraceData CoupledHalves(int nprocs, const AppParams& p, bool on_world) {
   const int half = nprocs / 2;
   const std::vector<std::int64_t> dims = patterns::DimsCreate(half, 2);  // row-major
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
-  auto bytes = [&](int k) {
-    return static_cast<std::uint64_t>(8 * p.domain / static_cast<double>(dims[1 - k / 2]));
-  };
   for (int r = 0; r < nprocs; ++r) {
     const int part = r < half ? 0 : 1;
-    const int base = part * half, local = r - base;
+    const int base = part * half;
     std::vector<std::int32_t> members;
     for (int m = 0; m < half; ++m) members.push_back(base + m);
     const CommId comm = on_world ? kCommWorld : 100 + static_cast<CommId>(part);
     d.ranks[r].push_back(MakeCompute(10000));
     d.ranks[r].push_back(
         MakeCommCreate(kCommWorld, 100 + static_cast<CommId>(part), CommOrigin::kSplit, members));
-    const std::int64_t me[2] = {local / dims[1], local % dims[1]};
-    std::int32_t nb[4];
-    for (int k = 0; k < 4; ++k) {
-      std::int64_t c[2] = {me[0], me[1]};
-      const int dim = k / 2;
-      c[dim] = (c[dim] + (k % 2 ? 1 : -1) + dims[dim]) % dims[dim];
-      nb[k] = static_cast<std::int32_t>(base + c[0] * dims[1] + c[1]);
-    }
+    const std::array<std::int32_t, 4> nb = CartNeighbours(dims, r - base, base);
     RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {
       d.ranks[r].push_back(MakeCompute(cpu));
-      std::vector<RequestId> reqs;
-      for (int k = 0; k < 4; ++k) {
-        reqs.push_back(next++);
-        d.ranks[r].push_back(MakeIrecv(nb[k], k ^ 1, bytes(k), reqs.back(), comm));
-      }
-      for (int k = 0; k < 4; ++k) {
-        reqs.push_back(next++);
-        d.ranks[r].push_back(MakeIsend(nb[k], k, bytes(k), reqs.back(), comm));
-      }
-      d.ranks[r].push_back(MakeWaitall(reqs));
+      CartExchange(&d.ranks[r], nb, dims, p, &next, comm);
       if (p.check_every > 0 && (it + 1) % p.check_every == 0) {
         d.ranks[r].push_back(MakeCompute(1000));
         d.ranks[r].push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
