@@ -1615,22 +1615,19 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       slot.maps.push_back(map);
       if (slot.kind == EventKind::kSendrecv) slot.recv_maps.push_back(rmap);
     }
+    // The groups seen at this count, ordered by their first member.
+    auto layout_of = [n](const std::set<std::vector<int>>& seen) {
+      patterns::CommunicatorLayout layout;
+      layout.nprocs = n;
+      layout.groups.assign(seen.begin(), seen.end());
+      std::sort(layout.groups.begin(), layout.groups.end(),
+                [](const auto& a, const auto& b) { return a.front() < b.front(); });
+      return layout;
+    };
     if (p2p && ci == slot.p2p_layouts.size() && !p2p_on_world && !p2p_groups.empty()) {
-      patterns::CommunicatorLayout layout;
-      layout.nprocs = n;
-      layout.groups.assign(p2p_groups.begin(), p2p_groups.end());
-      std::sort(layout.groups.begin(), layout.groups.end(),
-                [](const auto& a, const auto& b) { return a.front() < b.front(); });
-      slot.p2p_layouts.push_back(layout);
+      slot.p2p_layouts.push_back(layout_of(p2p_groups));
     }
-    if (coll && slot.sub_comm) {
-      patterns::CommunicatorLayout layout;
-      layout.nprocs = n;
-      layout.groups.assign(groups.begin(), groups.end());
-      std::sort(layout.groups.begin(), layout.groups.end(),
-                [](const auto& a, const auto& b) { return a.front() < b.front(); });
-      slot.layouts.push_back(layout);
-    }
+    if (coll && slot.sub_comm) slot.layouts.push_back(layout_of(groups));
     if (nall == 0) continue;
     const double p = n;
     if (nb > 0) {
