@@ -2044,17 +2044,9 @@ void DropUnsupportedLines(std::vector<PhaseModel>* phases) {
   }
 }
 
-// Point-to-point calls made on a sub-communicator have their partners in the caller's group.
-// When the traced counts fit a phase's exchanges on several grids, that can tell them apart:
-// a world split in two halves, each with a periodic MPI_Dims_create(P/2, 2) grid of its own
-// ranks, is also an MPI_Dims_create(P, 3) grid at 4 to 16 ranks (the same extents), but at 24
-// that grid has a plane that straddles the halves. The communicator's rule is fitted from its
-// groups at the traced counts; a grid-based equation that sends outside the caller's group at
-// one of the next counts where both exist is the wrong grid, and the first grid (in the first
-// side's order of fits) on which every grid-based equation of the phase fits and stays inside
-// its communicator is taken instead. Nothing changes when no such grid exists, or when the
-// calls are on the world (or a copy of it) or their communicators follow no rule.
-// The first of those counts where `eq` sends outside the caller's group, 0 if none.
+// The first of the next 8 counts above the largest traced one (up to 8 x it) where both `eq`
+// and `rule` exist at which `eq` sends outside the caller's group (ranks sampled as Disagree
+// does); 0 if none.
 std::int64_t FirstCountOutsideGroups(const patterns::GeneralEquation& eq,
                                      const patterns::CommunicatorRule& rule) {
   if (eq.traced_counts.empty()) return 0;
@@ -2078,6 +2070,17 @@ std::int64_t FirstCountOutsideGroups(const patterns::GeneralEquation& eq,
   return 0;
 }
 
+// Point-to-point calls made on a sub-communicator have their partners in the caller's group.
+// When the traced counts fit a phase's exchanges on several grids, that can tell them apart:
+// a world split in two halves, each with a periodic MPI_Dims_create(P/2, 2) grid of its own
+// ranks, is also an MPI_Dims_create(P, 3) grid at 4 to 16 ranks (the same extents), but at 24
+// that grid has a plane that straddles the halves. The communicator's rule is fitted from its
+// groups at the traced counts; a grid-based equation that sends outside the caller's group at
+// one of the next counts where both exist is the wrong grid, and the first grid (in the first
+// side's order of fits) on which every grid-based equation of the phase fits and stays inside
+// its communicator is taken instead, and a warning says so. Nothing changes when no such
+// grid exists, or when the calls are on the world (or a copy of it) or their communicators
+// follow no rule.
 void ConfineToCommunicators(PhaseModel* pm, std::vector<std::string>* warnings) {
   std::vector<std::optional<patterns::GeneralEquation>*> eqs;
   std::vector<const std::vector<patterns::CommMap>*> maps;
