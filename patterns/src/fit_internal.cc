@@ -65,6 +65,15 @@ std::vector<GridRule> CandidateGrids(const std::vector<std::int64_t>& counts, bo
         all.push_back({GridShape::kComponents, ndims, order, c, 1});
       }
     }
+    // Interleaved after the blocks (a split by rank % c is rarer than one into halves).
+    for (std::int64_t c = 2; c <= g; ++c) {
+      if (g % c != 0) continue;
+      for (std::vector<int> order : {std::vector<int>{1, 0}, std::vector<int>{0, 1},
+                                     std::vector<int>{2, 1, 0}, std::vector<int>{0, 1, 2}}) {
+        const int ndims = static_cast<int>(order.size()) + 1;
+        all.push_back({GridShape::kInterleavedComponents, ndims, order, c, 1});
+      }
+    }
   }
 
   std::vector<GridRule> out;
@@ -78,9 +87,9 @@ std::vector<GridRule> CandidateGrids(const std::vector<std::int64_t>& counts, bo
       if (kept.shape != grid.shape || kept.ndims != grid.ndims) continue;
       bool same = true;
       for (std::int64_t p : counts) same = same && kept.Extents(p) == grid.Extents(p);
-      duplicate =
-          duplicate ||
-          (same && (grid.shape == GridShape::kDimsCreate || grid.shape == GridShape::kComponents));
+      duplicate = duplicate || (same && (grid.shape == GridShape::kDimsCreate ||
+                                         grid.shape == GridShape::kComponents ||
+                                         grid.shape == GridShape::kInterleavedComponents));
     }
     if (!duplicate) out.push_back(grid);
   }
@@ -112,6 +121,7 @@ ValidCounts GridCounts(const GridRule& grid) {
     case GridShape::kDimsCreate:
     case GridShape::kOptimalShapeXYZ:
     case GridShape::kComponents:
+    case GridShape::kInterleavedComponents:
       v.rule = CountRule::kGrid;
       v.grid = grid;
       v.min_count = 1;

@@ -16,9 +16,9 @@ namespace pas2p::patterns::internal {
 // Grids that exist at every count, in preference order: fewest dimensions first, then the
 // most specific count rule (sqrt/cbrt, then MPI_Dims_create, then one fixed extent).
 // min_extent is min(2, least extent at the counts).
-// With `components`, also GridShape::kComponents (after every other grid): tried only where
-// nothing else fits, or asked for (a call on a sub-communicator that the other grids take
-// outside it).
+// With `components`, also GridShape::kComponents, then kInterleavedComponents (after every
+// other grid): tried only where nothing else fits, or asked for (a call on a sub-communicator
+// that the other grids take outside it).
 std::vector<GridRule> CandidateGrids(const std::vector<std::int64_t>& counts,
                                      bool components = false);
 

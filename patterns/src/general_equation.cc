@@ -492,6 +492,9 @@ std::string GeneralEquation::Formula() const {
       case GridShape::kComponents:
         var = i < grid.order.size() ? "d" + std::to_string(grid.order[i]) : "components";
         break;
+      case GridShape::kInterleavedComponents:
+        var = i == 0 ? "components" : "d" + std::to_string(grid.order[i - 1]);
+        break;
       case GridShape::kFixedFast:
       case GridShape::kFixedSlow:
         var = "P/" + std::to_string(grid.fixed);

@@ -210,14 +210,16 @@ std::optional<std::vector<std::int64_t>> GridRule::Extents(std::int64_t nprocs) 
     case GridShape::kOptimalShapeXYZ:
       extents = OptimalShapeXYZ(nprocs);
       break;
-    case GridShape::kComponents: {
+    case GridShape::kComponents:
+    case GridShape::kInterleavedComponents: {
       if (fixed < 1 || ndims < 2 || nprocs % fixed != 0 ||
           order.size() != static_cast<std::size_t>(ndims - 1)) {
         return std::nullopt;
       }
       const std::vector<std::int64_t> dims = DimsCreate(nprocs / fixed, ndims - 1);
+      if (shape == GridShape::kInterleavedComponents) extents.push_back(fixed);
       for (int i : order) extents.push_back(dims.at(static_cast<std::size_t>(i)));
-      extents.push_back(fixed);
+      if (shape == GridShape::kComponents) extents.push_back(fixed);
       break;
     }
     case GridShape::kFixedFast:
@@ -261,7 +263,8 @@ std::string GridRule::Describe() const {
     case GridShape::kOptimalShapeXYZ:
       out << "HPCG ComputeOptimalShapeXYZ(P) grid";
       break;
-    case GridShape::kComponents: {
+    case GridShape::kComponents:
+    case GridShape::kInterleavedComponents: {
       out << fixed << " x MPI_Dims_create(P/" << fixed << ", " << ndims - 1 << ") grid (";
       bool row_major = true;
       const int inner = ndims - 1;
@@ -274,7 +277,12 @@ std::string GridRule::Describe() const {
         out << "fastest first: ";
         for (std::size_t i = 0; i < order.size(); ++i) out << (i ? ", " : "") << "d" << order[i];
       }
-      out << "; " << fixed << " components, the slowest dimension)";
+      if (shape == GridShape::kComponents) {
+        out << "; " << fixed << " components, the slowest dimension)";
+      } else {
+        out << "; " << fixed << " components interleaved, rank % " << fixed
+            << ", the fastest dimension)";
+      }
       break;
     }
     case GridShape::kFixedFast:

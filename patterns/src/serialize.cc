@@ -8,7 +8,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::array<std::pair<GridShape, const char*>, 8> kShapes = {{
+constexpr std::array<std::pair<GridShape, const char*>, 9> kShapes = {{
     {GridShape::kLinear, "linear"},
     {GridShape::kSquare, "square"},
     {GridShape::kCube, "cube"},
@@ -17,6 +17,7 @@ constexpr std::array<std::pair<GridShape, const char*>, 8> kShapes = {{
     {GridShape::kFixedSlow, "fixed_slow"},
     {GridShape::kOptimalShapeXYZ, "optimal_shape_xyz"},
     {GridShape::kComponents, "components"},
+    {GridShape::kInterleavedComponents, "interleaved_components"},
 }};
 constexpr std::array<std::pair<CountRule, const char*>, 7> kRules = {{
     {CountRule::kAny, "any"},
@@ -119,11 +120,11 @@ GridRule GridRuleFromJson(const json& j, const std::string& origin) {
       throw UserError(origin + ": grid \"order\" must list " + std::to_string(g.ndims) +
                       " dimensions");
     }
-    if (g.shape == GridShape::kComponents &&
+    if ((g.shape == GridShape::kComponents || g.shape == GridShape::kInterleavedComponents) &&
         (g.ndims < 2 || static_cast<int>(g.order.size()) != g.ndims - 1 || g.fixed < 1)) {
-      throw UserError(origin +
-                      ": grid shape \"components\" needs \"fixed\" >= 1 and an \"order\" of " +
-                      std::to_string(g.ndims - 1) + " dimensions");
+      throw UserError(origin + ": grid shape \"" + j.at("shape").get<std::string>() +
+                      "\" needs \"fixed\" >= 1 and an \"order\" of " + std::to_string(g.ndims - 1) +
+                      " dimensions");
     }
     if (g.shape == GridShape::kOptimalShapeXYZ && g.ndims != 3) {
       throw UserError(origin + ": grid shape \"optimal_shape_xyz\" is 3-D (\"ndims\": 3)");

@@ -574,16 +574,19 @@ TEST(GeneralEquation, AShiftKeepsTheGridsTheTracesCannotTellApartAsRivals) {
 }
 
 // Each half of the world (ranks below P/2, the rest) with a periodic MPI_Dims_create(P/2, 2)
-// grid of its own: the receive from -1 along the half's fastest dimension.
-CommMap HalvesWest(int p) {
+// grid of its own: the receive from -1 along the half's fastest dimension. `interleaved`:
+// the halves are the even and the odd ranks (local rank r / 2).
+CommMap HalvesWest(int p, bool interleaved = false) {
   CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
   const int half = p / 2;
   const std::vector<std::int64_t> dims = DimsCreate(half, 2);  // row-major: d1 fastest
   for (int r = 0; r < p; ++r) {
-    const int base = r < half ? 0 : half, local = r - base;
+    const int base = interleaved ? r % 2 : (r < half ? 0 : half);
+    const int stride = interleaved ? 2 : 1, local = (r - base) / stride;
     const int x = static_cast<int>(local % dims[1]), y = static_cast<int>(local / dims[1]);
     const int west = static_cast<int>((x - 1 + dims[1]) % dims[1]);
-    m.dests[static_cast<std::size_t>(r)].push_back(base + y * static_cast<int>(dims[1]) + west);
+    m.dests[static_cast<std::size_t>(r)].push_back(base +
+                                                   stride * (y * static_cast<int>(dims[1]) + west));
   }
   return m;
 }
@@ -610,6 +613,29 @@ TEST(ComponentsGrid, HalvesWithAGridEachAreFoundWhereNoSimplerGridFits) {
   EXPECT_EQ(all.grid.fixed, 2);
   EXPECT_EQ(all.At(48).Map().dests, HalvesWest(48).dests);
   EXPECT_FALSE(all.IsValidCount(25));
+}
+
+// The same with the halves interleaved (the even and the odd ranks): their grid has the
+// component fastest, and is found the same way.
+TEST(ComponentsGrid, InterleavedHalvesAreFoundWhereNoSimplerGridFits) {
+  std::vector<CommMap> maps;
+  for (int p : {4, 6, 8, 12, 16}) maps.push_back(HalvesWest(p, true));
+  EXPECT_EQ(FitGeneralEquation(maps).grid.shape, GridShape::kDimsCreate);
+  const auto listed = AllFittingEquations(maps, true);
+  EXPECT_TRUE(std::any_of(listed.begin(), listed.end(), [](const GeneralEquation& f) {
+    return f.grid.shape == GridShape::kInterleavedComponents && f.grid.fixed == 2;
+  }));
+  maps.push_back(HalvesWest(24, true));
+  const GeneralEquation all = FitGeneralEquation(maps);
+  EXPECT_EQ(all.grid.shape, GridShape::kInterleavedComponents) << all.Describe();
+  EXPECT_EQ(all.At(48).Map().dests, HalvesWest(48, true).dests);
+  // The receive side: every rank's west neighbour sends to it.
+  std::vector<std::pair<int, int>> east;
+  const CommMap west48 = HalvesWest(48, true);
+  for (int r = 0; r < 48; ++r) {
+    for (int d : west48.dests[static_cast<std::size_t>(r)]) east.emplace_back(d, r);
+  }
+  EXPECT_EQ(all.Inverse().At(48).Map().Normalized(), CommMap::FromPairs(48, east).Normalized());
 }
 
 }  // namespace

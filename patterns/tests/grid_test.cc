@@ -74,6 +74,26 @@ TEST(GridRule, ComponentsAreCopiesOfAGridOfTheirOwn) {
   EXPECT_FALSE((GridRule{GridShape::kComponents, 3, {0}, 2, 1}).Extents(8));  // order too short
 }
 
+// Components interleaved by rank % k: the component is the fastest dimension. With two, rank
+// r is in component r % 2 at its local rank r / 2, whose place on the row-major
+// MPI_Dims_create(P/2, 2) grid the other two dimensions give.
+TEST(GridRule, InterleavedComponentsHaveTheComponentFastest) {
+  const GridRule even_odd{GridShape::kInterleavedComponents, 3, {1, 0}, 2, 1};
+  const GridRule dims3{GridShape::kDimsCreate, 3, {1, 2, 0}, 0, 1};
+  for (std::int64_t p : {4, 6, 8, 12, 16}) EXPECT_EQ(even_odd.Extents(p), dims3.Extents(p)) << p;
+  EXPECT_EQ(even_odd.Extents(24), (V{2, 3, 4}));  // Dims_create(12, 2) = {4, 3}
+  EXPECT_EQ(dims3.Extents(24), (V{3, 2, 4}));
+  EXPECT_FALSE(even_odd.Extents(9));
+  const auto e = *even_odd.Extents(24);
+  const std::vector<std::int64_t> c = RankToCoords(13, e);
+  EXPECT_EQ(c[0], 13 % 2);                // the component
+  EXPECT_EQ(c[1] + e[1] * c[2], 13 / 2);  // the local rank, row-major on 4 x 3
+  EXPECT_EQ(even_odd.Describe(),
+            "2 x MPI_Dims_create(P/2, 2) grid (row-major, as MPI_Cart_create; 2 components "
+            "interleaved, rank % 2, the fastest dimension)");
+  EXPECT_FALSE((GridRule{GridShape::kInterleavedComponents, 3, {}, 2, 1}).Extents(8));
+}
+
 // HPCG 3.1's ComputeOptimalShapeXYZ, x fastest. Checked for every P up to 20000 against the
 // C port of it in bench/hpcg/hpcg_pattern.c (prime factors, the special cases, then HPCG's
 // mixed-base enumeration of splits, the first of least area winning).

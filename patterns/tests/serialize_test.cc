@@ -123,6 +123,18 @@ TEST(Serialize, ComponentsGridRoundTripsAndNeedsItsOrder) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("\"components\" needs"), std::string::npos) << e.what();
   }
+  const GridRule even_odd{GridShape::kInterleavedComponents, 3, {1, 0}, 2, 1};
+  j = ToJson(even_odd);
+  EXPECT_EQ(j.at("shape"), "interleaved_components");
+  EXPECT_EQ(GridRuleFromJson(j, "m.json"), even_odd);
+  j["fixed"] = 0;
+  try {
+    GridRuleFromJson(j, "m.json");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"interleaved_components\" needs"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Serialize, BadFieldsNameTheFileAndField) {

@@ -35,8 +35,9 @@
 // (sqrt/cbrt grids before MPI_Dims_create grids before grids with one fixed extent), because
 // the traced counts are the evidence of what the application accepts.
 // Grids of components (a world split into parts, each with a grid of its own ranks, one
-// slowest dimension for the parts) are tried only when no other grid fits: at many counts
-// they coincide with a simpler grid (AllFittingEquations can list them too).
+// dimension for the parts: the slowest for blocks of consecutive ranks, the fastest for parts
+// interleaved by rank % k) are tried only when no other grid fits: at many counts they
+// coincide with a simpler grid (AllFittingEquations can list them too).
 #pragma once
 
 #include <cstdint>
@@ -219,8 +220,9 @@ GeneralEquation FitGeneralEquation(const std::vector<LocalEquation>& locals,
 
 // Every family that reproduces the maps, in preference order (empty if none). For tests and
 // for explaining ambiguity to users. With `components`, also on grids of components
-// (GridShape::kComponents), which FitGeneralEquation tries only when nothing else fits: a
-// caller that knows the calls stay inside a communicator's groups can look there.
+// (GridShape::kComponents, kInterleavedComponents), which FitGeneralEquation tries only when
+// nothing else fits: a caller that knows the calls stay inside a communicator's groups can
+// look there.
 std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& maps,
                                                  bool components = false);
 

@@ -54,6 +54,10 @@ enum class GridShape {
   // world is split into components (an atmosphere and an ocean), each with a cartesian grid
   // of its own ranks, lays its halos out on this grid.
   kComponents,
+  // The same components interleaved: component c holds the ranks r with r % fixed == c (as
+  // MPI_Comm_split by rank % fixed makes them), the component the fastest dimension:
+  // {fixed, dims...}.
+  kInterleavedComponents,
 };
 
 struct GridRule {
@@ -61,9 +65,10 @@ struct GridRule {
   int ndims = 1;
   // kDimsCreate: order[i] is the index into DimsCreate(P, ndims) of the i-th fastest extent.
   // {1, 0} is MPI_Cart_create's row-major layout for 2-D, {2, 1, 0} for 3-D.
-  // kComponents: the same into DimsCreate(P / fixed, ndims - 1), ndims - 1 entries.
+  // kComponents, kInterleavedComponents: the same into DimsCreate(P / fixed, ndims - 1),
+  // ndims - 1 entries.
   std::vector<int> order;
-  std::int64_t fixed = 0;  // kFixedFast / kFixedSlow / kComponents
+  std::int64_t fixed = 0;  // kFixedFast / kFixedSlow / the number of components
   // Smallest extent the pattern was seen to work with; counts whose grid has a smaller extent
   // (e.g. Dims_create(13, 3) = {13, 1, 1} when 2 was the least traced) are not valid.
   std::int64_t min_extent = 1;
