@@ -124,7 +124,7 @@ std::string RuleName(const GridRule& grid, const std::vector<bool>& dims, bool o
     name = "world";
   } else if (grid.shape == GridShape::kFixedFast) {
     name = dims[0] ? "blocks of " + std::to_string(grid.fixed) + " consecutive ranks"
-                   : "every " + std::to_string(grid.fixed) + "th rank (stride " +
+                   : std::to_string(grid.fixed) + " interleaved groups (rank % " +
                          std::to_string(grid.fixed) + ")";
   } else if (grid.shape == GridShape::kFixedSlow) {
     name = dims[0]

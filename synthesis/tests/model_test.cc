@@ -202,7 +202,7 @@ TEST(CommunicatorModelTest, SplitHoldingEveryRankAtTheSmallestCountIsStillASubse
   EXPECT_NE(std::find(rules.begin(), rules.end(), "blocks of 4 consecutive ranks"), rules.end())
       << DescribeModel(m);
   EXPECT_NE(std::find(rules.begin(), rules.end(),
-                      "the one group containing rank 0 of: every 4th rank (stride 4)"),
+                      "the one group containing rank 0 of: 4 interleaved groups (rank % 4)"),
             rules.end())
       << DescribeModel(m);
   testing::MemoryTrace real(testing::GroupLeaders(24));
@@ -1087,15 +1087,21 @@ namespace {
 // The calls are made on each half's communicator, and that decides: the model takes the
 // components' grid. The same traces with the calls on the world keep the simpler rule
 // (partners and faces wrong at 24: nothing in the traces tells them apart).
-TEST(CommunicatorGridTest, CallsOnEachHalfsCommunicatorChooseTheComponentsGrid) {
+// The halves as blocks (`interleaved` false) or as the even and the odd ranks.
+namespace {
+void CheckCoupledHalves(bool interleaved) {
   testing::AppParams few;
   few.iterations = 6;
   few.check_every = 3;
+  const patterns::GridShape components =
+      interleaved ? patterns::GridShape::kInterleavedComponents : patterns::GridShape::kComponents;
+  const std::string groups =
+      interleaved ? "2 interleaved groups (rank % 2)" : "2 blocks of consecutive ranks";
   for (const bool on_world : {false, true}) {
     SCOPED_TRACE(on_world ? "calls on the world" : "calls on each half's communicator");
     std::vector<phases::Signature> sigs;
     for (int n : {4, 6, 8, 12, 16}) {
-      sigs.push_back(testing::Analyze(testing::CoupledHalves(n, few, on_world)));
+      sigs.push_back(testing::Analyze(testing::CoupledHalves(n, few, on_world, interleaved)));
     }
     const AppModel m = BuildModel(sigs);
     int halo_calls = 0;
@@ -1108,7 +1114,7 @@ TEST(CommunicatorGridTest, CallsOnEachHalfsCommunicatorChooseTheComponentsGrid) 
         if (on_world) {
           EXPECT_EQ(shape, patterns::GridShape::kDimsCreate) << s.peer->Describe();
         } else {
-          EXPECT_EQ(shape, patterns::GridShape::kComponents) << s.peer->Describe();
+          EXPECT_EQ(shape, components) << s.peer->Describe();
           EXPECT_EQ(s.peer->grid.fixed, 2);
         }
       }
@@ -1117,19 +1123,32 @@ TEST(CommunicatorGridTest, CallsOnEachHalfsCommunicatorChooseTheComponentsGrid) 
     // The choice is said, with the count from which the other grid leaves the halves.
     bool said = false;
     for (const std::string& w : m.warnings) {
-      said = said || (w.find("made on sub-communicators (2 blocks of consecutive ranks)") !=
-                          std::string::npos &&
+      said = said || (w.find("made on sub-communicators (" + groups + ")") != std::string::npos &&
                       w.find("outside them from 18 ranks") != std::string::npos);
     }
     EXPECT_EQ(said, !on_world) << DescribeModel(m);
-    const Validation v = testing::QuickValidate(sigs, testing::CoupledHalves(24, few, on_world));
-    if (on_world) {
-      EXPECT_LT(v.pattern_match, 0.9);  // and the faces are measured on the wrong grid
-    } else {
-      EXPECT_EQ(v.pattern_match, 1.0) << DescribeModel(m);
-      EXPECT_LT(v.bytes_error, 1e-9);
+    for (const int n : {24, 36}) {
+      const Validation v =
+          testing::QuickValidate(sigs, testing::CoupledHalves(n, few, on_world, interleaved));
+      if (on_world) {
+        EXPECT_LT(v.pattern_match, 0.9) << n;  // and the faces are measured on the wrong grid
+      } else {
+        EXPECT_EQ(v.pattern_match, 1.0) << n << "\n" << DescribeModel(m);
+        EXPECT_LT(v.bytes_error, 1e-9) << n;
+      }
     }
   }
+}
+}  // namespace
+
+TEST(CommunicatorGridTest, CallsOnEachHalfsCommunicatorChooseTheComponentsGrid) {
+  CheckCoupledHalves(/*interleaved=*/false);
+}
+
+// The same halves made of the even and the odd ranks (MPI_Comm_split by rank % 2): at 4-16
+// their grid is again an MPI_Dims_create(P, 3) grid in some order, parting from it at 18.
+TEST(CommunicatorGridTest, InterleavedHalvesChooseTheInterleavedComponentsGrid) {
+  CheckCoupledHalves(/*interleaved=*/true);
 }
 
 TEST(SlotTagTest, TagsAreTakenWhereThePartnerTellsTheCallsApart) {

@@ -792,18 +792,20 @@ TraceData HpcgHalo(int nprocs, const AppParams& p) {
 
 namespace {
 
-// A periodic 2-D halo on the row-major grid `dims` whose ranks are base .. base + dims[0] x
-// dims[1] - 1, as MPI_Cart_shift gives them to rank base + local: -1 and +1 along dimension 0,
-// then along dimension 1.
+// A periodic 2-D halo on the row-major grid `dims` whose local rank l is the world rank base +
+// stride x l, as MPI_Cart_shift gives them to local rank `local`: -1 and +1 along dimension
+// 0, then along dimension 1.
 std::array<std::int32_t, 4> CartNeighbours(const std::vector<std::int64_t>& dims,
-                                           std::int64_t local, std::int64_t base) {
+                                           std::int64_t local, std::int64_t base,
+                                           std::int64_t stride = 1) {
   const std::int64_t me[2] = {local / dims[1], local % dims[1]};
   std::array<std::int32_t, 4> nb{};
   for (int k = 0; k < 4; ++k) {
     std::int64_t c[2] = {me[0], me[1]};
     const int dim = k / 2;
     c[dim] = (c[dim] + (k % 2 ? 1 : -1) + dims[dim]) % dims[dim];
-    nb[static_cast<std::size_t>(k)] = static_cast<std::int32_t>(base + c[0] * dims[1] + c[1]);
+    nb[static_cast<std::size_t>(k)] =
+        static_cast<std::int32_t>(base + stride * (c[0] * dims[1] + c[1]));
   }
   return nb;
 }
@@ -847,21 +849,25 @@ TraceData CartHalo2D(int nprocs, const AppParams& p) {
   return d;
 }
 
-TraceData CoupledHalves(int nprocs, const AppParams& p, bool on_world) {
-  TraceData d = Begin(on_world ? "coupled_halves_world" : "coupled_halves", nprocs);
+TraceData CoupledHalves(int nprocs, const AppParams& p, bool on_world, bool interleaved) {
+  TraceData d = Begin(std::string(interleaved ? "coupled_interleaved" : "coupled_halves") +
+                          (on_world ? "_world" : ""),
+                      nprocs);
   const int half = nprocs / 2;
   const std::vector<std::int64_t> dims = patterns::DimsCreate(half, 2);  // row-major
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
   for (int r = 0; r < nprocs; ++r) {
-    const int part = r < half ? 0 : 1;
-    const int base = part * half;
+    const int part = interleaved ? r % 2 : (r < half ? 0 : 1);
+    const int base = interleaved ? part : part * half;  // world rank of the half's rank 0
+    const int stride = interleaved ? 2 : 1;
+    const int local = (r - base) / stride;
     std::vector<std::int32_t> members;
-    for (int m = 0; m < half; ++m) members.push_back(base + m);
+    for (int m = 0; m < half; ++m) members.push_back(base + stride * m);
     const CommId comm = on_world ? kCommWorld : 100 + static_cast<CommId>(part);
     d.ranks[r].push_back(MakeCompute(10000));
     d.ranks[r].push_back(
         MakeCommCreate(kCommWorld, 100 + static_cast<CommId>(part), CommOrigin::kSplit, members));
-    const std::array<std::int32_t, 4> nb = CartNeighbours(dims, r - base, base);
+    const std::array<std::int32_t, 4> nb = CartNeighbours(dims, local, base, stride);
     RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {
       d.ranks[r].push_back(MakeCompute(cpu));

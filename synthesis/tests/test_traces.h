@@ -176,7 +176,9 @@ TraceData CartHalo2D(int nprocs, const AppParams& p = {});
 // P / 2 and the rest, each half a CartHalo2D on a periodic MPI_Dims_create(P / 2, 2) grid of
 // its own ranks; its messages are on the half's communicator (`on_world`: on the world, the
 // same partners), an allreduce over the world every check_every iterations. P even.
-TraceData CoupledHalves(int nprocs, const AppParams& p = {}, bool on_world = false);
+// `interleaved`: the halves are the even and the odd ranks (a split by rank % 2).
+TraceData CoupledHalves(int nprocs, const AppParams& p = {}, bool on_world = false,
+                        bool interleaved = false);
 // 3-D halo on a NON-periodic MPI_Dims_create(P, 3) grid: per dimension d, MPI_Sendrecv to +1
 // from -1 (tag d), then to -1 from +1 (tag 3 + d), with MPI_PROC_NULL past the boundary (as
 // MPI_Cart_shift gives: the send moves nothing, the receive gets 0 bytes); a face of the

@@ -3,8 +3,8 @@
 // In: the layout of one kind of communicator at several counts (e.g. the row communicators
 // MPI_Comm_split makes on a sqrt(P) grid at 9, 16, 25, 36). Out: a rule - the whole world,
 // self, or the groups of ranks that share all grid coordinates except the kept ones (rows,
-// columns, planes; contiguous blocks of k ranks; every k-th rank) - optionally only the group
-// that contains rank 0 (leader communicators), evaluated lazily at any count.
+// columns, planes; contiguous blocks of k ranks; k groups of every k-th rank) - optionally only the
+// group that contains rank 0 (leader communicators), evaluated lazily at any count.
 #pragma once
 
 #include <cstdint>
@@ -22,7 +22,7 @@ struct CommunicatorRule {
   GridRule grid;                     // kLinear with group_dims {true}: the world
   std::vector<bool> group_dims;      // dims that vary inside a group (fastest first); none: self
   bool only_group_of_rank0 = false;  // only one communicator exists: the one with rank 0
-  std::string name;                  // "world", "rows", "columns", "blocks of 4", "every 4th rank"
+  std::string name;  // "world", "rows", "columns", "blocks of 4", "4 interleaved groups (rank % 4)"
   ValidCounts valid;
   std::vector<std::int64_t> traced_counts;
   std::vector<std::string> alternatives;
