@@ -108,7 +108,9 @@
  *      below P / 2 and the rest; each half runs a periodic 2-D halo on its own
  *      MPI_Dims_create(P / 2, 2) cartesian communicator (MPI_Isend / MPI_Irecv of N / P
  *      doubles to its 4 neighbours, in that communicator's ranks), work; every 5th
- *      iteration an MPI_Allreduce over the world couples them; P even */
+ *      iteration an MPI_Allreduce over the world couples them; P even
+ *  39  the same two components interleaved: MPI_Comm_split by rank % 2 (the even ranks and
+ *      the odd ones), each half the same halo on its own cartesian communicator; P even */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -841,9 +843,9 @@ int main(int argc, char** argv) {
     double* all = rank == 0 ? calloc((size_t)(n * P + 1), sizeof(double)) : NULL;
     double* mine = calloc(n + 1, sizeof(double));
     MPI_Gather(mine, (int)n, MPI_DOUBLE, all, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  } else if (mode == 38) {
+  } else if (mode == 38 || mode == 39) {
     MPI_Comm half, cart;
-    MPI_Comm_split(MPI_COMM_WORLD, rank < P / 2 ? 0 : 1, rank, &half);
+    MPI_Comm_split(MPI_COMM_WORLD, mode == 39 ? rank % 2 : (rank < P / 2 ? 0 : 1), rank, &half);
     int hp, dims[2] = {0, 0}, periods[2] = {1, 1};
     MPI_Comm_size(half, &hp);
     MPI_Dims_create(hp, 2, dims);
