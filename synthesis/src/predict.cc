@@ -373,8 +373,8 @@ std::vector<std::string> UntracedExtents(const AppModel& model, std::int64_t npr
         }
         if (dims.empty() || !grids.insert(grid.Describe()).second) continue;
         out.push_back(
-            "phase " + std::to_string(phase.index) + " exchanges on a " + grid.Describe() +
-            " grid (" + traced + "; " + patterns::GridRule::FormatExtents(*at_target) + " at " +
+            "phase " + std::to_string(phase.index) + " exchanges on a " + grid.Describe() + " (" +
+            traced + "; " + patterns::GridRule::FormatExtents(*at_target) + " at " +
             std::to_string(nprocs) + "): along dimension " + dims +
             " (fastest first) every traced count has at most 2 ranks, where a rank's "
             "neighbours either way are one rank or none, so the traces cannot tell the "
