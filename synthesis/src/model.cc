@@ -1455,6 +1455,23 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   const bool subtree_kind = p2p && slot.kind != EventKind::kSendrecv;
   bool subtree_alike = subtree_kind;
   std::vector<SubtreeEvidence::Count> subtree_counts;
+  // SlotModel::element_bytes: halved until it divides every traced message size (1 if the
+  // call moved none).
+  std::int64_t element = kLargestElementBytes;
+  bool sized = false;
+  auto keep_dividing = [&element, &sized](const phases::Stats& sizes) {
+    if (sizes.n == 0) return;
+    for (const double v : {sizes.min, sizes.max}) {
+      if (!(v > 0)) continue;  // nothing moved (MPI_PROC_NULL, an empty part)
+      sized = true;
+      const auto whole = static_cast<std::int64_t>(v);
+      if (static_cast<double>(whole) != v) {
+        element = 1;
+        return;
+      }
+      while (element > 1 && whole % element != 0) element /= 2;
+    }
+  };
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const int n = counts[ci];
     double unit_low = 0, unit_high = 0, unit_sum = 0;
@@ -1560,6 +1577,12 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
           }
         }
         if (IsPointToPoint(slot.kind)) tags_seen[e->tag]++;
+        if (p2p || coll) {
+          keep_dividing(e->bytes);
+          keep_dividing(e->recv_bytes);
+          keep_dividing(e->root_bytes);
+          keep_dividing(e->root_recv_bytes);
+        }
         if (moving_root) {  // the rank's turns as the root apart from the others
           if (e->root_bytes.n > 0) {
             rsb += e->root_bytes.mean;
@@ -1907,6 +1930,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       }
     }
   }
+  if ((p2p || coll) && sized) slot.element_bytes = element;
   return slot;
 }
 
@@ -6033,6 +6057,7 @@ std::string ModelToJson(const AppModel& model) {
       if (s.face_margin > 0) sj["face_margin"] = s.face_margin;
       if (s.carried) sj["carried"] = true;
       if (s.subtree_bytes) sj["subtree_bytes"] = true;
+      if (s.element_bytes > 1) sj["element_bytes"] = s.element_bytes;
       sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["cpu_spread_shared"] = s.cpu_spread_shared;
       if (!s.cpu_noise_shape.empty()) sj["cpu_noise_shape"] = s.cpu_noise_shape;
@@ -6276,6 +6301,13 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
           s.recv_peer = patterns::GeneralEquationFromJson(sj.at("recv_peer_fit"), origin);
         }
         s.subtree_bytes = sj.value("subtree_bytes", false);
+        s.element_bytes = sj.value("element_bytes", std::int64_t{1});
+        if (s.element_bytes < 1 || s.element_bytes > kLargestElementBytes ||
+            (s.element_bytes & (s.element_bytes - 1)) != 0) {
+          throw UserError(origin + ": phase " + std::to_string(p.index) + " call " +
+                          std::to_string(p.slots.size()) + ": \"element_bytes\" is " +
+                          std::to_string(s.element_bytes) + "; expected 1, 2, 4 or 8");
+        }
         if (s.subtree_bytes && (!IsLowTreeLevel(s.peer) || s.kind == EventKind::kSendrecv)) {
           throw UserError(origin + ": phase " + std::to_string(p.index) + " call " +
                           std::to_string(p.slots.size()) +

@@ -309,9 +309,9 @@ std::string Bytes(double b) {
     std::snprintf(buf, sizeof buf, "%.1f MiB", b / (1024 * 1024));
   } else if (b >= 1024) {
     std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
-  } else if (b >= 1) {
+  } else if (b >= 10) {
     std::snprintf(buf, sizeof buf, "%.0f B", b);
-  } else {
+  } else {  // 7.5 B is not 8 B where values of 8 B are counted
     std::snprintf(buf, sizeof buf, "%.2g B", b);
   }
   return buf;
@@ -327,18 +327,30 @@ std::vector<std::string> ProblemSizeLimits(const AppModel& model, std::int64_t n
     for (const SlotModel& s : phase.slots) {
       const auto at_largest = PerPartnerBytes(s, largest);
       const auto here = PerPartnerBytes(s, nprocs, /*unrounded=*/true);
-      if (!at_largest || !here || *at_largest < 1 || *here >= 1) continue;
-      char line[768];
+      // One value of the call (SlotModel::element_bytes: 8 for doubles), at least a byte.
+      const auto value = static_cast<double>(std::max<std::int64_t>(s.element_bytes, 1));
+      if (!at_largest || !here || *at_largest < value || *here >= value) continue;
+      char unit[160];
+      if (s.element_bytes > 1) {
+        std::snprintf(unit, sizeof unit,
+                      "under one %lld-byte value (every traced message of the call was a "
+                      "multiple of %lld B)",
+                      static_cast<long long>(s.element_bytes),
+                      static_cast<long long>(s.element_bytes));
+      } else {
+        std::snprintf(unit, sizeof unit, "under one byte");
+      }
+      char line[896];
       std::snprintf(line, sizeof line,
                     "at %lld processes the model puts %s per partner in phase %d's %s (%s at "
-                    "%lld): under one byte, so the traced problem is too small to split over "
+                    "%lld): %s, so the traced problem is too small to split over "
                     "%lld ranks and the application most likely cannot run there with this "
                     "input; the prediction extrapolates its scaling laws past where they hold. "
                     "Trace a problem that grows with the count (weak scaling), or choose a "
                     "smaller target",
                     static_cast<long long>(nprocs), Bytes(*here).c_str(), phase.index,
                     std::string(EventKindName(s.kind)).c_str(), Bytes(*at_largest).c_str(),
-                    static_cast<long long>(largest), static_cast<long long>(nprocs));
+                    static_cast<long long>(largest), unit, static_cast<long long>(nprocs));
       out.push_back(line);
       break;  // one line per phase
     }

@@ -1291,6 +1291,56 @@ namespace {
 // exactly (floor(96/sqrt(P)) as well); the face 96/sqrt(P) misses 19 by the truncation
 // alone, within the traced sizes' rounding, and is taken: the limit is read from its share
 // 96/128 = 0.75 B (a padded block never falls under one byte).
+// The same torus with messages of 8 * 60 / sqrt(P) bytes: 240, 160, 120, 96 and 80 B at
+// 4-36, every one a whole number of doubles. At 1024 ranks they carry 15 B, at 4096 7.5 B:
+// under one 8-byte value, which a code sending doubles cannot send, though more than a byte.
+// The model keeps the value's size (element_bytes 8, saved with it) and the limit is read
+// against it; a size that no traced message shares keeps the byte.
+TEST(ProblemSizeLimitTest, MessagesUnderOneValuePerPartnerAreFlagged) {
+  testing::AppParams doubles;
+  doubles.domain = 60;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 9, 16, 25, 36})
+    sigs.push_back(testing::Analyze(testing::TorusStencil(n, doubles)));
+  const AppModel m = BuildModel(sigs);
+  int halo = 0;
+  for (const auto& p : m.phases) {
+    for (const auto& s : p.slots) {
+      if (!s.peer) continue;
+      EXPECT_EQ(s.element_bytes, 8) << DescribeModel(m);
+      ++halo;
+    }
+  }
+  EXPECT_GT(halo, 0);
+  EXPECT_TRUE(ProblemSizeLimits(m, 1024).empty());
+  const auto limits = ProblemSizeLimits(m, 4096);
+  ASSERT_EQ(limits.size(), 1u) << DescribeModel(m, 4096);
+  EXPECT_NE(limits[0].find("7.5 B per partner"), std::string::npos) << limits[0];
+  EXPECT_NE(limits[0].find("under one 8-byte value"), std::string::npos) << limits[0];
+  // Saved and loaded, the value's size is kept; a file that claims another is refused.
+  const std::string text = ModelToJson(m);
+  EXPECT_EQ(ProblemSizeLimits(ModelFromJson(text, "m.json"), 4096), limits);
+  auto j = nlohmann::json::parse(text);
+  bool changed = false;
+  for (auto& p : j.at("phases")) {
+    for (auto& s : p.at("slots")) {
+      if (s.contains("element_bytes")) {
+        s["element_bytes"] = 12;
+        changed = true;
+      }
+    }
+  }
+  ASSERT_TRUE(changed);
+  try {
+    ModelFromJson(j.dump(), "m.json");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"element_bytes\" is 12; expected 1, 2, 4 or 8"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ProblemSizeLimitTest, MessagesUnderOneBytePerPartnerAreFlagged) {
   testing::AppParams small;
   small.domain = 12;

@@ -54,6 +54,7 @@
 //                           "cpu_spread_within", "cpu_spread_shared" (optional, absent = 0),
 //                           "cpu_noise_shape" ([standardized bins], optional, absent = symmetric),
 //                           "cpu_per_occurrence" (optional, absent = false),
+//                           "element_bytes" (1, 2, 4 or 8; optional, absent = 1),
 //                           "class_compute": [{"mask", "cpu_ns", "instructions",
 //                                              "cpu_relative" (optional), "spread_within"
 //                                              (optional, absent = the slot's)}]}]}]}
@@ -154,6 +155,10 @@ struct Quantity {
 // partner or a rank is outside 0..P-1.
 std::int64_t SubtreeRanks(std::int64_t rank, std::int64_t partner, std::int64_t nprocs);
 
+// The largest value size SlotModel::element_bytes claims: a double. Messages that are all
+// multiples of 16 B are as often doubles in pairs as double complex values.
+inline constexpr std::int64_t kLargestElementBytes = 8;
+
 struct SlotModel {
   EventKind kind = EventKind::kCompute;
   std::int32_t tag = 0;
@@ -229,6 +234,11 @@ struct SlotModel {
   // 1, 2, 4 ranks below the child, or one cut at P), so the levels a larger count adds grow
   // as the tree does.
   bool subtree_bytes = false;
+  // The size of one value the call moves, as far as the traces show it: the largest of 1, 2,
+  // 4 and 8 bytes that divides every traced message size of the slot (8 for a code that
+  // sends doubles; 1 for a call that moved no bytes). A prediction that puts less than this per
+  // partner splits the traced problem finer than one value (predict's `limits`).
+  std::int64_t element_bytes = 1;
   // Bytes per message at `nprocs`; with subtree_bytes, the largest: the full subtree of the
   // level's first child (2^b ranks, cut at P).
   double BytesAt(std::int64_t nprocs, int side = 0) const;

@@ -155,10 +155,12 @@ struct Prediction {
   sim::Efficiency efficiency;
   SelfCheck self_check;  // set by WidenBySelfCheck; done = false when not checked
   // Where the model is extrapolated past what the traced problem can give at this count:
-  // a call that carried at least one byte per partner at the largest traced count is
-  // predicted under one byte per partner here (the problem is too small to split over this
-  // many ranks; the application most likely cannot run here with this input). One line per
-  // phase, in words; empty when nothing is out of range.
+  // a call that carried at least one value per partner at the largest traced count is
+  // predicted under one value per partner here (the problem is too small to split over this
+  // many ranks; the application most likely cannot run here with this input). A value is
+  // SlotModel::element_bytes: 8 bytes for a call whose traced messages were all multiples of
+  // 8, one byte where they were not. One line per phase, in words; empty when nothing is out
+  // of range.
   std::vector<std::string> limits;
   // Grid dimensions along which every traced count had at most 2 ranks and the target has
   // more: a rank's neighbours either way along it were one rank (or none), so the traces
