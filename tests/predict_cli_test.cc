@@ -205,6 +205,21 @@ TEST(ValidateCli, AFailedAnalysisOfEveryCountSaysValidateAnalyzesTheLargestToo) 
   EXPECT_NE(r.err.find("at least 3 process counts are needed"), std::string::npos) << r.err;
 }
 
+// Too few counts is said once: analyzing the traces again with message sizes ending loops
+// (tried when no model builds) cannot change the counts, and its failure for the same reason
+// is not repeated after the error.
+TEST(PredictCli, TooFewCountsIsSaidOnce) {
+  const std::string dir = (SourceDir() / "datasets" / "traces" / "stencil2d").string();
+  const RunResult r = RunCommand({Binary("pas2p").string(), "predict", "--target", "64",
+                                  dir + "/stencil2d.4", dir + "/stencil2d.9"});
+  EXPECT_NE(r.exit_code, 0);
+  const std::size_t first = r.err.find("at least 3 process counts are needed");
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("at least 3 process counts are needed", first + 1), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("analyzed again"), std::string::npos) << r.err;
+}
+
 TEST(ValidateCli, HeldOutReportsTheNoiseFloorAndTheSelfCheck) {
   const RunResult r = RunCommand(
       {Binary("pas2p").string(), "validate", "--json", "--against",

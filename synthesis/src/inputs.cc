@@ -352,9 +352,13 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
         out.model = std::move(model);
         return noted(std::move(out));
       } catch (const UserError& second) {
-        sized_failure = std::string("\n(analyzed again with message sizes ending loops, ") +
-                        "--bytes-tolerance " + tolerance +
-                        ", no model builds either: " + Headline(second.what()) + ")";
+        // Said only when it fails for another reason (not for too few counts, say, which no
+        // analysis changes).
+        if (Headline(second.what()) != Headline(first.what())) {
+          sized_failure = std::string("\n(analyzed again with message sizes ending loops, ") +
+                          "--bytes-tolerance " + tolerance +
+                          ", no model builds either: " + Headline(second.what()) + ")";
+        }
       }
     }
     // The first analysis from its largest counts (its warning names the counts left out).
