@@ -985,6 +985,32 @@ std::string SlotLabel(const PhaseModel& phase, std::size_t slot, const SlotModel
          std::string(EventKindName(s.kind)) + ")";
 }
 
+// Why a point-to-point call made on sub-communicators of unequal sizes fits no family: its
+// partners are members of the caller's group, and those groups make no one grid of world
+// ranks (a world split at P/4 into two components, each with a grid of its own). Empty when
+// the calls are not on such communicators at every count.
+std::string UnequalGroupsNote(const std::vector<patterns::CommunicatorLayout>& layouts) {
+  std::string sizes;
+  bool unequal = false;
+  for (const patterns::CommunicatorLayout& layout : layouts) {
+    std::set<std::size_t> seen;
+    std::string here;
+    for (const auto& g : layout.groups) {
+      if (!seen.insert(g.size()).second) continue;
+      here += (here.empty() ? "" : " and ") + std::to_string(g.size());
+    }
+    unequal = unequal || seen.size() > 1;
+    sizes += (sizes.empty() ? "" : "; ") + std::string("at ") + std::to_string(layout.nprocs) +
+             ": groups of " + here + " ranks";
+  }
+  if (!unequal) return {};
+  return "\nIts calls are made on sub-communicators of unequal sizes (" + sizes +
+         "), each partner in the caller's group: a world split into components of different "
+         "sizes, each with a pattern of its own ranks (a coupled model's parts), is not "
+         "fitted yet. Partners are fitted in world ranks, on one grid or on equal copies of "
+         "one.";
+}
+
 void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_trees = false) {
   bool any = false;
   for (const auto& m : slot->maps) any = any || !m.IsEmpty();
@@ -1003,7 +1029,11 @@ void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_tre
     patterns::FitOptions fo;
     fo.label = label;
     fo.prefer_trees = prefer_trees;
-    slot->peer = patterns::FitGeneralEquation(slot->maps, fo);
+    try {
+      slot->peer = patterns::FitGeneralEquation(slot->maps, fo);
+    } catch (const patterns::PatternFitError& e) {
+      throw patterns::PatternFitError(e.what() + UnequalGroupsNote(slot->p2p_layouts));
+    }
   }
   bool any_recv = false;
   for (const auto& m : slot->recv_maps) any_recv = any_recv || !m.IsEmpty();

@@ -1151,6 +1151,31 @@ TEST(CommunicatorGridTest, InterleavedHalvesChooseTheInterleavedComponentsGrid) 
   CheckCoupledHalves(/*interleaved=*/true);
 }
 
+// A world split at P/4 into two components, each with a periodic 2-D halo on a grid of its
+// own ranks: their groups make no one grid of world ranks, which is refused, and the error
+// says why (the communicators' unequal sizes at each count) instead of only that no family
+// fits.
+TEST(CommunicatorGridTest, ComponentsOfUnequalSizesAreRefusedSayingWhy) {
+  testing::AppParams few;
+  few.iterations = 6;
+  few.check_every = 3;
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 12, 16, 20}) {
+    sigs.push_back(testing::Analyze(testing::CoupledHalves(n, few, false, false, n / 4)));
+  }
+  try {
+    BuildModel(sigs);
+    FAIL() << "components of 2 and 6 ranks at 8 built a model";
+  } catch (const UserError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("no communication-pattern family reproduces"), std::string::npos) << what;
+    EXPECT_NE(what.find("made on sub-communicators of unequal sizes (at 8: groups of 2 and 6 "
+                        "ranks; at 12: groups of 3 and 9 ranks"),
+              std::string::npos)
+        << what;
+  }
+}
+
 TEST(SlotTagTest, TagsAreTakenWhereThePartnerTellsTheCallsApart) {
   testing::AppParams few;
   few.iterations = 6;

@@ -849,20 +849,22 @@ TraceData CartHalo2D(int nprocs, const AppParams& p) {
   return d;
 }
 
-TraceData CoupledHalves(int nprocs, const AppParams& p, bool on_world, bool interleaved) {
+TraceData CoupledHalves(int nprocs, const AppParams& p, bool on_world, bool interleaved,
+                        int first) {
   TraceData d = Begin(std::string(interleaved ? "coupled_interleaved" : "coupled_halves") +
                           (on_world ? "_world" : ""),
                       nprocs);
-  const int half = nprocs / 2;
-  const std::vector<std::int64_t> dims = patterns::DimsCreate(half, 2);  // row-major
+  if (first <= 0) first = nprocs / 2;
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
   for (int r = 0; r < nprocs; ++r) {
-    const int part = interleaved ? r % 2 : (r < half ? 0 : 1);
-    const int base = interleaved ? part : part * half;  // world rank of the half's rank 0
+    const int part = interleaved ? r % 2 : (r < first ? 0 : 1);
+    const int size = interleaved ? nprocs / 2 : (part == 0 ? first : nprocs - first);
+    const std::vector<std::int64_t> dims = patterns::DimsCreate(size, 2);  // row-major
+    const int base = interleaved ? part : part * first;  // world rank of the part's rank 0
     const int stride = interleaved ? 2 : 1;
     const int local = (r - base) / stride;
     std::vector<std::int32_t> members;
-    for (int m = 0; m < half; ++m) members.push_back(base + stride * m);
+    for (int m = 0; m < size; ++m) members.push_back(base + stride * m);
     const CommId comm = on_world ? kCommWorld : 100 + static_cast<CommId>(part);
     d.ranks[r].push_back(MakeCompute(10000));
     d.ranks[r].push_back(

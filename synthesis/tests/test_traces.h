@@ -176,9 +176,11 @@ TraceData CartHalo2D(int nprocs, const AppParams& p = {});
 // P / 2 and the rest, each half a CartHalo2D on a periodic MPI_Dims_create(P / 2, 2) grid of
 // its own ranks; its messages are on the half's communicator (`on_world`: on the world, the
 // same partners), an allreduce over the world every check_every iterations. P even.
-// `interleaved`: the halves are the even and the odd ranks (a split by rank % 2).
+// `interleaved`: the halves are the even and the odd ranks (a split by rank % 2). `first` > 0
+// (blocks only): the first part has that many ranks and the second the rest, each with a grid
+// of its own size (components of unequal sizes).
 TraceData CoupledHalves(int nprocs, const AppParams& p = {}, bool on_world = false,
-                        bool interleaved = false);
+                        bool interleaved = false, int first = 0);
 // 3-D halo on a NON-periodic MPI_Dims_create(P, 3) grid: per dimension d, MPI_Sendrecv to +1
 // from -1 (tag d), then to -1 from +1 (tag 3 + d), with MPI_PROC_NULL past the boundary (as
 // MPI_Cart_shift gives: the send moves nothing, the receive gets 0 bytes); a face of the
