@@ -57,21 +57,15 @@ std::vector<GridRule> CandidateGrids(const std::vector<std::int64_t>& counts, bo
   if (components && !counts.empty()) {
     std::int64_t g = 0;
     for (std::int64_t p : counts) g = std::gcd(g, p);
-    for (std::int64_t c = 2; c <= g; ++c) {
-      if (g % c != 0) continue;
-      for (std::vector<int> order : {std::vector<int>{1, 0}, std::vector<int>{0, 1},
-                                     std::vector<int>{2, 1, 0}, std::vector<int>{0, 1, 2}}) {
-        const int ndims = static_cast<int>(order.size()) + 1;
-        all.push_back({GridShape::kComponents, ndims, order, c, 1});
-      }
-    }
-    // Interleaved after the blocks (a split by rank % c is rarer than one into halves).
-    for (std::int64_t c = 2; c <= g; ++c) {
-      if (g % c != 0) continue;
-      for (std::vector<int> order : {std::vector<int>{1, 0}, std::vector<int>{0, 1},
-                                     std::vector<int>{2, 1, 0}, std::vector<int>{0, 1, 2}}) {
-        const int ndims = static_cast<int>(order.size()) + 1;
-        all.push_back({GridShape::kInterleavedComponents, ndims, order, c, 1});
+    // Blocks first, then interleaved (a split by rank % c is rarer than one into halves).
+    for (const GridShape shape : {GridShape::kComponents, GridShape::kInterleavedComponents}) {
+      for (std::int64_t c = 2; c <= g; ++c) {
+        if (g % c != 0) continue;
+        for (std::vector<int> order : {std::vector<int>{1, 0}, std::vector<int>{0, 1},
+                                       std::vector<int>{2, 1, 0}, std::vector<int>{0, 1, 2}}) {
+          const int ndims = static_cast<int>(order.size()) + 1;
+          all.push_back({shape, ndims, order, c, 1});
+        }
       }
     }
   }

@@ -1291,6 +1291,43 @@ namespace {
 // exactly (floor(96/sqrt(P)) as well); the face 96/sqrt(P) misses 19 by the truncation
 // alone, within the traced sizes' rounding, and is taken: the limit is read from its share
 // 96/128 = 0.75 B (a padded block never falls under one byte).
+TEST(ProblemSizeLimitTest, MessagesUnderOneBytePerPartnerAreFlagged) {
+  testing::AppParams small;
+  small.domain = 12;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 9, 16, 25, 36})
+    sigs.push_back(testing::Analyze(testing::TorusStencil(n, small)));
+  const AppModel m = BuildModel(sigs);
+  for (const auto& p : m.phases) {
+    for (const auto& s : p.slots) {
+      if (s.peer) {
+        EXPECT_EQ(s.element_bytes, 1);  // 19 B is no whole number of larger values
+      }
+    }
+  }
+  EXPECT_TRUE(ProblemSizeLimits(m, 36).empty());
+  EXPECT_TRUE(ProblemSizeLimits(m, 1024).empty());
+  const auto limits = ProblemSizeLimits(m, 16384);
+  ASSERT_EQ(limits.size(), 1u) << DescribeModel(m, 16384);
+  EXPECT_NE(limits[0].find("at 16384 processes"), std::string::npos) << limits[0];
+  EXPECT_NE(limits[0].find("0.75 B per partner"), std::string::npos) << limits[0];
+  EXPECT_NE(limits[0].find("16 B at 36"), std::string::npos) << limits[0];
+
+  PredictOptions o;
+  o.intervals = false;
+  const Prediction p = Predict(m, 16384, TestMachine(), o);
+  EXPECT_EQ(p.limits, limits);
+  EXPECT_NE(FormatPrediction(p, "m").find("warning: at 16384 processes"), std::string::npos);
+  EXPECT_NE(PredictionToJson(p, "m").find("\"limits\""), std::string::npos);
+
+  const Sweep s = RunSweep(m, 36, 16384, TestMachine(), 0.0, 4, o);
+  ASSERT_FALSE(s.rows.empty());
+  EXPECT_TRUE(s.rows.back().beyond_problem);
+  EXPECT_FALSE(s.rows.front().beyond_problem);
+  EXPECT_LT(s.recommended, 16384) << FormatSweep(s);
+  EXPECT_GT(s.recommended, 0) << FormatSweep(s);
+}
+
 // The same torus with messages of 8 * 60 / sqrt(P) bytes: 240, 160, 120, 96 and 80 B at
 // 4-36, every one a whole number of doubles. At 1024 ranks they carry 15 B, at 4096 7.5 B:
 // under one 8-byte value, which a code sending doubles cannot send, though more than a byte.
@@ -1339,36 +1376,6 @@ TEST(ProblemSizeLimitTest, MessagesUnderOneValuePerPartnerAreFlagged) {
               std::string::npos)
         << e.what();
   }
-}
-
-TEST(ProblemSizeLimitTest, MessagesUnderOneBytePerPartnerAreFlagged) {
-  testing::AppParams small;
-  small.domain = 12;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 9, 16, 25, 36})
-    sigs.push_back(testing::Analyze(testing::TorusStencil(n, small)));
-  const AppModel m = BuildModel(sigs);
-  EXPECT_TRUE(ProblemSizeLimits(m, 36).empty());
-  EXPECT_TRUE(ProblemSizeLimits(m, 1024).empty());
-  const auto limits = ProblemSizeLimits(m, 16384);
-  ASSERT_EQ(limits.size(), 1u) << DescribeModel(m, 16384);
-  EXPECT_NE(limits[0].find("at 16384 processes"), std::string::npos) << limits[0];
-  EXPECT_NE(limits[0].find("0.75 B per partner"), std::string::npos) << limits[0];
-  EXPECT_NE(limits[0].find("16 B at 36"), std::string::npos) << limits[0];
-
-  PredictOptions o;
-  o.intervals = false;
-  const Prediction p = Predict(m, 16384, TestMachine(), o);
-  EXPECT_EQ(p.limits, limits);
-  EXPECT_NE(FormatPrediction(p, "m").find("warning: at 16384 processes"), std::string::npos);
-  EXPECT_NE(PredictionToJson(p, "m").find("\"limits\""), std::string::npos);
-
-  const Sweep s = RunSweep(m, 36, 16384, TestMachine(), 0.0, 4, o);
-  ASSERT_FALSE(s.rows.empty());
-  EXPECT_TRUE(s.rows.back().beyond_problem);
-  EXPECT_FALSE(s.rows.front().beyond_problem);
-  EXPECT_LT(s.recommended, 16384) << FormatSweep(s);
-  EXPECT_GT(s.recommended, 0) << FormatSweep(s);
 }
 
 }  // namespace
