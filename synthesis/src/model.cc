@@ -1486,14 +1486,16 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   bool subtree_alike = subtree_kind;
   std::vector<SubtreeEvidence::Count> subtree_counts;
   // SlotModel::element_bytes: halved until it divides every traced message size (1 if the
-  // call moved none).
+  // call moved none). An all-to-all's sizes are its blocks to each member (the call's bytes
+  // over the members, as predict reads them): a total that splits unevenly gives 1.
   std::int64_t element = kLargestElementBytes;
   bool sized = false;
-  auto keep_dividing = [&element, &sized](const phases::Stats& sizes) {
+  auto keep_dividing = [&element, &sized](const phases::Stats& sizes, double parts) {
     if (sizes.n == 0) return;
-    for (const double v : {sizes.min, sizes.max}) {
-      if (!(v > 0)) continue;  // nothing moved (MPI_PROC_NULL, an empty part)
+    for (const double total : {sizes.min, sizes.max}) {
+      if (!(total > 0)) continue;  // nothing moved (MPI_PROC_NULL, an empty part)
       sized = true;
+      const double v = total / parts;
       const auto whole = static_cast<std::int64_t>(v);
       if (static_cast<double>(whole) != v) {
         element = 1;
@@ -1608,10 +1610,15 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
         }
         if (IsPointToPoint(slot.kind)) tags_seen[e->tag]++;
         if (p2p || coll) {
-          keep_dividing(e->bytes);
-          keep_dividing(e->recv_bytes);
-          keep_dividing(e->root_bytes);
-          keep_dividing(e->root_recv_bytes);
+          double parts = 1;
+          if (slot.kind == EventKind::kAlltoall || slot.kind == EventKind::kAlltoallv) {
+            const auto* members = comms.SubMembers(e->comm);
+            parts = static_cast<double>(members ? members->size() : static_cast<std::size_t>(n));
+          }
+          keep_dividing(e->bytes, parts);
+          keep_dividing(e->recv_bytes, parts);
+          keep_dividing(e->root_bytes, parts);
+          keep_dividing(e->root_recv_bytes, parts);
         }
         if (moving_root) {  // the rank's turns as the root apart from the others
           if (e->root_bytes.n > 0) {
