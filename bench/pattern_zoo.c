@@ -110,7 +110,10 @@
  *      doubles to its 4 neighbours, in that communicator's ranks), work; every 5th
  *      iteration an MPI_Allreduce over the world couples them; P even
  *  39  the same two components interleaved: MPI_Comm_split by rank % 2 (the even ranks and
- *      the odd ones), each half the same halo on its own cartesian communicator; P even */
+ *      the odd ones), each half the same halo on its own cartesian communicator; P even
+ *  40  mode 38 with the neighbours translated to world ranks (MPI_Group_translate_ranks) and
+ *      the messages sent on MPI_COMM_WORLD, each half reducing a norm over its own
+ *      communicator every iteration; P even */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -843,7 +846,7 @@ int main(int argc, char** argv) {
     double* all = rank == 0 ? calloc((size_t)(n * P + 1), sizeof(double)) : NULL;
     double* mine = calloc(n + 1, sizeof(double));
     MPI_Gather(mine, (int)n, MPI_DOUBLE, all, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  } else if (mode == 38 || mode == 39) {
+  } else if (mode == 38 || mode == 39 || mode == 40) {
     MPI_Comm half, cart;
     MPI_Comm_split(MPI_COMM_WORLD, mode == 39 ? rank % 2 : (rank < P / 2 ? 0 : 1), rank, &half);
     int hp, dims[2] = {0, 0}, periods[2] = {1, 1};
@@ -853,17 +856,33 @@ int main(int argc, char** argv) {
     int nb[4];
     MPI_Cart_shift(cart, 0, 1, &nb[0], &nb[1]);
     MPI_Cart_shift(cart, 1, 1, &nb[2], &nb[3]);
+    MPI_Comm comm = cart;
+    if (mode == 40) {  // the neighbours' world ranks, the messages on the world
+      MPI_Group from, to;
+      MPI_Comm_group(cart, &from);
+      MPI_Comm_group(MPI_COMM_WORLD, &to);
+      int world[4];
+      MPI_Group_translate_ranks(from, 4, nb, to, world);
+      for (int d = 0; d < 4; ++d) nb[d] = world[d];
+      MPI_Group_free(&from);
+      MPI_Group_free(&to);
+      comm = MPI_COMM_WORLD;
+    }
     const long n = N / P;
     double* out = calloc(4 * (n + 1), sizeof(double));
     double* in = calloc(4 * (n + 1), sizeof(double));
     for (int it = 0; it < iters; ++it) {
       MPI_Request req[8];
       for (int d = 0; d < 4; ++d)
-        MPI_Irecv(in + d * (n + 1), (int)n, MPI_DOUBLE, nb[d], d, cart, &req[d]);
+        MPI_Irecv(in + d * (n + 1), (int)n, MPI_DOUBLE, nb[d], d, comm, &req[d]);
       for (int d = 0; d < 4; ++d)
-        MPI_Isend(out + d * (n + 1), (int)n, MPI_DOUBLE, nb[d ^ 1], d, cart, &req[4 + d]);
+        MPI_Isend(out + d * (n + 1), (int)n, MPI_DOUBLE, nb[d ^ 1], d, comm, &req[4 + d]);
       MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
       work(n * 20);
+      if (mode == 40) {  // each half's own norm
+        double r = it, sum;
+        MPI_Allreduce(&r, &sum, 1, MPI_DOUBLE, MPI_SUM, half);
+      }
       if (it % 5 == 4) {
         double r = it, sum;
         MPI_Allreduce(&r, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

@@ -2131,6 +2131,47 @@ std::int64_t FirstCountOutsideGroups(const patterns::GeneralEquation& eq,
   return 0;
 }
 
+// A collective of the phase made on sub-communicators whose groups hold every traced pair
+// of `maps`: at every count the caller and its partner are in one group, and there are two
+// groups or more. A code that computes its partners in world ranks (each component of a
+// coupled model its own neighbours) still keeps them in its component, and the component's
+// own collectives (a norm, a residual) say which ranks those are. nullptr when none does.
+const SlotModel* HoldingCollective(const PhaseModel& pm,
+                                   const std::vector<patterns::CommMap>& maps) {
+  for (const SlotModel& c : pm.slots) {
+    if (!IsCollective(c.kind) || !c.sub_comm || !c.communicator ||
+        c.layouts.size() != maps.size() || maps.empty()) {
+      continue;
+    }
+    bool holds = true;
+    for (std::size_t i = 0; holds && i < maps.size(); ++i) {
+      const patterns::CommunicatorLayout& layout = c.layouts[i];
+      const patterns::CommMap& map = maps[i];
+      if (layout.nprocs != map.nprocs || layout.groups.size() < 2) {
+        holds = false;
+        break;
+      }
+      std::vector<int> group(static_cast<std::size_t>(map.nprocs), -1);
+      for (std::size_t g = 0; g < layout.groups.size(); ++g) {
+        for (int r : layout.groups[g]) {
+          if (r >= 0 && r < map.nprocs) group[static_cast<std::size_t>(r)] = static_cast<int>(g);
+        }
+      }
+      for (std::size_t src = 0; holds && src < map.dests.size(); ++src) {
+        for (int d : map.dests[src]) {
+          if (d < 0 || d >= map.nprocs || group[src] < 0 ||
+              group[src] != group[static_cast<std::size_t>(d)]) {
+            holds = false;
+            break;
+          }
+        }
+      }
+    }
+    if (holds) return &c;
+  }
+  return nullptr;
+}
+
 // Point-to-point calls made on a sub-communicator have their partners in the caller's group.
 // When the traced counts fit a phase's exchanges on several grids, that can tell them apart:
 // a world split in two halves, each with a periodic MPI_Dims_create(P/2, 2) grid of its own
@@ -2139,34 +2180,44 @@ std::int64_t FirstCountOutsideGroups(const patterns::GeneralEquation& eq,
 // groups at the traced counts; a grid-based equation that sends outside the caller's group at
 // one of the next counts where both exist is the wrong grid, and the first grid (in the first
 // side's order of fits) on which every grid-based equation of the phase fits and stays inside
-// its communicator is taken instead, and a warning says so. Nothing changes when no such
-// grid exists, or when the calls are on the world (or a copy of it) or their communicators
-// follow no rule.
+// its communicator is taken instead, and a warning says so. Calls made on the world take the
+// groups of a collective of the phase instead when those hold every traced pair
+// (HoldingCollective). Nothing changes when no such grid exists, or when the calls are on the
+// world (or a copy of it) with no such collective, or their communicators follow no rule.
 void ConfineToCommunicators(PhaseModel* pm, std::vector<std::string>* warnings) {
   std::vector<std::optional<patterns::GeneralEquation>*> eqs;
   std::vector<const std::vector<patterns::CommMap>*> maps;
   std::vector<std::optional<patterns::CommunicatorRule>> rules;  // per equation
+  // Per equation: the collective whose communicators are the evidence (calls on the world),
+  // or nullptr (the calls' own communicators).
+  std::vector<const SlotModel*> through;
   bool any_rule = false;
   for (SlotModel& s : pm->slots) {
     if (!OnGrid(s.peer) && !OnGrid(s.recv_peer)) continue;
     std::optional<patterns::CommunicatorRule> rule;
+    const SlotModel* collective = nullptr;
     if (!s.p2p_layouts.empty() && s.p2p_layouts.size() == s.maps.size()) {
       try {
         rule = patterns::FitCommunicators(s.p2p_layouts);
       } catch (const UserError&) {
         rule.reset();  // communicators that follow no rule say nothing about the grid
       }
+    } else if (s.p2p_layouts.empty()) {
+      collective = HoldingCollective(*pm, s.maps);
+      if (collective) rule = *collective->communicator;
     }
     any_rule = any_rule || rule.has_value();
     if (OnGrid(s.peer)) {
       eqs.push_back(&s.peer);
       maps.push_back(&s.maps);
       rules.push_back(rule);
+      through.push_back(collective);
     }
     if (OnGrid(s.recv_peer)) {
       eqs.push_back(&s.recv_peer);
       maps.push_back(&s.recv_maps);
       rules.push_back(rule);
+      through.push_back(collective);
     }
   }
   if (!any_rule) return;
@@ -2189,11 +2240,16 @@ void ConfineToCommunicators(PhaseModel* pm, std::vector<std::string>* warnings) 
   if (!grid) return;
   for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
   const patterns::CommunicatorRule& rule = *rules[leaving];
-  warnings->push_back("phase " + std::to_string(pm->index) +
-                      ": its point-to-point calls are made on sub-communicators (" +
-                      (rule.name.empty() ? rule.Describe() : rule.name) +
-                      ") and their partners are members of the caller's; the traced counts "
-                      "fit them as well on a " +
+  const std::string groups = rule.name.empty() ? rule.Describe() : rule.name;
+  const std::string evidence =
+      through[leaving]
+          ? "are made on the world, but at every traced count each partner is in the caller's "
+            "group of the sub-communicators its " +
+                std::string(EventKindName(through[leaving]->kind)) + " runs on (" + groups + ")"
+          : "are made on sub-communicators (" + groups +
+                ") and their partners are members of the caller's";
+  warnings->push_back("phase " + std::to_string(pm->index) + ": its point-to-point calls " +
+                      evidence + "; the traced counts fit them as well on a " +
                       old_grid.Describe() + ", which would send outside them from " +
                       std::to_string(leaves_at) + " ranks, so the model takes a " +
                       grid->Describe() + ", on which they stay inside");

@@ -1151,6 +1151,39 @@ TEST(CommunicatorGridTest, InterleavedHalvesChooseTheInterleavedComponentsGrid) 
   CheckCoupledHalves(/*interleaved=*/true);
 }
 
+// The halves' exchanges made on the world (partners computed in world ranks), each half
+// also reducing a norm over its own communicator every iteration: the norm's communicators
+// hold every traced pair, so they decide as the calls' own would (blocks and interleaved).
+TEST(CommunicatorGridTest, ANormOnEachHalfsCommunicatorChoosesTheGridForCallsOnTheWorld) {
+  testing::AppParams few;
+  few.iterations = 6;
+  few.check_every = 3;
+  few.part_norm = true;
+  for (const bool interleaved : {false, true}) {
+    SCOPED_TRACE(interleaved ? "interleaved" : "blocks");
+    std::vector<phases::Signature> sigs;
+    for (int n : {4, 6, 8, 12, 16}) {
+      sigs.push_back(
+          testing::Analyze(testing::CoupledHalves(n, few, /*on_world=*/true, interleaved)));
+    }
+    const AppModel m = BuildModel(sigs);
+    bool said = false;
+    for (const std::string& w : m.warnings) {
+      said = said || (w.find("are made on the world, but at every traced count each partner "
+                             "is in the caller's group of the sub-communicators its allreduce "
+                             "runs on") != std::string::npos &&
+                      w.find("from 18 ranks") != std::string::npos);
+    }
+    EXPECT_TRUE(said) << DescribeModel(m);
+    for (const int n : {24, 36}) {
+      const Validation v = testing::QuickValidate(
+          sigs, testing::CoupledHalves(n, few, /*on_world=*/true, interleaved));
+      EXPECT_EQ(v.pattern_match, 1.0) << n << "\n" << DescribeModel(m);
+      EXPECT_LT(v.bytes_error, 1e-9) << n;
+    }
+  }
+}
+
 // A world split at P/4 into two components, each with a periodic 2-D halo on a grid of its
 // own ranks: their groups make no one grid of world ranks, which is refused, and the error
 // says why (the communicators' unequal sizes at each count) instead of only that no family

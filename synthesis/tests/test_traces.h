@@ -18,7 +18,9 @@ using MemoryTrace = ::pas2p::MemoryTrace;  // core/include/pas2p/core/trace.h
 
 struct AppParams {
   int iterations = 40;
-  int check_every = 10;          // allreduce every this many iterations (0: never)
+  int check_every = 10;  // allreduce every this many iterations (0: never)
+  // CoupledHalves: each part's own allreduce (a norm over its ranks) every iteration.
+  bool part_norm = false;
   double domain = 5040;          // global side: messages carry 8 * domain / side bytes
   double compute_ns = 4e9;       // total compute per iteration, split over the ranks
   int stages = 1;                // MeshSweeps: forward stages, then as many backward, per iteration
