@@ -1,6 +1,7 @@
 #include "pas2p/patterns/general_equation.h"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -226,12 +227,21 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
       if (eq.bit_field == BitField::kRank) {
         if (eq.all_bits) {
           for (int b = 0; b < n; ++b) out.push_back(src ^ (std::int64_t{1} << b));
+        } else if (eq.tree_role != TreeRole::kNone) {
+          // A tree rooted at `root`: ranks counted from it, v = (src - root) mod P, as MPI
+          // libraries count them; the partner is (v ^ 2^b) + root mod P, if v ^ 2^b < P.
+          const std::int64_t root = eq.root.At(nprocs_);
+          const std::int64_t v = Wrap(src - root, nprocs_);
+          for (const IndexRule& bit : eq.bits) {
+            const std::int64_t b = bit.At(n);
+            if (b < 0 || b >= 62 || !InTreeRole(eq.tree_role, v, b)) continue;
+            const std::int64_t w = v ^ (std::int64_t{1} << b);
+            if (w < nprocs_) out.push_back(Wrap(w + root, nprocs_));
+          }
         } else {
           for (const IndexRule& bit : eq.bits) {
             std::int64_t b = bit.At(n);
-            if (b >= 0 && b < 62 && InTreeRole(eq.tree_role, src, b)) {
-              out.push_back(src ^ (std::int64_t{1} << b));
-            }
+            if (b >= 0 && b < 62) out.push_back(src ^ (std::int64_t{1} << b));
           }
         }
         break;
@@ -593,7 +603,14 @@ std::string GeneralEquation::Describe() const {
       break;
     }
     case Family::kXorExchange:
-      out << "src XOR 2^b for ";
+      // A tree rooted elsewhere than rank 0 counts ranks from its root.
+      if (tree_role != TreeRole::kNone && root != IndexRule{}) {
+        const std::string r = root.from_end ? "(" + root.Describe("P") + ")" : root.Describe("P");
+        out << "ranks counted from the root " << root.Describe("P") << ", v = (src - " << r
+            << ") mod P: ((v XOR 2^b) + " << r << ") mod P (v XOR 2^b < P) for ";
+      } else {
+        out << "src XOR 2^b for ";
+      }
       if (all_bits) {
         out << "every bit b < "
             << (bit_field == BitField::kRank      ? "log2(P)"
@@ -615,25 +632,32 @@ std::string GeneralEquation::Describe() const {
         out << " of the row index (rows of 2^ceil(log2(P)/2) ranks)";
       }
       out << " (partners >= P dropped)";
-      switch (tree_role) {
-        case TreeRole::kNone:
-          break;
-        case TreeRole::kLowParent:
-          out << ", from the ranks whose bits up to b are 0 (a binomial tree's parents at "
-                 "that level, rank 0's tree: partner src + 2^b)";
-          break;
-        case TreeRole::kLowChild:
-          out << ", from the ranks whose lowest set bit is b (a binomial tree's children at "
-                 "that level, rank 0's tree: partner src - 2^b)";
-          break;
-        case TreeRole::kHighParent:
-          out << ", from the ranks below 2^b (a tree grown by doubling from rank 0: partner "
-                 "src + 2^b)";
-          break;
-        case TreeRole::kHighChild:
-          out << ", from the ranks whose highest set bit is b (a tree grown by doubling from "
-                 "rank 0: partner src - 2^b)";
-          break;
+      {
+        const bool rooted = root != IndexRule{};
+        const char* const of = rooted ? " of v" : "";
+        const char* const rank = rooted ? "v" : "src";
+        switch (tree_role) {
+          case TreeRole::kNone:
+            break;
+          case TreeRole::kLowParent:
+            out << ", from the ranks whose bits" << of << " up to b are 0 (a binomial tree's "
+                << "parents at that level, rank " << root.Describe("P") << "'s tree: partner "
+                << rank << " + 2^b)";
+            break;
+          case TreeRole::kLowChild:
+            out << ", from the ranks whose lowest set bit" << of << " is b (a binomial tree's "
+                << "children at that level, rank " << root.Describe("P") << "'s tree: partner "
+                << rank << " - 2^b)";
+            break;
+          case TreeRole::kHighParent:
+            out << ", from the ranks" << of << " below 2^b (a tree grown by doubling from rank "
+                << root.Describe("P") << ": partner " << rank << " + 2^b)";
+            break;
+          case TreeRole::kHighChild:
+            out << ", from the ranks whose highest set bit" << of << " is b (a tree grown by "
+                << "doubling from rank " << root.Describe("P") << ": partner " << rank << " - 2^b)";
+            break;
+        }
       }
       break;
     case Family::kBitPermute:
@@ -877,47 +901,99 @@ void XorCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquatio
   }
 }
 
-// One level of a tree written by hand: a single bit b (src ^ 2^b, counted from the start or
+// One level of a tree written by hand: a single bit b (v ^ 2^b, counted from the start or
 // from the top of the rank's ceil(log2 P) bits) that only one side of the pairs makes (a
-// binomial reduction's children send, its parents receive). Tried after every other family
-// (a map that the exchange of every rank, a stencil or a group reproduces is that), or right
-// after the exchanges by bit with FitOptions::prefer_trees.
+// binomial reduction's children send, its parents receive), in ranks counted from the tree's
+// root, v = (src - root) mod P, as MPI libraries count them. The root is rank 0, or a rank
+// named from the start or from the end of the ranks (the last rank, which a code keeps for
+// its output): each that makes every pair of the largest count one bit apart, the same bit
+// for all, is tried, rank 0 first, then the last rank, then the others in order. Tried after
+// every other family (a map that the exchange of every rank, a stencil or a group reproduces
+// is that), or right after the exchanges by bit with FitOptions::prefer_trees.
 void TreeCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
-  for (const Traced& t : traced) {
-    for (std::int64_t s = 0; s < t.nprocs; ++s) {
+  const Traced& t = traced.back();
+  const std::int64_t p = t.nprocs;
+  // The bit every pair of the largest count differs in, counted from `root`; nullopt if the
+  // pairs are not one bit apart there, or not all in the same bit.
+  auto level_from = [&t, p](std::int64_t root) -> std::optional<int> {
+    std::optional<int> level;
+    for (std::int64_t s = 0; s < p; ++s) {
       for (std::int64_t d : t.dests[static_cast<std::size_t>(s)]) {
-        if (!ExactLog2(s ^ d)) return;  // not a single-bit exchange
+        const auto b = ExactLog2(Wrap(s - root, p) ^ Wrap(d - root, p));
+        if (!b || (level && *level != *b)) return std::nullopt;
+        level = *b;
+      }
+    }
+    return level;
+  };
+  std::vector<std::int64_t> roots{0};
+  if (p > 1) roots.push_back(p - 1);
+  for (std::int64_t r = 1; r + 1 < p; ++r) roots.push_back(r);
+  const bool pow2 = AllPowersOfTwo(traced);
+  const int n = CeilLog2(p);
+  for (const std::int64_t root : roots) {
+    const std::optional<int> level = level_from(root);
+    if (!level) continue;
+    const int b = *level;
+    const std::vector<IndexRule> low{{false, b}}, high{{true, n - 1 - b}};
+    // The root named from the start (rank r) and from the end (rank P - 1 - k): the traced
+    // counts tell which holds; rank 0 only from the start.
+    std::vector<IndexRule> root_rules{{false, root}};
+    if (root != 0) root_rules.push_back({true, p - 1 - root});
+    for (const IndexRule& root_rule : root_rules) {
+      for (const TreeRole role : {TreeRole::kLowParent, TreeRole::kLowChild, TreeRole::kHighParent,
+                                  TreeRole::kHighChild}) {
+        for (const auto* rules : {&low, &high}) {
+          GeneralEquation eq;
+          eq.family = Family::kXorExchange;
+          eq.bits = *rules;
+          eq.tree_role = role;
+          eq.root = root_rule;
+          eq.valid.rule = pow2 ? CountRule::kPowersOfTwo : CountRule::kAny;
+          eq.valid.min_count = std::max<std::int64_t>(2, root_rule.index + 1);
+          eq.name = role == TreeRole::kLowParent    ? "binomial tree, parents"
+                    : role == TreeRole::kLowChild   ? "binomial tree, children"
+                    : role == TreeRole::kHighParent ? "doubling tree, parents"
+                                                    : "doubling tree, children";
+          if (root != 0) eq.name += " (root " + root_rule.Describe("P") + ")";
+          out->push_back(eq);
+        }
       }
     }
   }
-  const bool pow2 = AllPowersOfTwo(traced);
-  const int n = CeilLog2(traced.back().nprocs);
-  // The bit at the largest count, and the same counted from the top.
-  std::set<int> big;
-  const Traced& t = traced.back();
-  for (std::int64_t s = 0; s < t.nprocs; ++s) {
-    for (std::int64_t d : t.dests[static_cast<std::size_t>(s)]) big.insert(*ExactLog2(s ^ d));
+}
+
+}  // namespace
+
+std::optional<IndexRule> FindTreeRoot(const std::vector<CommMap>& maps) {
+  if (maps.empty()) return std::nullopt;
+  std::int64_t smallest = std::numeric_limits<std::int64_t>::max();
+  for (const CommMap& m : maps) {
+    if (m.IsEmpty()) return std::nullopt;
+    smallest = std::min<std::int64_t>(smallest, m.nprocs);
   }
-  if (big.size() != 1) return;
-  const int b = *big.begin();
-  const std::vector<IndexRule> low{{false, b}}, high{{true, n - 1 - b}};
-  for (const TreeRole role :
-       {TreeRole::kLowParent, TreeRole::kLowChild, TreeRole::kHighParent, TreeRole::kHighChild}) {
-    for (const auto* rules : {&low, &high}) {
-      GeneralEquation eq;
-      eq.family = Family::kXorExchange;
-      eq.bits = *rules;
-      eq.tree_role = role;
-      eq.valid.rule = pow2 ? CountRule::kPowersOfTwo : CountRule::kAny;
-      eq.valid.min_count = 2;
-      eq.name = role == TreeRole::kLowParent    ? "binomial tree, parents"
-                : role == TreeRole::kLowChild   ? "binomial tree, children"
-                : role == TreeRole::kHighParent ? "doubling tree, parents"
-                                                : "doubling tree, children";
-      out->push_back(eq);
+  auto fits = [&maps](const IndexRule& rule) {
+    for (const CommMap& m : maps) {
+      const std::int64_t p = m.nprocs, root = rule.At(p);
+      if (root < 0 || root >= p) return false;
+      for (std::int64_t s = 0; s < p; ++s) {
+        for (const int d : m.dests[static_cast<std::size_t>(s)]) {
+          if (!ExactLog2(Wrap(s - root, p) ^ Wrap(d - root, p))) return false;
+        }
+      }
+    }
+    return true;
+  };
+  if (fits({false, 0})) return IndexRule{false, 0};
+  for (std::int64_t k = 0; k < smallest; ++k) {
+    for (const IndexRule rule : {IndexRule{true, k}, IndexRule{false, k + 1}}) {
+      if (rule.index < smallest && fits(rule)) return rule;
     }
   }
+  return std::nullopt;
 }
+
+namespace {
 
 void PermuteCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
   if (!AllPowersOfTwo(traced)) return;

@@ -230,6 +230,13 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
                       "whole rank (\"bits\" of one entry, \"all_bits\" false, \"bit_field\" "
                       "\"rank\")");
     }
+    if (eq.tree_role != TreeRole::kNone &&
+        (eq.root.index < 0 || eq.valid.min_count <= eq.root.index)) {
+      throw UserError(origin + ": communication equation \"" + eq.name +
+                      "\": the tree's \"root\" (" + eq.root.Describe("P") +
+                      ") must be a rank at every valid count (\"valid\" \"min_count\" " +
+                      std::to_string(eq.valid.min_count) + " is too small for it)");
+    }
     const std::size_t nd = static_cast<std::size_t>(eq.grid.ndims);
     bool grid_family = eq.family == Family::kStencil || eq.family == Family::kGroupAll ||
                        eq.family == Family::kTranspose;

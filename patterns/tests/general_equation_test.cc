@@ -176,9 +176,12 @@ TEST(GeneralEquation, EveryBitOfTheRowWhenTheStepsGrowWithIt) {
 // those whose bits up to b are 0 receive from rank + 2^b if it exists) and the tree grown by
 // doubling from rank 0 (a broadcast: at step b the ranks below 2^b send to rank + 2^b).
 // Each side is its own family member; a map made by both sides is the plain exchange.
-CommMap TreeLevel(int p, int b, TreeRole role) {
+// With `root` other than 0 the tree is rooted there (negative: counted from the end, -1 is
+// P - 1), its ranks counted from it: v = (rank - root) mod P makes the calls above.
+CommMap TreeLevel(int p, int b, TreeRole role, int root = 0) {
   CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
   const int bit = 1 << b;
+  const int base = root >= 0 ? root : p + root;
   for (int r = 0; r < p; ++r) {
     bool in = false;
     switch (role) {
@@ -198,7 +201,7 @@ CommMap TreeLevel(int p, int b, TreeRole role) {
         in = true;
         break;
     }
-    if (in && (r ^ bit) < p) m.dests[r].push_back(r ^ bit);
+    if (in && (r ^ bit) < p) m.dests[(r + base) % p].push_back(((r ^ bit) + base) % p);
   }
   return m;
 }
@@ -236,6 +239,64 @@ TEST(GeneralEquation, OneLevelOfAHandWrittenTree) {
                                               TreeLevel(8, 1, TreeRole::kLowChild)})
           .Describe();
   EXPECT_NE(words.find("from the ranks whose lowest set bit is b"), std::string::npos) << words;
+}
+
+// The same levels rooted elsewhere: at the last rank (a code's output rank) and at rank 3.
+// Their pairs are one bit apart only in ranks counted from the root; the root's rule (from
+// the end, or from the start) is what the counts agree on, and the levels hold beyond them.
+TEST(GeneralEquation, OneLevelOfATreeRootedElsewhere) {
+  for (const int root : {-1, 3}) {
+    for (const TreeRole role :
+         {TreeRole::kLowParent, TreeRole::kLowChild, TreeRole::kHighParent, TreeRole::kHighChild}) {
+      std::vector<CommMap> fixed;
+      for (int p : {4, 6, 8, 12, 16}) fixed.push_back(TreeLevel(p, 1, role, root));
+      const IndexRule expected = root < 0 ? IndexRule{true, 0} : IndexRule{false, root};
+      const GeneralEquation eq = FitGeneralEquation(fixed);
+      ASSERT_EQ(eq.family, Family::kXorExchange) << eq.Describe();
+      EXPECT_EQ(eq.tree_role, role) << eq.Describe();
+      EXPECT_EQ(eq.root, expected) << eq.Describe();
+      EXPECT_EQ(eq.valid.min_count, root < 0 ? 2 : 4) << eq.Describe();
+      for (int p : {24, 37, 64, 1000}) ExpectSameMap(eq, TreeLevel(p, 1, role, root));
+      EXPECT_NE(eq.Describe().find(root < 0 ? "counted from the root P-1, v = (src - (P-1))"
+                                            : "counted from the root 3, v = (src - 3)"),
+                std::string::npos)
+          << eq.Describe();
+      // The inverse (the other side's receives) keeps the root.
+      const GeneralEquation inv = eq.Inverse();
+      EXPECT_EQ(inv.root, expected);
+    }
+  }
+  // The whole tree's pairs (every level, both sides) name its root; one level alone may be
+  // one bit apart from other roots too (rank 3 and P-1 at 4, 8, 12 and 16 for bit 1), which
+  // the sides tell apart when it is fitted.
+  for (const int root : {-1, 3}) {
+    std::vector<CommMap> whole;
+    for (int p : {4, 6, 8, 12, 16}) {
+      CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+      for (int b = 0; (1 << b) < p; ++b) {
+        const CommMap level = TreeLevel(p, b, TreeRole::kNone, root);
+        for (int r = 0; r < p; ++r) {
+          for (int d : level.dests[r]) m.dests[r].push_back(d);
+        }
+      }
+      whole.push_back(m.Normalized());
+    }
+    const IndexRule expected = root < 0 ? IndexRule{true, 0} : IndexRule{false, root};
+    EXPECT_EQ(FindTreeRoot(whole), expected);
+  }
+  // Rank 0's tree keeps rank 0 and its words.
+  std::vector<CommMap> zero;
+  for (int p : {4, 8, 16}) zero.push_back(TreeLevel(p, 1, TreeRole::kLowChild));
+  EXPECT_EQ(FindTreeRoot(zero), (IndexRule{false, 0}));
+  EXPECT_EQ(FitGeneralEquation(zero).Describe().find("counted from the root"), std::string::npos);
+  // A stencil is no tree from any root.
+  std::vector<CommMap> ring;
+  for (int p : {4, 6, 8}) {
+    CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+    for (int r = 0; r < p; ++r) m.dests[r] = {(r + 1) % p, (r + 2) % p};
+    ring.push_back(m);
+  }
+  EXPECT_FALSE(FindTreeRoot(ring).has_value());
 }
 
 TEST(GeneralEquation, TransposeOfRankPairsOnNonSquarePowersOfTwo) {

@@ -137,6 +137,33 @@ TEST(Serialize, ComponentsGridRoundTripsAndNeedsItsOrder) {
   }
 }
 
+// A tree's root is saved with it and must be a rank at every count the equation allows.
+TEST(Serialize, ATreesRootRoundTripsAndMustBeARank) {
+  GeneralEquation eq;
+  eq.family = Family::kXorExchange;
+  eq.name = "binomial tree, children (root 3)";
+  eq.bits = {{false, 1}};
+  eq.tree_role = TreeRole::kLowChild;
+  eq.root = {false, 3};
+  eq.valid.rule = CountRule::kAny;
+  eq.valid.min_count = 4;
+  nlohmann::json j = ToJson(eq);
+  const GeneralEquation back = GeneralEquationFromJson(j, "m.json");
+  EXPECT_EQ(back.root, eq.root);
+  EXPECT_EQ(back.Dests(0, 8), eq.Dests(0, 8));
+  EXPECT_EQ(back.Dests(1, 8), (std::vector<std::int64_t>{7}));  // v = 6 sends to v = 4
+  j["valid"]["min_count"] = 2;
+  try {
+    GeneralEquationFromJson(j, "m.json");
+    FAIL() << "a root beyond the smallest valid count was loaded";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("m.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("the tree's \"root\" (3) must be a rank"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Serialize, BadFieldsNameTheFileAndField) {
   GeneralEquation eq = FitGeneralEquation(std::vector<CommMap>{testing::Ring(4), testing::Ring(6)});
   nlohmann::json j = ToJson(eq);

@@ -226,6 +226,15 @@ GeneralEquation FitGeneralEquation(const std::vector<LocalEquation>& locals,
 std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& maps,
                                                  bool components = false);
 
+// The root of a tree written by hand, from its maps at several counts: the rank that every
+// pair of every count is one bit apart from in ranks counted from it (v = (rank - root) mod
+// P, as MPI libraries count a tree's ranks), the same rule at every count. Rank 0 when it
+// holds; else the first of rank P-1, rank 1, rank P-2, ... (below the smallest count) that
+// does; nullopt when none does (no pair at some count, or pairs not one bit apart). Pass the
+// whole tree's pairs: one level alone is one bit apart from several roots (rank 3 and rank
+// P-1 at 4, 8, 12 and 16 for bit 1), which only the level's sides tell apart.
+std::optional<IndexRule> FindTreeRoot(const std::vector<CommMap>& maps);
+
 // True when `a` and `b` are both valid at `nprocs` and give some rank other partners there
 // (every rank is compared up to kDisagreeRanks ranks, that many spread evenly beyond).
 inline constexpr std::int64_t kDisagreeRanks = 4096;
