@@ -1482,9 +1482,15 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   std::vector<double> occ_between, occ_within, occ_shared, occ_own;  // block: per occurrence
   // Messages as a subtree's data (SubtreeEvidence): per count, the bytes per rank of the
   // subtree, the same for every message so far (or no longer a candidate).
+  // The messages are kept per count (rank, partner, bytes) and read once the partners' equation
+  // names the tree's root.
   const bool subtree_kind = p2p && slot.kind != EventKind::kSendrecv;
   bool subtree_alike = subtree_kind;
-  std::vector<SubtreeEvidence::Count> subtree_counts;
+  struct SubtreeMessage {
+    std::int64_t rank, partner;
+    double bytes;
+  };
+  std::vector<std::vector<SubtreeMessage>> subtree_msgs(counts.size());
   // SlotModel::element_bytes: halved until it divides every traced message size (1 if the
   // call moved none). An all-to-all's sizes are its blocks to each member (the call's bytes
   // over the members, as predict reads them): a total that splits unevenly gives 1.
@@ -1506,9 +1512,6 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   };
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     const int n = counts[ci];
-    double unit_low = 0, unit_high = 0, unit_sum = 0;
-    int units = 0;
-    std::int64_t size_low = 0, size_high = 0;
     const CommLookup comms(*sigs[ci]);
     patterns::CommMap map, rmap;
     map.nprocs = rmap.nprocs = n;
@@ -1649,20 +1652,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
           sb += e->bytes.mean;
           rb += e->recv_bytes.mean;
           ++nb;
-          if (subtree_alike) {
-            const std::int64_t size = SubtreeRanks(r, e->peer, n);
-            if (size <= 0) {
-              subtree_alike = false;
-            } else {
-              const double unit = e->bytes.mean / static_cast<double>(size);
-              unit_low = units ? std::min(unit_low, unit) : unit;
-              unit_high = units ? std::max(unit_high, unit) : unit;
-              size_low = units ? std::min(size_low, size) : size;
-              size_high = units ? std::max(size_high, size) : size;
-              unit_sum += unit;
-              ++units;
-            }
-          }
+          if (subtree_alike) subtree_msgs[ci].push_back({r, e->peer, e->bytes.mean});
         }
       }
     }
@@ -1693,13 +1683,6 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     if (nb > 0) {
       bytes.push_back({p, sb / nb});
       recv_bytes.push_back({p, rb / nb});
-    }
-    if (subtree_alike && units > 0) {
-      if (unit_high - unit_low > kSubtreeUnitTolerance * unit_high) {
-        subtree_alike = false;
-      } else {
-        subtree_counts.push_back({p, unit_sum / units, size_low, size_high});
-      }
     }
     if (nroot > 0) {
       root_bytes.push_back({p, rsb / nroot});
@@ -1855,8 +1838,38 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   if (subtree) {
     *subtree = {};
     if (subtree_alike && !slot.wildcard && !slot.reply && slot.face_dim < 0 &&
-        IsLowTreeLevel(slot.peer) && subtree_counts.size() == bytes.size()) {
-      subtree->counts = std::move(subtree_counts);
+        IsLowTreeLevel(slot.peer)) {
+      // Per count: the bytes per rank of the subtree each message carries, counted from the
+      // equation's root, when every message of the count gives the same.
+      std::vector<SubtreeEvidence::Count> per_count;
+      for (std::size_t ci = 0; ci < counts.size() && subtree_alike; ++ci) {
+        const std::int64_t n = counts[ci];
+        const std::int64_t root = slot.peer->root.At(n);
+        double unit_low = 0, unit_high = 0, unit_sum = 0;
+        std::int64_t size_low = 0, size_high = 0;
+        int units = 0;
+        for (const SubtreeMessage& m : subtree_msgs[ci]) {
+          const std::int64_t size = SubtreeRanks(m.rank, m.partner, n, root);
+          if (size <= 0) {
+            subtree_alike = false;
+            break;
+          }
+          const double unit = m.bytes / static_cast<double>(size);
+          unit_low = units ? std::min(unit_low, unit) : unit;
+          unit_high = units ? std::max(unit_high, unit) : unit;
+          size_low = units ? std::min(size_low, size) : size;
+          size_high = units ? std::max(size_high, size) : size;
+          unit_sum += unit;
+          ++units;
+        }
+        if (!subtree_alike || units == 0) continue;
+        if (unit_high - unit_low > kSubtreeUnitTolerance * unit_high) {
+          subtree_alike = false;
+        } else {
+          per_count.push_back({static_cast<double>(n), unit_sum / units, size_low, size_high});
+        }
+      }
+      if (subtree_alike && per_count.size() == bytes.size()) subtree->counts = std::move(per_count);
     }
   }
   if (rooted) {
@@ -3911,6 +3924,19 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   }
   std::vector<CommLookup> lookups;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) lookups.emplace_back(*sigs[ci]);
+  // By bit and side, ranks are counted from the root of the tree the pairs form at every
+  // count (rank 0, or one named from either end, as the last rank): a tree rooted at P - 1
+  // pairs v = (rank + 1) mod P with v XOR 2^b, which rank XOR 2^b does not show.
+  std::vector<std::int64_t> tree_root(counts.size(), 0);
+  if (bit_sides) {
+    if (const auto rule = patterns::FindTreeRoot(pair_maps)) {
+      for (std::size_t ci = 0; ci < counts.size(); ++ci) tree_root[ci] = rule->At(counts[ci]);
+    }
+  }
+  auto from_root = [&tree_root, &counts](int ci, std::int64_t rank) -> std::int64_t {
+    const std::int64_t n = counts[static_cast<std::size_t>(ci)];
+    return (rank - tree_root[static_cast<std::size_t>(ci)] + n) % n;
+  };
   auto direction_on = [&](const patterns::GridFrame* frame) -> DirectionFn {
     return [&, frame](int ci, int rank, const phases::PhaseEvent& e) -> Direction {
       const std::int64_t n = counts[static_cast<std::size_t>(ci)];
@@ -3925,10 +3951,12 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
           for (auto k = static_cast<std::size_t>(&e - rp->events.data()); k-- > 0;) {
             const phases::PhaseEvent& q = rp->events[k];
             if (!CreatesRequest(q.kind)) continue;
-            const std::uint64_t x = static_cast<std::uint64_t>(rank ^ q.peer);
-            if (q.peer < 0 || q.peer >= n || x == 0 || (x & (x - 1)) != 0) break;
+            if (q.peer < 0 || q.peer >= n) break;
+            const std::int64_t v = from_root(ci, rank);
+            const std::uint64_t x = static_cast<std::uint64_t>(v ^ from_root(ci, q.peer));
+            if (x == 0 || (x & (x - 1)) != 0) break;
             const int b = std::countr_zero(x);
-            return Direction{6, b, (rank >> b) & 1, static_cast<std::int64_t>(q.kind)};
+            return Direction{6, b, (v >> b) & 1, static_cast<std::int64_t>(q.kind)};
           }
         }
         return {};
@@ -3945,13 +3973,14 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
         // Off any grid, a single-bit exchange (rank XOR 2^b) keeps its bit from one count to
         // the next: a butterfly loop of log2 steps that has more steps at a larger count
         // aligns step for step on the bits both counts have, whichever end it starts from.
-        const std::uint64_t x = static_cast<std::uint64_t>(rank ^ e.peer);
+        const std::int64_t v = from_root(ci, rank);
+        const std::uint64_t x = static_cast<std::uint64_t>(v ^ from_root(ci, e.peer));
         if (x != 0 && (x & (x - 1)) == 0) {
           // With bit_sides, which side of the pair the rank is on too (its bit b clear or
           // set): a binomial tree's receive from a child (rank + 2^b) and its receive from
           // its parent (rank - 2^b) are different calls.
           const int b = std::countr_zero(x);
-          if (bit_sides) return Direction{3, b, (rank >> b) & 1};
+          if (bit_sides) return Direction{3, b, (v >> b) & 1};
           return Direction{3, b};
         }
         // Without a grid, every other call (a transpose partner, a message to itself) is one
@@ -4900,10 +4929,16 @@ PhaseModel PhaseAt(const PhaseModel& phase, std::span<const int> counts, std::in
   return out;
 }
 
-std::int64_t SubtreeRanks(std::int64_t rank, std::int64_t partner, std::int64_t nprocs) {
-  if (rank == partner || rank < 0 || partner < 0 || rank >= nprocs || partner >= nprocs) return 0;
-  const std::int64_t child = std::max(rank, partner);
-  return std::min(child - std::min(rank, partner), nprocs - child);
+std::int64_t SubtreeRanks(std::int64_t rank, std::int64_t partner, std::int64_t nprocs,
+                          std::int64_t root) {
+  if (rank == partner || rank < 0 || partner < 0 || rank >= nprocs || partner >= nprocs ||
+      root < 0 || root >= nprocs) {
+    return 0;
+  }
+  const std::int64_t v = (rank - root + nprocs) % nprocs;
+  const std::int64_t w = (partner - root + nprocs) % nprocs;
+  const std::int64_t child = std::max(v, w);
+  return std::min(child - std::min(v, w), nprocs - child);
 }
 
 double SlotModel::BytesAt(std::int64_t nprocs, int side) const {

@@ -56,11 +56,12 @@ struct SynthesizedTrace::SlotAt {
   // SlotModel::subtree_bytes: the bytes per rank of the subtree a message carries (0: the
   // slot's messages are `bytes` each).
   double subtree_unit = 0;
+  std::int64_t subtree_root = 0;  // the tree's root at this count
   // The bytes of a message to or from `partner` (its subtree's, for a tree that carries them).
   std::uint64_t BytesWith(std::int64_t rank, std::int64_t partner, std::int64_t nprocs) const {
     if (subtree_unit <= 0) return bytes;
-    return static_cast<std::uint64_t>(
-        std::llround(subtree_unit * static_cast<double>(SubtreeRanks(rank, partner, nprocs))));
+    return static_cast<std::uint64_t>(std::llround(
+        subtree_unit * static_cast<double>(SubtreeRanks(rank, partner, nprocs, subtree_root))));
   }
   std::int64_t cpu_ns = 0;
   std::int64_t root_cpu_ns = 0;  // a root that moves: the burst at the root on its turn
@@ -1407,7 +1408,10 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       const int side = options_.side;
       at.bytes = Round(sm.BytesAt(nprocs, side));
       at.recv_bytes = Round(sm.RecvBytesAt(nprocs, side));
-      if (sm.subtree_bytes) at.subtree_unit = sm.bytes.At(p, side);
+      if (sm.subtree_bytes) {
+        at.subtree_unit = sm.bytes.At(p, side);
+        if (sm.peer) at.subtree_root = sm.peer->root.At(nprocs);
+      }
       at.root_bytes = Round(sm.root_bytes.At(p, side));
       at.root_recv_bytes = Round(sm.root_recv_bytes.At(p, side));
       const bool totalled = pm.cpu_total.present && pm.TotalledSlot(s);

@@ -692,6 +692,60 @@ TEST(TreeTest, NonblockingBinomialTreeKeepsEachLevelsWaits) {
       sigs, [&p](int n) { return testing::BinomialTree(n, p, true); }, {24, 64}, text);
 }
 
+// The same trees rooted elsewhere than rank 0, their ranks counted from the root as MPI
+// libraries count them (v = (rank - root) mod P): at the last rank (a code's output rank)
+// and at rank 2. Pairs are one bit apart in v, not in the ranks, so each level was refused
+// ("no communication-pattern family reproduces the traced maps"). Aligned and fitted from
+// the root the pairs show, the levels grow as rank 0's do, and a gather's messages carry
+// their subtrees counted from that root.
+struct RootedTreeCase {
+  int root;  // BinomialTree's: negative counts from the end
+  const char* named;
+  bool nonblocking, gather;
+};
+void PrintTo(const RootedTreeCase& c, std::ostream* os) {
+  *os << "root " << c.named << (c.nonblocking ? ", nonblocking" : "")
+      << (c.gather ? ", gather" : "");
+}
+class RootedTreeTest : public ::testing::TestWithParam<RootedTreeCase> {};
+
+TEST_P(RootedTreeTest, LevelsCountRanksFromTheRoot) {
+  const RootedTreeCase c = GetParam();
+  const testing::AppParams p = TreeParams();
+  auto app = [&p, &c](int n) {
+    return testing::BinomialTree(n, p, c.nonblocking, c.gather, c.root);
+  };
+  const auto sigs = TreeSigs(app);
+  const AppModel m = BuildModel(sigs);
+  const std::string text = DescribeModel(m, 64);
+  EXPECT_NE(text.find(std::string("binomial tree, children (root ") + c.named + ")"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find(std::string("ranks counted from the root ") + c.named), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("(at P = 64: bits 0-5)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("per rank of the subtree") != std::string::npos, c.gather) << text;
+  for (int target : {24, 40}) {
+    const Validation v = testing::QuickValidate(sigs, app(target));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << target << "\n" << text;
+    EXPECT_LT(v.bytes_error, 1e-5) << target << "\n" << text;
+    EXPECT_LT(v.time_error, 0.02) << target << "\n" << text;
+  }
+  const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
+  EXPECT_EQ(ModelToJson(loaded), ModelToJson(m));
+}
+
+INSTANTIATE_TEST_SUITE_P(Roots, RootedTreeTest,
+                         ::testing::Values(RootedTreeCase{-1, "P-1", false, false},
+                                           RootedTreeCase{-1, "P-1", true, false},
+                                           RootedTreeCase{-1, "P-1", false, true},
+                                           RootedTreeCase{2, "2", false, true}),
+                         [](const ::testing::TestParamInfo<RootedTreeCase>& param_info) {
+                           const RootedTreeCase& c = param_info.param;
+                           return std::string(c.root < 0 ? "Last" : "Rank2") +
+                                  (c.nonblocking ? "Nonblocking" : "") + (c.gather ? "Gather" : "");
+                         });
+
 // The other tree codes write by hand: a broadcast by doubling (at step k the ranks below 2^k
 // send to rank + 2^k). Each step's sends and receives are one side of an exchange by bit.
 TEST(TreeTest, BroadcastByDoublingGrowsItsSteps) {

@@ -324,23 +324,27 @@ TraceData Checkerboard(int nprocs, const AppParams& p) {
   return d;
 }
 
-TraceData BinomialTree(int nprocs, const AppParams& p, bool nonblocking, bool gather) {
+TraceData BinomialTree(int nprocs, const AppParams& p, bool nonblocking, bool gather, int root) {
   TraceData d = Begin(gather ? "binomial_gather" : "binomial_tree", nprocs);
+  const int base = root >= 0 ? root : nprocs + root;  // the root's world rank
+  auto world = [&](int v) { return (v + base) % nprocs; };
   const auto block = static_cast<std::uint64_t>(8 * p.domain / nprocs);
   const std::uint64_t unit = block / 4;
-  // The bytes between `r` and `peer` at level k: the child's subtree's blocks, or one block.
-  auto bytes_of = [&](int r, int peer, int k) {
-    const int child = std::max(r, peer);
+  // The bytes between `v` and `peer` at level k (counted from the root): the child's
+  // subtree's blocks, or one block.
+  auto bytes_of = [&](int v, int peer, int k) {
+    const int child = std::max(v, peer);
     return gather ? unit * static_cast<std::uint64_t>(std::min(k, nprocs - child)) : block;
   };
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
   int top = 1;
   while (top < nprocs) top *= 2;
-  for (int r = 0; r < nprocs; ++r) {
-    auto& ev = d.ranks[r];
+  for (int v = 0; v < nprocs; ++v) {  // ranks counted from the root
+    auto& ev = d.ranks[static_cast<std::size_t>(world(v))];
     RequestId next_request = 1;
-    auto call = [&](bool send, int peer, int tag, int k) {
-      const std::uint64_t bytes = bytes_of(r, peer, k);
+    auto call = [&](bool send, int to, int tag, int k) {
+      const std::uint64_t bytes = bytes_of(v, to, k);
+      const int peer = world(to);
       if (!nonblocking) {
         ev.push_back(send ? MakeSend(peer, tag, bytes) : MakeRecv(peer, tag, bytes));
         return;
@@ -355,22 +359,22 @@ TraceData BinomialTree(int nprocs, const AppParams& p, bool nonblocking, bool ga
     for (int it = 0; it < p.iterations; ++it) {
       ev.push_back(MakeCompute(cpu));
       for (int k = 1; k < nprocs; k *= 2) {
-        if (r % (2 * k) == k) {
-          call(true, r - k, 9, k);
+        if (v % (2 * k) == k) {
+          call(true, v - k, 9, k);
           ev.push_back(MakeCompute(1000));
           break;
         }
-        if (r + k < nprocs) {
-          call(false, r + k, 9, k);
+        if (v + k < nprocs) {
+          call(false, v + k, 9, k);
           ev.push_back(MakeCompute(cpu / 20));
         }
       }
       for (int k = top / 2; k >= 1; k /= 2) {
-        if (r % (2 * k) == k) {
-          call(false, r - k, 10, k);
+        if (v % (2 * k) == k) {
+          call(false, v - k, 10, k);
           ev.push_back(MakeCompute(1000));
-        } else if (r % (2 * k) == 0 && r + k < nprocs) {
-          call(true, r + k, 10, k);
+        } else if (v % (2 * k) == 0 && v + k < nprocs) {
+          call(true, v + k, 10, k);
           ev.push_back(MakeCompute(1000));
         }
       }

@@ -112,9 +112,11 @@ TraceData Checkerboard(int nprocs, const AppParams& p = {});
 // then the same tree backwards from rank 0 (tag 10). Any P. With `nonblocking`, each call is
 // an MPI_Isend or MPI_Irecv and its MPI_Wait. With `gather`, a message carries the blocks of
 // the child's whole subtree, 8 x domain / P / 4 bytes per rank of it (min(k, P - child)
-// ranks): a gather to rank 0 and the scatter back.
+// ranks): a gather to rank 0 and the scatter back. With `root` other than 0 the tree is
+// rooted there (negative: counted from the end, -1 is P - 1), its ranks counted from it as
+// MPI libraries count them (v = (rank - root) mod P; the calls above are made by v).
 TraceData BinomialTree(int nprocs, const AppParams& p = {}, bool nonblocking = false,
-                       bool gather = false);
+                       bool gather = false, int root = 0);
 // A broadcast by doubling from rank 0, written by hand: per iteration compute_ns / P, then
 // for k = 1, 2, 4, ... < P the ranks below k send 8 x domain / P bytes to rank + k (if it
 // exists, tag 7) and the ranks from k to 2k - 1 receive from rank - k. Any P.

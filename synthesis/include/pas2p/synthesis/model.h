@@ -150,10 +150,12 @@ struct Quantity {
 };
 
 // The ranks of the subtree that a message between a parent and its child at one level of
-// the binomial tree rooted at rank 0 carries: the child c = max(rank, partner) heads ranks
-// c .. c + 2^b - 1 (2^b = |rank - partner|), cut at P: min(2^b, P - c). 0 when rank ==
-// partner or a rank is outside 0..P-1.
-std::int64_t SubtreeRanks(std::int64_t rank, std::int64_t partner, std::int64_t nprocs);
+// the binomial tree rooted at `root` carries. In ranks counted from the root (v = (rank -
+// root) mod P, as the tree's equation counts them), the child c = max(v, w) heads ranks
+// c .. c + 2^b - 1 (2^b = |v - w|), cut at P: min(2^b, P - c). 0 when rank == partner or a
+// rank or the root is outside 0..P-1.
+std::int64_t SubtreeRanks(std::int64_t rank, std::int64_t partner, std::int64_t nprocs,
+                          std::int64_t root = 0);
 
 // The largest value size SlotModel::element_bytes claims: a double. Messages that are all
 // multiples of 16 B are as often doubles in pairs as double complex values.
@@ -225,10 +227,11 @@ struct SlotModel {
   // phase whose send and wait begin the next, every time): made in the run, left out when the
   // phase is synthesized alone (SynthOptions::only_phase), where nothing is there to meet it.
   bool carried = false;
-  // One level of the binomial tree rooted at rank 0 (TreeRole kLowParent or kLowChild) whose
-  // messages carry the whole subtree below the child: a gather or reduction of blocks to rank
-  // 0 written by hand, or the scatter back. `bytes` is then per rank of that subtree, and a
-  // message between `rank` and `partner` is bytes x SubtreeRanks(rank, partner, P). Chosen
+  // One level of a binomial tree (TreeRole kLowParent or kLowChild) whose messages carry the
+  // whole subtree below the child: a gather or reduction of blocks to the root written by
+  // hand, or the scatter back. `bytes` is then per rank of that subtree, and a message between
+  // `rank` and `partner` is bytes x SubtreeRanks(rank, partner, P, root), the root that of
+  // `peer` (rank 0, or a rank named from either end, as the last). Chosen
   // when, at every traced count, the messages of all the phase's tree levels carried the same
   // bytes per rank of their subtrees and the subtrees differed in size (levels 0, 1, 2 with
   // 1, 2, 4 ranks below the child, or one cut at P), so the levels a larger count adds grow
