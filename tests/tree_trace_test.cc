@@ -6,7 +6,8 @@
 //   the count (it was refused: no family reproduced a slot that held a child's receive from
 //   its parent and a parent's receive from its child);
 // - predicts the 20-rank run (5 levels where 12 has 4: rank 0 receives from 16) with every
-//   message to the right peer and the right bytes.
+//   message to the right peer and the right bytes;
+// - and the same for the tree rooted at the last rank, its ranks counted from it.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -22,58 +23,49 @@ namespace {
 
 constexpr int kIters = 12;
 
-class TreeTrace : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    tmp_ = new TempDir();
-    sigs_ = new std::vector<phases::Signature>();
+// The traces of one tree (rooted at `root`; negative counts from the end), once per suite.
+struct TracedTree {
+  explicit TracedTree(int root) {
     for (int n : {4, 6, 8, 12, 20}) {
-      auto traced = TraceApp("binomial_tree", n, {std::to_string(kIters), "240000"},
-                             tmp_->path() / ("t" + std::to_string(n)));
+      auto traced =
+          TraceApp("binomial_tree", n, {std::to_string(kIters), "240000", std::to_string(root)},
+                   tmp.path() / ("t" + std::to_string(n)));
       if (traced.trace_dir.empty()) return;
       if (n == 20) {
-        held_dir_ = new std::filesystem::path(traced.trace_dir);
+        held_dir = traced.trace_dir;
       } else {
-        sigs_->push_back(phases::AnalyzeTrace(*OpenTrace(traced.trace_dir)));
+        sigs.push_back(phases::AnalyzeTrace(*OpenTrace(traced.trace_dir)));
       }
     }
   }
-  static void TearDownTestSuite() {
-    delete sigs_;
-    delete held_dir_;
-    delete tmp_;
-    sigs_ = nullptr;
-    held_dir_ = nullptr;
-    tmp_ = nullptr;
-  }
-  static TempDir* tmp_;
-  static std::vector<phases::Signature>* sigs_;
-  static std::filesystem::path* held_dir_;
+  TempDir tmp;
+  std::vector<phases::Signature> sigs;
+  std::filesystem::path held_dir;
 };
-TempDir* TreeTrace::tmp_ = nullptr;
-std::vector<phases::Signature>* TreeTrace::sigs_ = nullptr;
-std::filesystem::path* TreeTrace::held_dir_ = nullptr;
 
-TEST_F(TreeTrace, LevelsAreStepsByBitThatGrow) {
-  ASSERT_EQ(sigs_->size(), 4u);
-  const synthesis::AppModel m = synthesis::BuildModel(*sigs_);
-  const std::string text = synthesis::DescribeModel(m, 1024);
-  EXPECT_NE(text.find("binomial tree, children"), std::string::npos) << text;
-  EXPECT_NE(text.find("binomial tree, parents"), std::string::npos) << text;
-  EXPECT_NE(text.find("(at P = 1024: bits 0-9)"), std::string::npos) << text;
-  EXPECT_TRUE(m.valid.IsValid(1000)) << text;
-}
+class TreeTrace : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { tree_ = new TracedTree(0); }
+  static void TearDownTestSuite() {
+    delete tree_;
+    tree_ = nullptr;
+  }
+  static TracedTree* tree_;
+};
+TracedTree* TreeTrace::tree_ = nullptr;
 
-TEST_F(TreeTrace, PeersAndBytesOfALargerRunAreRight) {
-  ASSERT_EQ(sigs_->size(), 4u);
-  ASSERT_NE(held_dir_, nullptr);
-  auto real = OpenTrace(*held_dir_);
+// The prediction of the 20-rank run from 4-12: every message to the right peer with the
+// right bytes, and the time within a gross error.
+void ExpectLargerRunRight(const TracedTree& tree) {
+  ASSERT_EQ(tree.sigs.size(), 4u);
+  ASSERT_FALSE(tree.held_dir.empty());
+  auto real = OpenTrace(tree.held_dir);
   synthesis::PredictOptions quick;
   quick.noise_draws = 0;
   quick.intervals = false;
   std::string used;
-  const synthesis::Validation v =
-      synthesis::ValidateAgainst(*sigs_, *real, synthesis::LoadMachineOrDefault("", &used), quick);
+  const synthesis::Validation v = synthesis::ValidateAgainst(
+      tree.sigs, *real, synthesis::LoadMachineOrDefault("", &used), quick);
   EXPECT_EQ(v.count, 20);
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
   EXPECT_LT(v.bytes_error, 1e-6);
@@ -82,7 +74,42 @@ TEST_F(TreeTrace, PeersAndBytesOfALargerRunAreRight) {
   // load, 5-20% alone), so only a gross error (the root's work taken for every rank's, a
   // level's work missing) fails this.
   EXPECT_LT(v.time_error, 2.0) << synthesis::FormatValidation(v, "binomial_tree")
-                               << synthesis::DescribeModel(synthesis::BuildModel(*sigs_));
+                               << synthesis::DescribeModel(synthesis::BuildModel(tree.sigs));
+}
+
+TEST_F(TreeTrace, LevelsAreStepsByBitThatGrow) {
+  ASSERT_EQ(tree_->sigs.size(), 4u);
+  const synthesis::AppModel m = synthesis::BuildModel(tree_->sigs);
+  const std::string text = synthesis::DescribeModel(m, 1024);
+  EXPECT_NE(text.find("binomial tree, children"), std::string::npos) << text;
+  EXPECT_NE(text.find("binomial tree, parents"), std::string::npos) << text;
+  EXPECT_NE(text.find("(at P = 1024: bits 0-9)"), std::string::npos) << text;
+  EXPECT_TRUE(m.valid.IsValid(1000)) << text;
+}
+
+TEST_F(TreeTrace, PeersAndBytesOfALargerRunAreRight) { ExpectLargerRunRight(*tree_); }
+
+// The same tree rooted at the last rank, its ranks counted from it as MPI libraries count
+// them: its pairs are one bit apart only from the root, and each level was refused.
+class LastRankTreeTrace : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { tree_ = new TracedTree(-1); }
+  static void TearDownTestSuite() {
+    delete tree_;
+    tree_ = nullptr;
+  }
+  static TracedTree* tree_;
+};
+TracedTree* LastRankTreeTrace::tree_ = nullptr;
+
+TEST_F(LastRankTreeTrace, LevelsCountRanksFromTheLastRank) {
+  ASSERT_EQ(tree_->sigs.size(), 4u);
+  const synthesis::AppModel m = synthesis::BuildModel(tree_->sigs);
+  const std::string text = synthesis::DescribeModel(m, 1024);
+  EXPECT_NE(text.find("binomial tree, children (root P-1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("binomial tree, parents (root P-1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("(at P = 1024: bits 0-9)"), std::string::npos) << text;
+  ExpectLargerRunRight(*tree_);
 }
 
 }  // namespace
