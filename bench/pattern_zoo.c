@@ -113,7 +113,11 @@
  *      the odd ones), each half the same halo on its own cartesian communicator; P even
  *  40  mode 38 with the neighbours translated to world ranks (MPI_Group_translate_ranks) and
  *      the messages sent on MPI_COMM_WORLD, each half reducing a norm over its own
- *      communicator every iteration; P even */
+ *      communicator every iteration; P even
+ *  41  the binomial gather and scatter of mode 35 rooted at the last rank (the rank a code
+ *      keeps for its output): ranks counted from the root, v = (rank - (P - 1) + P) % P, as
+ *      MPI libraries count them; a message between v and v + k goes between the ranks
+ *      (v + P - 1) % P and (v + k + P - 1) % P */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -649,10 +653,10 @@ int main(int argc, char** argv) {
       for (int dir = 0; dir < 4; ++dir) {
         const int dx = dir == 0 ? 1 : dir == 1 ? -1 : 0, dy = dir == 2 ? 1 : dir == 3 ? -1 : 0;
         const int tx = x + dx, ty = y + dy, fx = x - dx, fy = y - dy;
-        const int to = tx >= 0 && tx < dims[1] && ty >= 0 && ty < dims[0] ? ty * dims[1] + tx
-                                                                         : MPI_PROC_NULL;
-        const int from = fx >= 0 && fx < dims[1] && fy >= 0 && fy < dims[0] ? fy * dims[1] + fx
-                                                                           : MPI_PROC_NULL;
+        const int to =
+            tx >= 0 && tx < dims[1] && ty >= 0 && ty < dims[0] ? ty * dims[1] + tx : MPI_PROC_NULL;
+        const int from =
+            fx >= 0 && fx < dims[1] && fy >= 0 && fy < dims[0] ? fy * dims[1] + fx : MPI_PROC_NULL;
         if (red) {
           MPI_Send(out, n, MPI_DOUBLE, to, 40 + dir, MPI_COMM_WORLD);
           MPI_Recv(in, n, MPI_DOUBLE, from, 40 + dir, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -763,36 +767,40 @@ int main(int argc, char** argv) {
         }
       }
     }
-  } else if (mode == 35) {
+  } else if (mode == 35 || mode == 41) {
     long n = N / P;
     double* a = calloc((size_t)n * P + 1, sizeof(double));
+    const int root = mode == 41 ? P - 1 : 0;
+    const int v = (rank - root + P) % P;  // the rank counted from the root
+#define WORLD_OF(x) (((x) + root) % P)
     for (int it = 0; it < iters; ++it) {
       work(n * 20);
       int have = 1, k;
       for (k = 1; k < P; k *= 2) {
-        if (rank % (2 * k) == k) {
-          MPI_Send(a, have * n, MPI_DOUBLE, rank - k, 11, MPI_COMM_WORLD);
+        if (v % (2 * k) == k) {
+          MPI_Send(a, have * n, MPI_DOUBLE, WORLD_OF(v - k), 11, MPI_COMM_WORLD);
           break;
         }
-        if (rank + k < P) {
-          const int sub = P - (rank + k) < k ? P - (rank + k) : k;
-          MPI_Recv(a + (size_t)have * n, sub * n, MPI_DOUBLE, rank + k, 11, MPI_COMM_WORLD,
+        if (v + k < P) {
+          const int sub = P - (v + k) < k ? P - (v + k) : k;
+          MPI_Recv(a + (size_t)have * n, sub * n, MPI_DOUBLE, WORLD_OF(v + k), 11, MPI_COMM_WORLD,
                    MPI_STATUS_IGNORE);
           have += sub;
         }
       }
-      if (rank == 0) work(n * P);
-      if (rank != 0) {
-        MPI_Recv(a, have * n, MPI_DOUBLE, rank - k, 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (v == 0) work(n * P);
+      if (v != 0) {
+        MPI_Recv(a, have * n, MPI_DOUBLE, WORLD_OF(v - k), 12, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
       }
       for (k /= 2; k >= 1; k /= 2) {
-        if (rank + k < P) {
-          const int sub = P - (rank + k) < k ? P - (rank + k) : k;
+        if (v + k < P) {
+          const int sub = P - (v + k) < k ? P - (v + k) : k;
           have -= sub;
-          MPI_Send(a + (size_t)have * n, sub * n, MPI_DOUBLE, rank + k, 12, MPI_COMM_WORLD);
+          MPI_Send(a + (size_t)have * n, sub * n, MPI_DOUBLE, WORLD_OF(v + k), 12, MPI_COMM_WORLD);
         }
       }
     }
+#undef WORLD_OF
   } else if (mode == 36) {
     int dims[2] = {0, 0}, periods[2] = {0, 0}, c[2];
     MPI_Dims_create(P, 2, dims);
