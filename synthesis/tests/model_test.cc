@@ -759,6 +759,18 @@ TEST(TreeTest, BroadcastByDoublingGrowsItsSteps) {
       sigs, [&p](int n) { return testing::DoublingBroadcast(n, p); }, {24, 33, 64}, text);
 }
 
+// The broadcast by doubling rooted at the last rank, its ranks counted from it.
+TEST(TreeTest, BroadcastByDoublingFromTheLastRank) {
+  const testing::AppParams p = TreeParams();
+  auto app = [&p](int n) { return testing::DoublingBroadcast(n, p, -1); };
+  const auto sigs = TreeSigs(app);
+  const AppModel m = BuildModel(sigs);
+  const std::string text = DescribeModel(m, 64);
+  EXPECT_NE(text.find("doubling tree, parents (root P-1)"), std::string::npos) << text;
+  EXPECT_NE(text.find("(at P = 64: bits 0-5)"), std::string::npos) << text;
+  ExpectExactAtTargets(sigs, app, {24, 33, 64}, text);
+}
+
 // The grid sets: on MPI_Dims_create(P, 2) = 4 x 4 (row length 4) x + y odd is ranks 1, 3, 4,
 // 6, ...; on 4 x 3 (row length 3) it is the odd ranks.
 TEST(RotatedRanksTest, GridParitySetsFollowMpiDimsCreate) {

@@ -384,20 +384,22 @@ TraceData BinomialTree(int nprocs, const AppParams& p, bool nonblocking, bool ga
   return d;
 }
 
-TraceData DoublingBroadcast(int nprocs, const AppParams& p) {
+TraceData DoublingBroadcast(int nprocs, const AppParams& p, int root) {
   TraceData d = Begin("doubling_broadcast", nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
-  for (int r = 0; r < nprocs; ++r) {
-    auto& ev = d.ranks[r];
+  const int base = root >= 0 ? root : nprocs + root;  // the root's world rank
+  auto world = [&](int v) { return (v + base) % nprocs; };
+  for (int r = 0; r < nprocs; ++r) {  // r: the rank counted from the root
+    auto& ev = d.ranks[static_cast<std::size_t>(world(r))];
     for (int it = 0; it < p.iterations; ++it) {
       ev.push_back(MakeCompute(cpu));
       for (int k = 1; k < nprocs; k *= 2) {
         if (r < k && r + k < nprocs) {
-          ev.push_back(MakeSend(r + k, 7, bytes));
+          ev.push_back(MakeSend(world(r + k), 7, bytes));
           ev.push_back(MakeCompute(1000));
         } else if (r >= k && r < 2 * k) {
-          ev.push_back(MakeRecv(r - k, 7, bytes));
+          ev.push_back(MakeRecv(world(r - k), 7, bytes));
           ev.push_back(MakeCompute(1000));
         }
       }

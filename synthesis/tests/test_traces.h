@@ -119,8 +119,9 @@ TraceData BinomialTree(int nprocs, const AppParams& p = {}, bool nonblocking = f
                        bool gather = false, int root = 0);
 // A broadcast by doubling from rank 0, written by hand: per iteration compute_ns / P, then
 // for k = 1, 2, 4, ... < P the ranks below k send 8 x domain / P bytes to rank + k (if it
-// exists, tag 7) and the ranks from k to 2k - 1 receive from rank - k. Any P.
-TraceData DoublingBroadcast(int nprocs, const AppParams& p = {});
+// exists, tag 7) and the ranks from k to 2k - 1 receive from rank - k. Any P. With `root`
+// other than 0 rooted there, as BinomialTree's.
+TraceData DoublingBroadcast(int nprocs, const AppParams& p = {}, int root = 0);
 // Load imbalance that is no class of ranks: per iteration rank r computes
 // compute_ns / P x 2 (r + 1) / (P + 1) (from 2 / (P + 1) to 2 P / (P + 1) of the mean share),
 // then an MPI_Alltoall of 8 x domain / P^2 bytes per peer. Any P.
