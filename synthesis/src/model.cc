@@ -2144,45 +2144,57 @@ std::int64_t FirstCountOutsideGroups(const patterns::GeneralEquation& eq,
   return 0;
 }
 
-// A collective of the phase made on sub-communicators whose groups hold every traced pair
-// of `maps`: at every count the caller and its partner are in one group, and there are two
-// groups or more. A code that computes its partners in world ranks (each component of a
-// coupled model its own neighbours) still keeps them in its component, and the component's
-// own collectives (a norm, a residual) say which ranks those are. nullptr when none does.
-const SlotModel* HoldingCollective(const PhaseModel& pm,
-                                   const std::vector<patterns::CommMap>& maps) {
-  for (const SlotModel& c : pm.slots) {
+// A collective of another phase of the run (ConfineToCommunicators' evidence when the phase
+// has none of its own): its phase's index and the call.
+struct OutsideCollective {
+  int phase = -1;
+  const SlotModel* slot = nullptr;
+};
+
+// A collective made on sub-communicators whose groups hold every traced pair of `maps`: at
+// every count the caller and its partner are in one group, and there are two groups or
+// more. A code that computes its partners in world ranks (each component of a coupled model
+// its own neighbours) still keeps them in its component, and the component's own
+// collectives (a norm, a residual) say which ranks those are. The phase's own collectives
+// first, then those of the run's other phases (`outside`: a convergence check every few
+// iterations is a phase of its own, apart from the exchanges it checks). {-1, nullptr} when
+// none does; the phase is -1 for one of the phase's own.
+OutsideCollective HoldingCollective(const PhaseModel& pm,
+                                    const std::vector<patterns::CommMap>& maps,
+                                    const std::vector<OutsideCollective>& outside) {
+  auto holds = [&maps](const SlotModel& c) {
     if (!IsCollective(c.kind) || !c.sub_comm || !c.communicator ||
         c.layouts.size() != maps.size() || maps.empty()) {
-      continue;
+      return false;
     }
-    bool holds = true;
-    for (std::size_t i = 0; holds && i < maps.size(); ++i) {
+    for (std::size_t i = 0; i < maps.size(); ++i) {
       const patterns::CommunicatorLayout& layout = c.layouts[i];
       const patterns::CommMap& map = maps[i];
-      if (layout.nprocs != map.nprocs || layout.groups.size() < 2) {
-        holds = false;
-        break;
-      }
+      if (layout.nprocs != map.nprocs || layout.groups.size() < 2) return false;
       std::vector<int> group(static_cast<std::size_t>(map.nprocs), -1);
       for (std::size_t g = 0; g < layout.groups.size(); ++g) {
         for (int r : layout.groups[g]) {
           if (r >= 0 && r < map.nprocs) group[static_cast<std::size_t>(r)] = static_cast<int>(g);
         }
       }
-      for (std::size_t src = 0; holds && src < map.dests.size(); ++src) {
+      for (std::size_t src = 0; src < map.dests.size(); ++src) {
         for (int d : map.dests[src]) {
           if (d < 0 || d >= map.nprocs || group[src] < 0 ||
               group[src] != group[static_cast<std::size_t>(d)]) {
-            holds = false;
-            break;
+            return false;
           }
         }
       }
     }
-    if (holds) return &c;
+    return true;
+  };
+  for (const SlotModel& c : pm.slots) {
+    if (holds(c)) return {-1, &c};
   }
-  return nullptr;
+  for (const OutsideCollective& o : outside) {
+    if (o.slot && o.phase != pm.index && holds(*o.slot)) return o;
+  }
+  return {};
 }
 
 // Point-to-point calls made on a sub-communicator have their partners in the caller's group.
@@ -2194,21 +2206,23 @@ const SlotModel* HoldingCollective(const PhaseModel& pm,
 // one of the next counts where both exist is the wrong grid, and the first grid (in the first
 // side's order of fits) on which every grid-based equation of the phase fits and stays inside
 // its communicator is taken instead, and a warning says so. Calls made on the world take the
-// groups of a collective of the phase instead when those hold every traced pair
-// (HoldingCollective). Nothing changes when no such grid exists, or when the calls are on the
-// world (or a copy of it) with no such collective, or their communicators follow no rule.
-void ConfineToCommunicators(PhaseModel* pm, std::vector<std::string>* warnings) {
+// groups of a collective of the phase, or else of another phase (`outside`), instead when
+// those hold every traced pair (HoldingCollective). Nothing changes when no such grid exists,
+// or when the calls are on the world (or a copy of it) with no such collective, or their
+// communicators follow no rule.
+void ConfineToCommunicators(PhaseModel* pm, const std::vector<OutsideCollective>& outside,
+                            std::vector<std::string>* warnings) {
   std::vector<std::optional<patterns::GeneralEquation>*> eqs;
   std::vector<const std::vector<patterns::CommMap>*> maps;
   std::vector<std::optional<patterns::CommunicatorRule>> rules;  // per equation
   // Per equation: the collective whose communicators are the evidence (calls on the world),
-  // or nullptr (the calls' own communicators).
-  std::vector<const SlotModel*> through;
+  // or none (the calls' own communicators).
+  std::vector<OutsideCollective> through;
   bool any_rule = false;
   for (SlotModel& s : pm->slots) {
     if (!OnGrid(s.peer) && !OnGrid(s.recv_peer)) continue;
     std::optional<patterns::CommunicatorRule> rule;
-    const SlotModel* collective = nullptr;
+    OutsideCollective collective;
     if (!s.p2p_layouts.empty() && s.p2p_layouts.size() == s.maps.size()) {
       try {
         rule = patterns::FitCommunicators(s.p2p_layouts);
@@ -2216,8 +2230,8 @@ void ConfineToCommunicators(PhaseModel* pm, std::vector<std::string>* warnings) 
         rule.reset();  // communicators that follow no rule say nothing about the grid
       }
     } else if (s.p2p_layouts.empty()) {
-      collective = HoldingCollective(*pm, s.maps);
-      if (collective) rule = *collective->communicator;
+      collective = HoldingCollective(*pm, s.maps, outside);
+      if (collective.slot) rule = *collective.slot->communicator;
     }
     any_rule = any_rule || rule.has_value();
     if (OnGrid(s.peer)) {
@@ -2254,13 +2268,14 @@ void ConfineToCommunicators(PhaseModel* pm, std::vector<std::string>* warnings) 
   for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
   const patterns::CommunicatorRule& rule = *rules[leaving];
   const std::string groups = rule.name.empty() ? rule.Describe() : rule.name;
+  const OutsideCollective& by = through[leaving];
+  const std::string whose = by.phase < 0 ? "its " : "phase " + std::to_string(by.phase) + "'s ";
   const std::string evidence =
-      through[leaving]
-          ? "are made on the world, but at every traced count each partner is in the caller's "
-            "group of the sub-communicators its " +
-                std::string(EventKindName(through[leaving]->kind)) + " runs on (" + groups + ")"
-          : "are made on sub-communicators (" + groups +
-                ") and their partners are members of the caller's";
+      by.slot ? "are made on the world, but at every traced count each partner is in the "
+                "caller's group of the sub-communicators " +
+                    whose + std::string(EventKindName(by.slot->kind)) + " runs on (" + groups + ")"
+              : "are made on sub-communicators (" + groups +
+                    ") and their partners are members of the caller's";
   warnings->push_back("phase " + std::to_string(pm->index) + ": its point-to-point calls " +
                       evidence + "; the traced counts fit them as well on a " +
                       old_grid.Describe() + ", which would send outside them from " +
@@ -3854,7 +3869,8 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
                         const std::vector<const phases::Signature*>& sigs,
                         const std::vector<int>& counts, const std::vector<RunCarries>& runs,
                         std::size_t block_length, bool strict_open_grids = false,
-                        bool bit_sides = false) {
+                        bool bit_sides = false,
+                        const std::vector<OutsideCollective>& outside = {}) {
   PhaseBuild build;
   PhaseModel& pm = build.model;
   pm.index = index;
@@ -4282,7 +4298,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   HarmonizeGrids(&pm);
   JoinPhaseGrid(&pm);
   JoinXorFields({&pm});
-  ConfineToCommunicators(&pm, &build.warnings);
+  ConfineToCommunicators(&pm, outside, &build.warnings);
   // Tags first: the directions below are paired by tag.
   DecideTags(&build, counts);
   PairAmbiguousDirections(&pm, &build.warnings);
@@ -4293,7 +4309,8 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
 
 PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
                       const std::vector<const phases::Signature*>& sigs,
-                      const std::vector<int>& counts, const std::vector<RunCarries>& runs) {
+                      const std::vector<int>& counts, const std::vector<RunCarries>& runs,
+                      const std::vector<OutsideCollective>& outside = {}) {
   // A phase that repeats one block of calls a number of times that changes with the count is
   // modelled as a block when its calls are the stages of one exchange (butterfly stages, one
   // exchange per other rank): each block slot's partners over the iterations are one
@@ -4303,20 +4320,20 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   // reproduces; it is modelled call by call, each step aligned with its own across counts.
   if (const std::size_t block_length = BlockLength(group, sigs, counts); block_length > 0) {
     try {
-      return BuildPhaseAs(index, group, sigs, counts, runs, block_length);
+      return BuildPhaseAs(index, group, sigs, counts, runs, block_length, false, false, outside);
     } catch (const patterns::PatternFitError&) {
       // modelled call by call below
     }
   }
   try {
-    return BuildPhaseAs(index, group, sigs, counts, runs, 0);
+    return BuildPhaseAs(index, group, sigs, counts, runs, 0, false, false, outside);
   } catch (const patterns::PatternFitError&) {
     // A second try, on open grids by exact direction: a 27-point halo traced where no rank
     // has neighbours both ways along some dimension (8, 12 and 18 ranks: an extent of 2 along
     // z) has ranks whose n-th calls go up on some ranks and down on others; matched call for
     // call, no family reproduces them. Only codes the first try refused take it.
     try {
-      return BuildPhaseAs(index, group, sigs, counts, runs, 0, true);
+      return BuildPhaseAs(index, group, sigs, counts, runs, 0, true, false, outside);
     } catch (const UserError&) {
       // the first try's error says more
     }
@@ -4325,7 +4342,7 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
     // (its parent) with the same bit b; aligned as one call, a child's receive and a parent's
     // go in one slot, which no family reproduces.
     try {
-      return BuildPhaseAs(index, group, sigs, counts, runs, 0, false, true);
+      return BuildPhaseAs(index, group, sigs, counts, runs, 0, false, true, outside);
     } catch (const UserError&) {
       // the first try's error says more
     }
@@ -5430,6 +5447,26 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     for (const phases::Phase& ph : sig->phases) total += PhaseCpuTotal(ph);
     run_cpu.push_back(total);
   }
+  // One phase's build and what follows it (its weight, the bit steps' shared laws, its
+  // warnings), with the other phases' collectives as evidence (`outside`) or none.
+  auto build_phase = [&](const phases::PhaseGroup& group, int index,
+                         const std::vector<OutsideCollective>& outside) {
+    PhaseBuild build = BuildPhase(index, group, sigs, counts, runs, outside);
+    ShareBitStepBytes(&build.model, counts);
+    ShareBitStepCompute(&build.model, counts);
+    WarnUnextendedBitSteps(build.model, counts, &build.warnings);
+    std::vector<regression::Point> w;
+    for (std::size_t ci = 0; ci < counts.size(); ++ci)
+      w.push_back({double(counts[ci]), group.weights[ci]});
+    build.model.weight = FitQuantity(w, "phase " + std::to_string(index) + " weight");
+    DecideScheduled(&build.model, group, sigs, counts);
+    WarnDisturbedCount(index, group, sigs, counts, run_cpu, &build.warnings);
+    return build;
+  };
+  // The warnings in the order of the phases: each built phase's, or a phase left out.
+  std::vector<std::vector<std::string>> blocks;
+  std::map<int, std::size_t> phase_block;                 // phase index -> its block
+  std::vector<const phases::PhaseGroup*> group_of_index;  // phase index -> its group
   for (const phases::PhaseGroup& group : corr.groups) {
     if (!group.complete) {
       if (group.relevant) {
@@ -5446,18 +5483,11 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     if (!group.relevant && !options.keep_irrelevant) continue;
     const int index = static_cast<int>(model.phases.size());
     try {
-      PhaseBuild build = BuildPhase(index, group, sigs, counts, runs);
-      ShareBitStepBytes(&build.model, counts);
-      ShareBitStepCompute(&build.model, counts);
-      WarnUnextendedBitSteps(build.model, counts, &build.warnings);
-      std::vector<regression::Point> w;
-      for (std::size_t ci = 0; ci < counts.size(); ++ci)
-        w.push_back({double(counts[ci]), group.weights[ci]});
-      build.model.weight = FitQuantity(w, "phase " + std::to_string(index) + " weight");
-      DecideScheduled(&build.model, group, sigs, counts);
-      WarnDisturbedCount(index, group, sigs, counts, run_cpu, &build.warnings);
-      for (auto& bw : build.warnings) model.warnings.push_back(std::move(bw));
+      PhaseBuild build = build_phase(group, index, {});
+      phase_block[index] = blocks.size();
+      blocks.push_back(std::move(build.warnings));
       model.phases.push_back(std::move(build.model));
+      group_of_index.push_back(&group);
       for (std::size_t ci = 0; ci < counts.size(); ++ci) {
         group_of_id[ci][group.phase_ids[ci]] = index;
       }
@@ -5475,10 +5505,51 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       for (std::size_t ci = 0; ci < counts.size(); ++ci) failed_ids[ci].insert(group.phase_ids[ci]);
       char buf[64];
       std::snprintf(buf, sizeof buf, "%.2f%%", 100 * share);
-      model.warnings.push_back(
-          "phase \"" + group.key + "\" (at most " + buf +
-          " of a traced run) is left out and counted as remainder: " + FirstLine(e.what()));
+      blocks.push_back(
+          {"phase \"" + group.key + "\" (at most " + buf +
+           " of a traced run) is left out and counted as remainder: " + FirstLine(e.what())});
     }
+  }
+  // A phase whose point-to-point calls are made on the world, on a grid, with no collective
+  // of its own on sub-communicators that hold its pairs, is built again with the other
+  // phases' collectives as the evidence of which ranks its partners stay among
+  // (ConfineToCommunicators): a convergence check every few iterations, a phase of its own,
+  // reduces over the components that the exchanges stay in.
+  std::vector<OutsideCollective> outside;
+  for (const PhaseModel& pm : model.phases) {
+    for (const SlotModel& c : pm.slots) {
+      if (IsCollective(c.kind) && c.sub_comm && c.communicator) outside.push_back({pm.index, &c});
+    }
+  }
+  std::vector<std::size_t> rebuild;
+  for (std::size_t i = 0; i < model.phases.size() && !outside.empty(); ++i) {
+    const PhaseModel& pm = model.phases[i];
+    bool needs = false;
+    for (const SlotModel& s : pm.slots) {
+      if ((!OnGrid(s.peer) && !OnGrid(s.recv_peer)) || !s.p2p_layouts.empty()) continue;
+      if (HoldingCollective(pm, s.maps, {}).slot) {
+        needs = false;  // the phase's own collective decides, as it did
+        break;
+      }
+      needs = needs || HoldingCollective(pm, s.maps, outside).slot != nullptr;
+    }
+    if (needs) rebuild.push_back(i);
+  }
+  std::vector<std::pair<std::size_t, PhaseBuild>> rebuilt;
+  for (const std::size_t i : rebuild) {
+    try {
+      rebuilt.emplace_back(i, build_phase(*group_of_index[i], static_cast<int>(i), outside));
+    } catch (const UserError&) {
+      // built without that evidence, as before
+    }
+  }
+  for (auto& [i, build] : rebuilt) {  // after every rebuild: `outside` points into the phases
+    blocks[phase_block[static_cast<int>(i)]] = std::move(build.warnings);
+    model.phases[i] = std::move(build.model);
+    dropped_of_index[static_cast<int>(i)] = {build.dropped_bytes_share, build.dropped_cpu_share};
+  }
+  for (auto& block : blocks) {
+    for (auto& w : block) model.warnings.push_back(std::move(w));
   }
   bool any_relevant = false;
   for (const auto& p : model.phases) any_relevant = any_relevant || p.relevant;

@@ -1250,6 +1250,51 @@ TEST(CommunicatorGridTest, ANormOnEachHalfsCommunicatorChoosesTheGridForCallsOnT
   }
 }
 
+// The same, with each half's norm reduced only in the iterations that end with the world's
+// check: the norm and the check are a phase of their own, and the exchanges' phase holds no
+// collective of the halves. The other phase's norm decides; without it (no norm at all) the
+// simpler grid stays, so the test fails if the evidence is ignored.
+TEST(CommunicatorGridTest, ANormInAnotherPhaseChoosesTheGridForCallsOnTheWorld) {
+  testing::AppParams few;
+  few.iterations = 9;
+  few.check_every = 3;
+  few.part_norm_at_check = true;
+  testing::AppParams none = few;
+  none.part_norm_at_check = false;
+  for (const bool interleaved : {false, true}) {
+    SCOPED_TRACE(interleaved ? "interleaved" : "blocks");
+    std::vector<phases::Signature> sigs, plain;
+    for (int n : {4, 6, 8, 12, 16}) {
+      sigs.push_back(
+          testing::Analyze(testing::CoupledHalves(n, few, /*on_world=*/true, interleaved)));
+      plain.push_back(
+          testing::Analyze(testing::CoupledHalves(n, none, /*on_world=*/true, interleaved)));
+    }
+    const AppModel m = BuildModel(sigs);
+    int said = 0;
+    for (const std::string& w : m.warnings) {
+      if (w.find("are made on the world, but at every traced count each partner is in the "
+                 "caller's group of the sub-communicators phase ") != std::string::npos &&
+          w.find("'s allreduce runs on") != std::string::npos &&
+          w.find("from 18 ranks") != std::string::npos) {
+        ++said;
+      }
+    }
+    EXPECT_GE(said, 1) << DescribeModel(m);
+    const AppModel p = BuildModel(plain);
+    for (const int n : {24, 36}) {
+      const Validation v = testing::QuickValidate(
+          sigs, testing::CoupledHalves(n, few, /*on_world=*/true, interleaved));
+      EXPECT_EQ(v.pattern_match, 1.0) << n << "\n" << DescribeModel(m);
+      EXPECT_LT(v.bytes_error, 1e-9) << n;
+      const Validation u = testing::QuickValidate(
+          plain, testing::CoupledHalves(n, none, /*on_world=*/true, interleaved));
+      EXPECT_LT(u.pattern_match, 0.9) << n << "\n" << DescribeModel(p);
+    }
+    EXPECT_EQ(ModelToJson(BuildModel(sigs)), ModelToJson(m));  // deterministic
+  }
+}
+
 // A world split at P/4 into two components, each with a periodic 2-D halo on a grid of its
 // own ranks: their groups make no one grid of world ranks, which is refused, and the error
 // says why (the communicators' unequal sizes at each count) instead of only that no family

@@ -880,12 +880,13 @@ TraceData CoupledHalves(int nprocs, const AppParams& p, bool on_world, bool inte
     for (int it = 0; it < p.iterations; ++it) {
       d.ranks[r].push_back(MakeCompute(cpu));
       CartExchange(&d.ranks[r], nb, dims, p, &next, comm);
-      if (p.part_norm) {
+      const bool check = p.check_every > 0 && (it + 1) % p.check_every == 0;
+      if (p.part_norm || (p.part_norm_at_check && check)) {
         d.ranks[r].push_back(MakeCompute(500));
         d.ranks[r].push_back(
             MakeCollective(EventKind::kAllreduce, 8, 8, kNoRank, 100 + static_cast<CommId>(part)));
       }
-      if (p.check_every > 0 && (it + 1) % p.check_every == 0) {
+      if (check) {
         d.ranks[r].push_back(MakeCompute(1000));
         d.ranks[r].push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
       }

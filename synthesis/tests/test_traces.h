@@ -21,6 +21,9 @@ struct AppParams {
   int check_every = 10;  // allreduce every this many iterations (0: never)
   // CoupledHalves: each part's own allreduce (a norm over its ranks) every iteration.
   bool part_norm = false;
+  // CoupledHalves: the parts' norms only in the iterations that end with the world's check
+  // (check_every), just before it: a phase of their own, apart from the exchanges.
+  bool part_norm_at_check = false;
   double domain = 5040;          // global side: messages carry 8 * domain / side bytes
   double compute_ns = 4e9;       // total compute per iteration, split over the ranks
   int stages = 1;                // MeshSweeps: forward stages, then as many backward, per iteration
