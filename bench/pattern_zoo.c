@@ -117,7 +117,10 @@
  *  41  the binomial gather and scatter of mode 35 rooted at the last rank (the rank a code
  *      keeps for its output): ranks counted from the root, v = (rank - (P - 1) + P) % P, as
  *      MPI libraries count them; a message between v and v + k goes between the ranks
- *      (v + P - 1) % P and (v + k + P - 1) % P */
+ *      (v + P - 1) % P and (v + k + P - 1) % P
+ *  42  mode 40 with each half's norm reduced only every 5th iteration, before the world's
+ *      allreduce (a convergence check): the halo's iterations hold no collective of the
+ *      halves */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -854,7 +857,7 @@ int main(int argc, char** argv) {
     double* all = rank == 0 ? calloc((size_t)(n * P + 1), sizeof(double)) : NULL;
     double* mine = calloc(n + 1, sizeof(double));
     MPI_Gather(mine, (int)n, MPI_DOUBLE, all, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  } else if (mode == 38 || mode == 39 || mode == 40) {
+  } else if (mode == 38 || mode == 39 || mode == 40 || mode == 42) {
     MPI_Comm half, cart;
     MPI_Comm_split(MPI_COMM_WORLD, mode == 39 ? rank % 2 : (rank < P / 2 ? 0 : 1), rank, &half);
     int hp, dims[2] = {0, 0}, periods[2] = {1, 1};
@@ -865,7 +868,7 @@ int main(int argc, char** argv) {
     MPI_Cart_shift(cart, 0, 1, &nb[0], &nb[1]);
     MPI_Cart_shift(cart, 1, 1, &nb[2], &nb[3]);
     MPI_Comm comm = cart;
-    if (mode == 40) {  // the neighbours' world ranks, the messages on the world
+    if (mode == 40 || mode == 42) {  // the neighbours' world ranks, the messages on the world
       MPI_Group from, to;
       MPI_Comm_group(cart, &from);
       MPI_Comm_group(MPI_COMM_WORLD, &to);
@@ -887,7 +890,7 @@ int main(int argc, char** argv) {
         MPI_Isend(out + d * (n + 1), (int)n, MPI_DOUBLE, nb[d ^ 1], d, comm, &req[4 + d]);
       MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
       work(n * 20);
-      if (mode == 40) {  // each half's own norm
+      if (mode == 40 || (mode == 42 && it % 5 == 4)) {  // each half's own norm
         double r = it, sum;
         MPI_Allreduce(&r, &sum, 1, MPI_DOUBLE, MPI_SUM, half);
       }
