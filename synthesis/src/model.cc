@@ -1040,7 +1040,11 @@ void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_tre
   if (any_recv) {
     patterns::FitOptions fo;
     fo.label = label + ", receive half";
-    slot->recv_peer = patterns::FitGeneralEquation(slot->recv_maps, fo);
+    try {
+      slot->recv_peer = patterns::FitGeneralEquation(slot->recv_maps, fo);
+    } catch (const patterns::PatternFitError& e) {
+      throw patterns::PatternFitError(e.what() + UnequalGroupsNote(slot->p2p_layouts));
+    }
   }
   if (!slot->layouts.empty()) {
     patterns::FitOptions fo;
