@@ -6191,8 +6191,10 @@ Quantity QuantityFromJson(const json& j) {
 }  // namespace
 
 // Version 4: equations may name one side of a tree level ("tree_role"); a file without it
-// is read as before.
-constexpr int kModelVersion = 4;
+// is read as before. Version 5: a tree level counts its ranks from its equation's "root"
+// (rank 0 before, and in every earlier file, which is what those files mean); an older
+// pas2p would read a tree rooted elsewhere as rank 0's, so it refuses the file instead.
+constexpr int kModelVersion = 5;
 
 std::string ModelToJson(const AppModel& model) {
   json j;
