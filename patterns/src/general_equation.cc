@@ -909,8 +909,10 @@ void XorCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquatio
 // its output): each that makes every pair of the largest count one bit apart, the same bit
 // for all, is tried, rank 0 first, then the last rank, then the others in order. Tried after
 // every other family (a map that the exchange of every rank, a stencil or a group reproduces
-// is that), or right after the exchanges by bit with FitOptions::prefer_trees.
-void TreeCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
+// is that), or right after the exchanges by bit with FitOptions::prefer_trees. A known root
+// (FitOptions::tree_root) is tried first, with its own rule.
+void TreeCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out,
+                    const std::optional<IndexRule>& preferred = std::nullopt) {
   const Traced& t = traced.back();
   const std::int64_t p = t.nprocs;
   // The bit every pair of the largest count differs in, counted from `root`; nullopt if the
@@ -926,9 +928,16 @@ void TreeCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquati
     }
     return level;
   };
-  std::vector<std::int64_t> roots{0};
-  if (p > 1) roots.push_back(p - 1);
-  for (std::int64_t r = 1; r + 1 < p; ++r) roots.push_back(r);
+  const std::int64_t known =
+      preferred && preferred->At(p) >= 0 && preferred->At(p) < p ? preferred->At(p) : -1;
+  std::vector<std::int64_t> roots;
+  if (known >= 0) roots.push_back(known);
+  for (const std::int64_t r : {std::int64_t{0}, p - 1}) {
+    if (r != known && (r == 0 || p > 1)) roots.push_back(r);
+  }
+  for (std::int64_t r = 1; r + 1 < p; ++r) {
+    if (r != known) roots.push_back(r);
+  }
   const bool pow2 = AllPowersOfTwo(traced);
   const int n = CeilLog2(p);
   for (const std::int64_t root : roots) {
@@ -937,9 +946,13 @@ void TreeCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquati
     const int b = *level;
     const std::vector<IndexRule> low{{false, b}}, high{{true, n - 1 - b}};
     // The root named from the start (rank r) and from the end (rank P - 1 - k): the traced
-    // counts tell which holds; rank 0 only from the start.
+    // counts tell which holds; rank 0 only from the start; a known root by its own rule.
     std::vector<IndexRule> root_rules{{false, root}};
-    if (root != 0) root_rules.push_back({true, p - 1 - root});
+    if (root == known) {
+      root_rules = {*preferred};
+    } else if (root != 0) {
+      root_rules.push_back({true, p - 1 - root});
+    }
     for (const IndexRule& root_rule : root_rules) {
       for (const TreeRole role : {TreeRole::kLowParent, TreeRole::kLowChild, TreeRole::kHighParent,
                                   TreeRole::kHighChild}) {
@@ -1212,7 +1225,8 @@ std::vector<Traced> Prepare(const std::vector<CommMap>& maps, const std::string&
 
 std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
                                  std::vector<std::string>* misses, bool prefer_trees = false,
-                                 bool components = false) {
+                                 bool components = false,
+                                 const std::optional<IndexRule>& tree_root = std::nullopt) {
   std::vector<GeneralEquation> fits;
   if (traced.empty()) return fits;
   const std::vector<std::int64_t> counts = Counts(traced);
@@ -1267,7 +1281,7 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
   const char* const kTreeNone = "needs one bit b, the same at the largest count for every rank";
   if (prefer_trees) {
     c.clear();
-    TreeCandidates(traced, &c);
+    TreeCandidates(traced, &c, tree_root);
     try_all(c, kTreeFamily, kTreeNone);
     if (done()) return fits;
   }
@@ -1310,7 +1324,7 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
   try_all(small_groups, "all-to-all in rows, columns or planes of a grid");
   if (done() || prefer_trees) return fits;
   c.clear();
-  TreeCandidates(traced, &c);
+  TreeCandidates(traced, &c, tree_root);
   try_all(c, kTreeFamily, kTreeNone);
   return fits;
 }
@@ -1476,11 +1490,12 @@ GeneralEquation FitTraced(const std::vector<Traced>& traced, const std::vector<C
                           const FitOptions& options) {
   const std::string where = options.label.empty() ? "communication" : options.label;
   std::vector<std::string> misses;
-  std::vector<GeneralEquation> fits = Fit(traced, true, &misses, options.prefer_trees);
+  std::vector<GeneralEquation> fits =
+      Fit(traced, true, &misses, options.prefer_trees, false, options.tree_root);
   if (fits.empty()) {
     // Components with a grid each, the grids of last resort (see CandidateGrids).
     std::vector<std::string> more;
-    fits = Fit(traced, true, &more, options.prefer_trees, true);
+    fits = Fit(traced, true, &more, options.prefer_trees, true, options.tree_root);
     if (fits.empty()) misses = std::move(more);
   }
   if (fits.empty()) {

@@ -284,6 +284,23 @@ TEST(GeneralEquation, OneLevelOfATreeRootedElsewhere) {
     const IndexRule expected = root < 0 ? IndexRule{true, 0} : IndexRule{false, root};
     EXPECT_EQ(FindTreeRoot(whole), expected);
   }
+  // One level alone can fit several roots at the traced counts: rank 2's level 0 at even
+  // counts is rank 0's too (the same pairs), and they part at odd counts. The tree's root,
+  // when known (FitOptions::tree_root), is tried first.
+  {
+    std::vector<CommMap> level0;
+    for (int p : {4, 6, 8, 12, 16}) level0.push_back(TreeLevel(p, 0, TreeRole::kLowChild, 2));
+    FitOptions trees;  // as the model fits a tree's levels
+    trees.prefer_trees = true;
+    const GeneralEquation zero = FitGeneralEquation(level0, trees);
+    EXPECT_EQ(zero.tree_role, TreeRole::kLowChild) << zero.Describe();
+    EXPECT_EQ(zero.root, (IndexRule{false, 0})) << zero.Describe();
+    FitOptions known = trees;
+    known.tree_root = IndexRule{false, 2};
+    const GeneralEquation eq = FitGeneralEquation(level0, known);
+    EXPECT_EQ(eq.root, (IndexRule{false, 2})) << eq.Describe();
+    for (int p : {25, 33}) ExpectSameMap(eq, TreeLevel(p, 0, TreeRole::kLowChild, 2));
+  }
   // Rank 0's tree keeps rank 0 and its words.
   std::vector<CommMap> zero;
   for (int p : {4, 8, 16}) zero.push_back(TreeLevel(p, 1, TreeRole::kLowChild));

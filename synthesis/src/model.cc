@@ -1011,7 +1011,8 @@ std::string UnequalGroupsNote(const std::vector<patterns::CommunicatorLayout>& l
          "one.";
 }
 
-void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_trees = false) {
+void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_trees = false,
+                      const std::optional<patterns::IndexRule>& tree_root = std::nullopt) {
   bool any = false;
   for (const auto& m : slot->maps) any = any || !m.IsEmpty();
   if (any && slot->reply) {
@@ -1029,6 +1030,7 @@ void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_tre
     patterns::FitOptions fo;
     fo.label = label;
     fo.prefer_trees = prefer_trees;
+    fo.tree_root = tree_root;
     try {
       slot->peer = patterns::FitGeneralEquation(slot->maps, fo);
     } catch (const patterns::PatternFitError& e) {
@@ -1456,7 +1458,8 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
                     const std::vector<SlotCountData>& data, const std::vector<int>& counts,
                     const std::vector<const phases::Signature*>& sigs,
                     const std::vector<std::vector<std::string>>& masks, bool* direction_unknown,
-                    SubtreeEvidence* subtree, bool prefer_trees = false) {
+                    SubtreeEvidence* subtree, bool prefer_trees = false,
+                    const std::optional<patterns::IndexRule>& tree_root = std::nullopt) {
   SlotModel slot;
   slot.kind = acc.token.kind;
   slot.tag = acc.token.tag;
@@ -1828,7 +1831,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       slot.tag = tag;
     }
   }
-  FitSlotEquations(&slot, label, prefer_trees);
+  FitSlotEquations(&slot, label, prefer_trees, tree_root);
 
   const std::string what = label + ": ";
   if (slot.kind == EventKind::kSendrecv || coll) {
@@ -3947,10 +3950,17 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // By bit and side, ranks are counted from the root of the tree the pairs form at every
   // count (rank 0, or one named from either end, as the last rank): a tree rooted at P - 1
   // pairs v = (rank + 1) mod P with v XOR 2^b, which rank XOR 2^b does not show.
+  // The same root is each level's first choice when its slot is fitted: one level alone can
+  // fit several roots at the traced counts (rank 2's and rank 0's level 0 at even counts),
+  // which part at others.
   std::vector<std::int64_t> tree_root(counts.size(), 0);
+  std::optional<patterns::IndexRule> tree_root_rule;
   if (bit_sides) {
-    if (const auto rule = patterns::FindTreeRoot(pair_maps)) {
-      for (std::size_t ci = 0; ci < counts.size(); ++ci) tree_root[ci] = rule->At(counts[ci]);
+    tree_root_rule = patterns::FindTreeRoot(pair_maps);
+    if (tree_root_rule) {
+      for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+        tree_root[ci] = tree_root_rule->At(counts[ci]);
+      }
     }
   }
   auto from_root = [&tree_root, &counts](int ci, std::int64_t rank) -> std::int64_t {
@@ -4249,7 +4259,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   for (std::size_t s = 0; s < order.size(); ++s) {
     bool direction_unknown = false;
     pm.slots.push_back(BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks,
-                                 &direction_unknown, &subtrees[s], bit_sides));
+                                 &direction_unknown, &subtrees[s], bit_sides, tree_root_rule));
     pm.slots.back().carried = carried.count(order[s]) > 0;
     if (direction_unknown) {
       build.warnings.push_back(

@@ -725,7 +725,7 @@ TEST_P(RootedTreeTest, LevelsCountRanksFromTheRoot) {
       << text;
   EXPECT_NE(text.find("(at P = 64: bits 0-5)"), std::string::npos) << text;
   EXPECT_EQ(text.find("per rank of the subtree") != std::string::npos, c.gather) << text;
-  for (int target : {24, 40}) {
+  for (int target : {24, 25, 33, 40}) {
     const Validation v = testing::QuickValidate(sigs, app(target));
     EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << target << "\n" << text;
     EXPECT_LT(v.bytes_error, 1e-5) << target << "\n" << text;

@@ -208,6 +208,10 @@ struct FitOptions {
   // calls of a phase already found to be a tree's levels (the same map is also a shift on
   // a (P/2) x 2 grid at bit 0, which holds at even counts only). Otherwise trees come last.
   bool prefer_trees = false;
+  // The root of the tree the call is a level of, when known (FindTreeRoot of the whole
+  // tree's pairs): tried before every other root, as one level alone can fit several at the
+  // traced counts (rank 2's and rank 0's level 0 at even counts) that part at others.
+  std::optional<IndexRule> tree_root;
 };
 
 // Fits the general equation of one communication from its maps at several counts (any
