@@ -1487,10 +1487,8 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   std::map<std::string, double> class_own;
   std::vector<double> shape_own;  // the own part's shape at the last count that measured it
   std::vector<double> occ_between, occ_within, occ_shared, occ_own;  // block: per occurrence
-  // Messages as a subtree's data (SubtreeEvidence): per count, the bytes per rank of the
-  // subtree, the same for every message so far (or no longer a candidate).
-  // The messages are kept per count (rank, partner, bytes) and read once the partners' equation
-  // names the tree's root.
+  // Messages as a subtree's data (SubtreeEvidence): kept per count (rank, partner, bytes) and
+  // read once the partners' equation names the tree's root (subtree_alike: still a candidate).
   const bool subtree_kind = p2p && slot.kind != EventKind::kSendrecv;
   bool subtree_alike = subtree_kind;
   struct SubtreeMessage {
