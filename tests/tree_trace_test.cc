@@ -43,16 +43,20 @@ struct TracedTree {
   std::filesystem::path held_dir;
 };
 
-class TreeTrace : public ::testing::Test {
+// The suite of the tree rooted at `kRoot` (negative: from the end), traced once.
+template <int kRoot>
+class TreeTraceAt : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { tree_ = new TracedTree(0); }
+  static void SetUpTestSuite() { tree_ = new TracedTree(kRoot); }
   static void TearDownTestSuite() {
     delete tree_;
     tree_ = nullptr;
   }
   static TracedTree* tree_;
 };
-TracedTree* TreeTrace::tree_ = nullptr;
+template <int kRoot>
+TracedTree* TreeTraceAt<kRoot>::tree_ = nullptr;
+using TreeTrace = TreeTraceAt<0>;
 
 // The prediction of the 20-rank run from 4-12: every message to the right peer with the
 // right bytes, and the time within a gross error.
@@ -91,16 +95,7 @@ TEST_F(TreeTrace, PeersAndBytesOfALargerRunAreRight) { ExpectLargerRunRight(*tre
 
 // The same tree rooted at the last rank, its ranks counted from it as MPI libraries count
 // them: its pairs are one bit apart only from the root, and each level was refused.
-class LastRankTreeTrace : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { tree_ = new TracedTree(-1); }
-  static void TearDownTestSuite() {
-    delete tree_;
-    tree_ = nullptr;
-  }
-  static TracedTree* tree_;
-};
-TracedTree* LastRankTreeTrace::tree_ = nullptr;
+using LastRankTreeTrace = TreeTraceAt<-1>;
 
 TEST_F(LastRankTreeTrace, LevelsCountRanksFromTheLastRank) {
   ASSERT_EQ(tree_->sigs.size(), 4u);
