@@ -81,15 +81,20 @@ void ExpectLargerRunRight(const TracedTree& tree) {
                                << synthesis::DescribeModel(synthesis::BuildModel(tree.sigs));
 }
 
-TEST_F(TreeTrace, LevelsAreStepsByBitThatGrow) {
-  ASSERT_EQ(tree_->sigs.size(), 4u);
-  const synthesis::AppModel m = synthesis::BuildModel(tree_->sigs);
+// The model from 4-12 takes each level for one side of an exchange by bit (`root`: how the
+// words name the tree's root, empty for rank 0's) and the levels for steps that grow to
+// ceil(log2 P) at 1024.
+void ExpectLevelsThatGrow(const TracedTree& tree, const std::string& root) {
+  ASSERT_EQ(tree.sigs.size(), 4u);
+  const synthesis::AppModel m = synthesis::BuildModel(tree.sigs);
   const std::string text = synthesis::DescribeModel(m, 1024);
-  EXPECT_NE(text.find("binomial tree, children"), std::string::npos) << text;
-  EXPECT_NE(text.find("binomial tree, parents"), std::string::npos) << text;
+  EXPECT_NE(text.find("binomial tree, children" + root), std::string::npos) << text;
+  EXPECT_NE(text.find("binomial tree, parents" + root), std::string::npos) << text;
   EXPECT_NE(text.find("(at P = 1024: bits 0-9)"), std::string::npos) << text;
   EXPECT_TRUE(m.valid.IsValid(1000)) << text;
 }
+
+TEST_F(TreeTrace, LevelsAreStepsByBitThatGrow) { ExpectLevelsThatGrow(*tree_, ""); }
 
 TEST_F(TreeTrace, PeersAndBytesOfALargerRunAreRight) { ExpectLargerRunRight(*tree_); }
 
@@ -98,12 +103,7 @@ TEST_F(TreeTrace, PeersAndBytesOfALargerRunAreRight) { ExpectLargerRunRight(*tre
 using LastRankTreeTrace = TreeTraceAt<-1>;
 
 TEST_F(LastRankTreeTrace, LevelsCountRanksFromTheLastRank) {
-  ASSERT_EQ(tree_->sigs.size(), 4u);
-  const synthesis::AppModel m = synthesis::BuildModel(tree_->sigs);
-  const std::string text = synthesis::DescribeModel(m, 1024);
-  EXPECT_NE(text.find("binomial tree, children (root P-1)"), std::string::npos) << text;
-  EXPECT_NE(text.find("binomial tree, parents (root P-1)"), std::string::npos) << text;
-  EXPECT_NE(text.find("(at P = 1024: bits 0-9)"), std::string::npos) << text;
+  ExpectLevelsThatGrow(*tree_, " (root P-1)");
   ExpectLargerRunRight(*tree_);
 }
 
