@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "pas2p/core/error.h"
+#include "pas2p/core/huge_pages.h"
 #include "pas2p/phases/analyze.h"
 #include "pas2p/phases/correspondence.h"
 #include "pas2p/simulator/efficiency.h"
@@ -618,6 +619,11 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   pred.valid_counts = model.valid.Describe();
   pred.check_message = check.valid ? "" : check.message;
   const std::int64_t n = check.run_count;
+  // The large blocks this prediction's simulations keep for one another (huge_pages.h) are
+  // given back when it ends: the next prediction of a sweep needs other sizes.
+  struct ReleaseKept {
+    ~ReleaseKept() { ReleaseLargeBlocks(); }
+  } release_kept;
   pred.limits = ProblemSizeLimits(model, n);
   pred.untraced_extents = UntracedExtents(model, n);
   pred.ambiguous_rules = AmbiguousRules(model, n);

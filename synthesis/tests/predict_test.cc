@@ -11,6 +11,7 @@
 #include <set>
 
 #include "pas2p/core/error.h"
+#include "pas2p/core/huge_pages.h"
 #include "pas2p/phases/analyze.h"
 #include "pas2p/simulator/engine.h"
 #include "pas2p/synthesis/inputs.h"
@@ -316,11 +317,16 @@ TEST(PredictTest, TheIntervalHoldsRunsWithTheNoiseDrawnAnew) {
             std::string::npos);
   // The prediction itself is the seed-0 draw, whatever the replays.
   o.noise_replays = 0;
+  FreeLarge(AllocateLarge(kHugePagesFrom), kHugePagesFrom);  // a block kept before it
+  ASSERT_GT(LargeBlocksKept(), 0u);
   const Prediction q = Predict(m, 49, TestMachine(), o);
   EXPECT_EQ(q.noise_replays, 0);
   EXPECT_EQ(q.predicted_time_s, p.predicted_time_s);
   EXPECT_LE(p.interval_low_s, q.interval_low_s);
   EXPECT_GE(p.interval_high_s, q.interval_high_s);
+  // The large blocks kept for simulations (a million ranks' arrays) went back when the
+  // prediction ended.
+  EXPECT_EQ(LargeBlocksKept(), 0u);
 }
 
 // On a mesh sweep every rank computes the same at every traced count, but the run at 16
