@@ -1,6 +1,7 @@
 #include "pas2p/patterns/general_equation.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 #include <map>
 #include <optional>
@@ -31,6 +32,12 @@ int BitFieldSize(BitField field, int n) {
   return n;
 }
 int BitFieldOffset(BitField field, int n) { return field == BitField::kHighHalf ? (n + 1) / 2 : 0; }
+
+// The bits a folded exchange counts at P: floor(log2 P) + 1 (the top one, log2 of the largest
+// power of two <= P, is the fold's).
+int FoldedBits(std::int64_t nprocs) {
+  return nprocs < 1 ? 0 : static_cast<int>(std::bit_width(static_cast<std::uint64_t>(nprocs)));
+}
 
 // True when `src` makes a one-bit exchange at bit b (0 <= b < 62) in `role`.
 bool InTreeRole(TreeRole role, std::int64_t src, std::int64_t b) {
@@ -223,7 +230,24 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
   DestBuffer out;
   switch (eq.family) {
     case Family::kXorExchange: {
-      const int n = log2_;
+      // Folded: n = floor(log2 P) + 1 bits, the top one the fold's (FoldedBits).
+      const int n = eq.folded ? FoldedBits(nprocs_) : log2_;
+      // Folded, a bit below the top one pairs only the first 2^(n-1) ranks.
+      auto outside = [&eq, n](std::int64_t v, std::int64_t b) {
+        return eq.folded && b < n - 1 && v >= (std::int64_t{1} << (n - 1));
+      };
+      if (eq.folded && eq.tree_role == TreeRole::kNone) {
+        if (outside(src, 0)) break;
+        if (eq.all_bits) {
+          for (int b = 0; b + 1 < n; ++b) out.push_back(src ^ (std::int64_t{1} << b));
+        } else {
+          for (const IndexRule& bit : eq.bits) {
+            const std::int64_t b = bit.At(n);
+            if (b >= 0 && b + 1 < n) out.push_back(src ^ (std::int64_t{1} << b));
+          }
+        }
+        break;
+      }
       if (eq.bit_field == BitField::kRank) {
         if (eq.all_bits) {
           for (int b = 0; b < n; ++b) out.push_back(src ^ (std::int64_t{1} << b));
@@ -234,7 +258,7 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
           const std::int64_t v = Wrap(src - root, nprocs_);
           for (const IndexRule& bit : eq.bits) {
             const std::int64_t b = bit.At(n);
-            if (b < 0 || b >= 62 || !InTreeRole(eq.tree_role, v, b)) continue;
+            if (b < 0 || b >= 62 || !InTreeRole(eq.tree_role, v, b) || outside(v, b)) continue;
             const std::int64_t w = v ^ (std::int64_t{1} << b);
             if (w < nprocs_) out.push_back(Wrap(w + root, nprocs_));
           }
@@ -603,35 +627,56 @@ std::string GeneralEquation::Describe() const {
       break;
     }
     case Family::kXorExchange:
-      // A tree rooted elsewhere than rank 0 counts ranks from its root.
-      if (tree_role != TreeRole::kNone && root != IndexRule{}) {
+      if (folded) {
+        // Bits from the top are counted from the fold's bit, floor(log2(P)).
+        auto bit_name = [](const IndexRule& r) {
+          if (!r.from_end) return std::to_string(r.index);
+          return "floor(log2(P))" + (r.index == 0 ? std::string() : "-" + std::to_string(r.index));
+        };
+        out << "folded recursive doubling (the ranks from P' = 2^floor(log2(P)) up fold onto the "
+               "first P'): ";
+        if (tree_role == TreeRole::kNone) out << "among the first P' ranks, ";
+        out << "src XOR 2^b for ";
+        if (all_bits) {
+          out << "every bit b < log2(P')";
+        } else {
+          out << "b in {";
+          for (std::size_t i = 0; i < bits.size(); ++i) out << (i ? ", " : "") << bit_name(bits[i]);
+          out << "}";
+        }
+        if (tree_role != TreeRole::kNone) out << " (at b = floor(log2(P)): the fold)";
+        out << " (partners >= P dropped)";
+      } else if (tree_role != TreeRole::kNone && root != IndexRule{}) {
+        // A tree rooted elsewhere than rank 0 counts ranks from its root.
         const std::string r = root.from_end ? "(" + root.Describe("P") + ")" : root.Describe("P");
         out << "ranks counted from the root " << root.Describe("P") << ", v = (src - " << r
             << ") mod P: ((v XOR 2^b) + " << r << ") mod P (v XOR 2^b < P) for ";
       } else {
         out << "src XOR 2^b for ";
       }
-      if (all_bits) {
-        out << "every bit b < "
-            << (bit_field == BitField::kRank      ? "log2(P)"
-                : bit_field == BitField::kLowHalf ? "ceil(log2(P)/2)"
-                                                  : "floor(log2(P)/2)");
-      } else {
-        out << "b in {";
-        const char* size_name = bit_field == BitField::kRank      ? "log2(P)"
-                                : bit_field == BitField::kLowHalf ? "ceil(log2(P)/2)"
-                                                                  : "floor(log2(P)/2)";
-        for (std::size_t i = 0; i < bits.size(); ++i) {
-          out << (i ? ", " : "") << bits[i].Describe(size_name);
+      if (!folded) {
+        if (all_bits) {
+          out << "every bit b < "
+              << (bit_field == BitField::kRank      ? "log2(P)"
+                  : bit_field == BitField::kLowHalf ? "ceil(log2(P)/2)"
+                                                    : "floor(log2(P)/2)");
+        } else {
+          out << "b in {";
+          const char* size_name = bit_field == BitField::kRank      ? "log2(P)"
+                                  : bit_field == BitField::kLowHalf ? "ceil(log2(P)/2)"
+                                                                    : "floor(log2(P)/2)";
+          for (std::size_t i = 0; i < bits.size(); ++i) {
+            out << (i ? ", " : "") << bits[i].Describe(size_name);
+          }
+          out << "}";
         }
-        out << "}";
+        if (bit_field == BitField::kLowHalf) {
+          out << " of the column index (rows of 2^ceil(log2(P)/2) ranks)";
+        } else if (bit_field == BitField::kHighHalf) {
+          out << " of the row index (rows of 2^ceil(log2(P)/2) ranks)";
+        }
+        out << " (partners >= P dropped)";
       }
-      if (bit_field == BitField::kLowHalf) {
-        out << " of the column index (rows of 2^ceil(log2(P)/2) ranks)";
-      } else if (bit_field == BitField::kHighHalf) {
-        out << " of the row index (rows of 2^ceil(log2(P)/2) ranks)";
-      }
-      out << " (partners >= P dropped)";
       {
         const bool rooted = root != IndexRule{};
         const char* const of = rooted ? " of v" : "";
@@ -976,6 +1021,60 @@ void TreeCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquati
   }
 }
 
+// Recursive doubling folded as MPI libraries run it at a count that is not a power of two
+// (GeneralEquation::folded): the exchange among the first P' = 2^floor(log2 P) ranks, by
+// every bit or by fixed bits, and the fold onto them (one side of the pairs at bit log2 P').
+// The bits are those of the largest count with pairs: at a power of two the fold has none.
+// Tried right after the exchanges by bit among all ranks (which, where they hold, are that):
+// the silent ranks beyond P' and the empty maps at powers of two are strong evidence, and a
+// grid can fit such maps by chance at a few counts.
+void FoldedCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
+  const Traced* largest = nullptr;
+  std::set<int> bits;
+  for (const Traced& t : traced) {
+    std::set<int> here;
+    for (std::int64_t s = 0; s < t.nprocs; ++s) {
+      for (const std::int64_t d : t.dests[static_cast<std::size_t>(s)]) {
+        const auto b = ExactLog2(s ^ d);
+        if (!b) return;  // not a single-bit exchange
+        here.insert(*b);
+      }
+    }
+    if (!here.empty()) {
+      largest = &t;
+      bits = std::move(here);
+    }
+  }
+  if (largest == nullptr) return;
+  const int n = FoldedBits(largest->nprocs);
+  auto make = [out](std::vector<IndexRule> rules, bool all, TreeRole role, std::string name) {
+    GeneralEquation eq;
+    eq.family = Family::kXorExchange;
+    eq.folded = true;
+    eq.bits = std::move(rules);
+    eq.all_bits = all;
+    eq.tree_role = role;
+    eq.name = std::move(name);
+    eq.valid.rule = CountRule::kAny;
+    eq.valid.min_count = 2;
+    out->push_back(eq);
+  };
+  make({}, true, TreeRole::kNone, "recursive doubling, folded");
+  std::vector<IndexRule> low, high;
+  for (const int b : bits) {
+    low.push_back({false, b});
+    high.push_back({true, n - 1 - b});
+  }
+  const char* const kind = bits.size() == 1 ? "pairwise exchange, folded" : "butterfly, folded";
+  make(low, false, TreeRole::kNone, kind);
+  make(high, false, TreeRole::kNone, kind);
+  // The fold: one side of the pairs at the top bit (a tree level below it is one of a plain
+  // tree's, tried with the trees).
+  if (bits.size() != 1 || *bits.begin() != n - 1) return;
+  make({{true, 0}}, false, TreeRole::kHighChild, "fold onto the first 2^floor(log2 P) ranks");
+  make({{true, 0}}, false, TreeRole::kHighParent, "fold from the ranks beyond 2^floor(log2 P)");
+}
+
 }  // namespace
 
 std::optional<IndexRule> FindTreeRoot(const std::vector<CommMap>& maps) {
@@ -1285,6 +1384,11 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
     try_all(c, kTreeFamily, kTreeNone);
     if (done()) return fits;
   }
+  c.clear();
+  FoldedCandidates(traced, &c);
+  try_all(c, "recursive doubling folded at counts that are not powers of two",
+          "some destination differs from its source in more than one bit");
+  if (done()) return fits;
   c.clear();
   PermuteCandidates(traced, &c);
   try_all(c, "bit permutation (transpose, shuffle, reversal)",

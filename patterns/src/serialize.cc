@@ -174,6 +174,7 @@ json ToJson(const GeneralEquation& eq) {
           {"all_bits", eq.all_bits},
           {"bit_field", NameOf(kBitFields, eq.bit_field)},
           {"tree_role", NameOf(kTreeRoles, eq.tree_role)},
+          {"folded", eq.folded},
           {"permutation", NameOf(kPermutations, eq.permutation)},
           {"rotate", eq.rotate},
           {"valid", ToJson(eq.valid)},
@@ -202,6 +203,8 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
     if (j.contains("bit_field")) eq.bit_field = ValueOf(kBitFields, j, "bit_field", origin);
     // Nor tree roles: every rank of the pairs.
     if (j.contains("tree_role")) eq.tree_role = ValueOf(kTreeRoles, j, "tree_role", origin);
+    // Nor folded exchanges: every rank of the pairs.
+    eq.folded = j.value("folded", false);
     eq.permutation = ValueOf(kPermutations, j, "permutation", origin);
     eq.rotate = j.at("rotate").get<std::int64_t>();
     eq.valid = ValidCountsFromJson(j.at("valid"), origin);
@@ -229,6 +232,13 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
                       "\": a \"tree_role\" needs family \"xor_exchange\" with one bit of the "
                       "whole rank (\"bits\" of one entry, \"all_bits\" false, \"bit_field\" "
                       "\"rank\")");
+    }
+    if (eq.folded && (eq.family != Family::kXorExchange || eq.bit_field != BitField::kRank ||
+                      eq.root != IndexRule{})) {
+      throw UserError(
+          origin + ": communication equation \"" + eq.name +
+          "\": \"folded\" needs family \"xor_exchange\" on the whole rank (\"bit_field\" "
+          "\"rank\") and the root rank 0");
     }
     if (eq.tree_role != TreeRole::kNone &&
         (eq.root.index < 0 || eq.valid.min_count <= eq.root.index)) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <random>
+#include <tuple>
 
 #include "test_maps.h"
 
@@ -244,6 +245,60 @@ TEST(GeneralEquation, OneLevelOfAHandWrittenTree) {
 // The same levels rooted elsewhere: at the last rank (a code's output rank) and at rank 3.
 // Their pairs are one bit apart only in ranks counted from the root; the root's rule (from
 // the end, or from the start) is what the counts agree on, and the levels hold beyond them.
+// Recursive doubling folded as MPI libraries run it at a count that is not a power of two:
+// the ranks from P' = 2^floor(log2 P) up send to rank - P' (the fold), the first P' exchange
+// by bit, then send back (the unfold). Built from that definition at every count.
+enum class FoldPart { kFoldSend, kFoldRecv, kExchange };
+CommMap Folded(int p, FoldPart part, int bit) {
+  int p2 = 1;
+  while (p2 * 2 <= p) p2 *= 2;
+  CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+  for (int r = 0; r < p; ++r) {
+    auto& d = m.dests[static_cast<std::size_t>(r)];
+    if (part == FoldPart::kFoldSend && r >= p2) d.push_back(r - p2);
+    if (part == FoldPart::kFoldRecv && r + p2 < p) d.push_back(r + p2);
+    if (part == FoldPart::kExchange && r < p2 && (1 << bit) < p2) d.push_back(r ^ (1 << bit));
+  }
+  return m;
+}
+
+// Traced at 4, 6, 8, 12 and 16, each part of a folded recursive doubling takes the folded
+// exchange (not a grid that fits the few counts with a fold by chance), exact at counts with
+// and without a fold, and an exchange among all ranks is still that.
+TEST(GeneralEquation, RecursiveDoublingFoldedAtCountsThatAreNotPowersOfTwo) {
+  const std::vector<int> traced{4, 6, 8, 12, 16};
+  for (const auto& [part, bit, role] : std::vector<std::tuple<FoldPart, int, TreeRole>>{
+           {FoldPart::kFoldSend, 0, TreeRole::kHighChild},
+           {FoldPart::kFoldRecv, 0, TreeRole::kHighParent},
+           {FoldPart::kExchange, 0, TreeRole::kNone},
+           {FoldPart::kExchange, 1, TreeRole::kNone},
+           {FoldPart::kExchange, 2, TreeRole::kNone}}) {
+    std::vector<CommMap> maps;
+    for (const int p : traced) maps.push_back(Folded(p, part, bit));
+    const GeneralEquation eq = FitGeneralEquation(maps);
+    ASSERT_EQ(eq.family, Family::kXorExchange) << eq.Describe();
+    EXPECT_TRUE(eq.folded) << eq.Describe();
+    EXPECT_EQ(eq.tree_role, role) << eq.Describe();
+    EXPECT_TRUE(eq.valid.IsValid(24) && eq.valid.IsValid(1000)) << eq.Describe();
+    for (const int p : {2, 3, 5, 24, 32, 33, 100, 1024, 1500})
+      ExpectSameMap(eq, Folded(p, part, bit));
+    EXPECT_NE(eq.Describe().find("folded recursive doubling (the ranks from P' = "
+                                 "2^floor(log2(P)) up fold onto the first P')"),
+              std::string::npos)
+        << eq.Describe();
+    // The receive side of the fold is the other side of the same pairs.
+    if (role != TreeRole::kNone) {
+      const FoldPart other =
+          part == FoldPart::kFoldSend ? FoldPart::kFoldRecv : FoldPart::kFoldSend;
+      ExpectSameMap(eq.Inverse(), Folded(24, other, bit));
+    }
+  }
+  // An exchange of every rank at powers of two is the plain one.
+  std::vector<CommMap> pow2;
+  for (const int p : {4, 8, 16}) pow2.push_back(Folded(p, FoldPart::kExchange, 1));
+  EXPECT_FALSE(FitGeneralEquation(pow2).folded);
+}
+
 TEST(GeneralEquation, OneLevelOfATreeRootedElsewhere) {
   for (const int root : {-1, 3}) {
     for (const TreeRole role :

@@ -164,6 +164,37 @@ TEST(Serialize, ATreesRootRoundTripsAndMustBeARank) {
   }
 }
 
+// A folded exchange keeps its folding (read as an exchange of every rank it would give rank 5
+// of 6 a partner); a file without the field is not folded; a folding of another family is
+// refused by name.
+TEST(Serialize, AFoldedExchangeRoundTrips) {
+  GeneralEquation eq;
+  eq.family = Family::kXorExchange;
+  eq.name = "pairwise exchange, folded";
+  eq.bits = {{false, 0}};
+  eq.folded = true;
+  eq.valid.rule = CountRule::kAny;
+  eq.valid.min_count = 2;
+  nlohmann::json j = ToJson(eq);
+  const GeneralEquation back = GeneralEquationFromJson(j, "m.json");
+  EXPECT_TRUE(back.folded);
+  EXPECT_TRUE(back.Dests(5, 6).empty());
+  EXPECT_EQ(back.Dests(3, 6), (std::vector<std::int64_t>{2}));
+  j.erase("folded");
+  EXPECT_EQ(GeneralEquationFromJson(j, "m.json").Dests(5, 6), (std::vector<std::int64_t>{4}));
+  j = ToJson(eq);
+  j["family"] = "star";
+  try {
+    GeneralEquationFromJson(j, "m.json");
+    FAIL() << "a folded star was loaded";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("m.json"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("\"folded\" needs family \"xor_exchange\""),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Serialize, BadFieldsNameTheFileAndField) {
   GeneralEquation eq = FitGeneralEquation(std::vector<CommMap>{testing::Ring(4), testing::Ring(6)});
   nlohmann::json j = ToJson(eq);

@@ -6202,7 +6202,9 @@ Quantity QuantityFromJson(const json& j) {
 // is read as before. Version 5: a tree level counts its ranks from its equation's "root"
 // (rank 0 before, and in every earlier file, which is what those files mean); an older
 // pas2p would read a tree rooted elsewhere as rank 0's, so it refuses the file instead.
-constexpr int kModelVersion = 5;
+// Version 6: an exchange may be "folded" (recursive doubling among the first 2^floor(log2 P)
+// ranks); an older pas2p would read it as an exchange among all ranks.
+constexpr int kModelVersion = 6;
 
 std::string ModelToJson(const AppModel& model) {
   json j;
