@@ -1075,6 +1075,30 @@ TEST(CorrespondenceAdviceTest, CountsOfOneKindAreNamedWhenThePhasesDoNotCorrespo
   EXPECT_LT(v.bytes_error, 0.01);
 }
 
+// A butterfly among the largest power of two of ranks, the others idle in it: at 6 and 12
+// ranks 4-5 and 8-11 make no exchange, though rank XOR 2^k is a rank (an exchange among all
+// ranks, partners >= P dropped, gives them partners). Each step is the exchange among the
+// first 2^floor(log2 P) ranks (a folded exchange), so 24 and 48 (the steps of 16 and 32,
+// more idle ranks) and 32 (one more step) are predicted exactly. No family fitted it before.
+TEST(FoldedExchangeTest, AButterflyAmongTheFirstPowerOfTwoRanksIsPredicted) {
+  testing::AppParams p;
+  p.iterations = 20;
+  p.check_every = 0;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12, 16})
+    sigs.push_back(testing::Analyze(testing::PowerOfTwoButterfly(n, p)));
+  const AppModel m = BuildModel(sigs);
+  EXPECT_NE(DescribeModel(m).find("among the first P' ranks, src XOR 2^b for b in {0}"),
+            std::string::npos)
+      << DescribeModel(m);
+  for (const int n : {24, 32, 48}) {
+    const Validation v = testing::QuickValidate(sigs, testing::PowerOfTwoButterfly(n, p));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
+    EXPECT_LT(v.bytes_error, 0.01) << n;
+    EXPECT_LT(v.time_error, 0.05) << n;
+  }
+}
+
 // NAS MG: traced at 4, 8, 16, 32 (2 x 2 x 1, 2 x 2 x 2, 4 x 2 x 2, 4 x 4 x 2) the fastest
 // dimension always has 1 or 2 ranks, where the receive from +1 (tag 1100) and the one from -1 (tag
 // 1300) name one rank. Predicted at 64 (4 x 4 x 4): each call has one partner (not both neighbours:

@@ -1478,6 +1478,31 @@ TraceData PairExchange(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData PowerOfTwoButterfly(int nprocs, const AppParams& p) {
+  TraceData d = Begin("p2_butterfly", nprocs);
+  int p2 = 1;
+  while (p2 * 2 <= nprocs) p2 *= 2;
+  const auto bytes = static_cast<std::uint64_t>(p.domain);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    RequestId next = 1;
+    auto& ev = d.ranks[r];
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      for (int k = 0; r < p2 && (1 << k) < p2; ++k) {
+        const int partner = r ^ (1 << k);
+        const RequestId req = next++;
+        ev.push_back(MakeIrecv(partner, k, bytes, req));
+        ev.push_back(MakeSend(partner, k, bytes));
+        ev.push_back(Wait(req));
+      }
+      ev.push_back(MakeCollective(EventKind::kBcast, r == 0 ? 8 : 0, r == 0 ? 0 : 8, 0));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData FoldedDoubling(int nprocs, const AppParams& p) {
   TraceData d = Begin("folded_doubling", nprocs);
   int p2 = 1;

@@ -244,6 +244,11 @@ TraceData CgIterations(int nprocs, const AppParams& p = {});
 // receive; ranks < p2 exchange with rank XOR 2^k for each k < log2 p2 (irecv, blocking
 // send, wait); then ranks < P - p2 send the result back to rank + p2. Any P.
 TraceData FoldedDoubling(int nprocs, const AppParams& p = {});
+// A butterfly among the first p2 ranks only (p2 the largest power of two <= P), the others
+// idle in it: per iteration compute, then on the first p2 ranks for each k < log2 p2 irecv
+// from rank XOR 2^k, blocking send to it, wait (tag k), of `domain` bytes; then an 8-byte
+// bcast from rank 0. Any P.
+TraceData PowerOfTwoButterfly(int nprocs, const AppParams& p = {});
 // Per iteration: compute, then for k < stages: irecv from rank XOR 2^k, blocking send to it,
 // wait (tag 3 + k). P a multiple of 2^stages.
 TraceData PairExchange(int nprocs, const AppParams& p = {});
