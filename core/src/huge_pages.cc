@@ -16,12 +16,14 @@ constexpr std::size_t kHugePage = std::size_t{2} << 20;
 std::size_t Mapping(std::size_t bytes) { return (bytes + kHugePage - 1) / kHugePage * kHugePage; }
 
 // Mapped blocks given back and kept for the next request of the same size. A prediction
-// runs many simulations of one count one after another (each phase alone, the self-check,
-// the noise draws); each allocates the same arrays of a million ranks again, and a fresh
-// mapping is cleared by the kernel page by page on first touch (18% of a profile of the
-// bundled stencil's prediction at 262144 ranks; 5% less wall time with the cache). A kept block is
-// reused as it is: its pages are resident already. At most kLargeCacheBytes are kept; the oldest
-// block goes first. Under AddressSanitizer a kept block is poisoned until it is handed out again.
+// runs many simulations of one count one after another (each phase alone, its steady
+// occurrences, the interval ends); each allocates the same arrays of its ranks again, and a
+// fresh mapping is cleared by the kernel page by page on first touch (18% of a profile of the
+// bundled stencil's prediction at 262144 ranks, where the cache saves about 5% of the wall
+// time; at a million ranks the engine's own memory stalls dominate and no gain shows). A kept
+// block is reused as it is: its pages are resident already. At most kLargeCacheBytes are
+// kept; the oldest block goes first. Under AddressSanitizer a kept block is poisoned until it
+// is handed out again.
 class LargeCache {
  public:
   void* Take(std::size_t size) {
