@@ -4,6 +4,7 @@
 #include <bit>
 #include <cmath>
 #include <filesystem>
+#include <numeric>
 
 #include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
@@ -516,6 +517,78 @@ TEST(Correspondence, StencilMainPhaseAcrossCounts) {
   }
   EXPECT_TRUE(found) << FormatCorrespondence(c);
   for (const PhaseGroup& g : c.groups) EXPECT_TRUE(g.complete) << FormatCorrespondence(c);
+}
+
+// A recursive doubling written by hand, folded as MPICH runs it at counts that are not
+// powers of two (ranks from P' = 2^floor(log2(P)) up send to rank - P' first and receive the
+// result back last), followed by `check` on the world.
+TraceData MakeFoldedDoubling(int nprocs, int iterations, EventKind check) {
+  testing::Gen g(nprocs, "folded");
+  g.Init();
+  const int p2 = static_cast<int>(std::bit_floor(static_cast<unsigned>(nprocs)));
+  std::vector<int> all(static_cast<std::size_t>(nprocs));
+  std::iota(all.begin(), all.end(), 0);
+  for (int it = 0; it < iterations; ++it) {
+    for (int r = 0; r < nprocs; ++r) g.Compute(r, 100000);
+    for (int r = p2; r < nprocs; ++r) g.Local(r, MakeSend(r - p2, 1, 8192));
+    for (int r = 0; r + p2 < nprocs; ++r) g.Blocking(r, MakeRecv(r + p2, 1, 8192), g.clock(r + p2));
+    for (int mask = 1; mask < p2; mask <<= 1) {
+      std::vector<std::int64_t> ready(static_cast<std::size_t>(p2));
+      for (int r = 0; r < p2; ++r) ready[r] = std::max(g.clock(r), g.clock(r ^ mask));
+      for (int r = 0; r < p2; ++r) {
+        Event e;
+        e.kind = EventKind::kSendrecv;
+        e.peer = e.recv_peer = r ^ mask;
+        e.tag = e.recv_tag = 2;
+        e.bytes = e.recv_bytes = 8192;
+        g.Blocking(r, e, ready[r] + 5000);
+      }
+    }
+    for (int r = 0; r + p2 < nprocs; ++r) g.Local(r, MakeSend(r + p2, 3, 8192));
+    for (int r = p2; r < nprocs; ++r) g.Blocking(r, MakeRecv(r - p2, 3, 8192), g.clock(r - p2));
+    g.Collective(all, check, 8, check == EventKind::kBcast ? 0 : kNoRank);
+  }
+  g.Finalize();
+  return g.Take();
+}
+
+// Its loop calls send and recv besides sendrecv at 6 and 12 ranks, only sendrecv at 4 and 8:
+// one phase of the code all the same (the same collective, the exchange in common), matched
+// across the counts. Where the collective differs too (a code that checks by another call at
+// other counts), it is not.
+TEST(Correspondence, PointToPointCallsThatDifferWithTheCountKeepThePhase) {
+  auto loop_group = [](const Correspondence& c) -> const PhaseGroup* {
+    const PhaseGroup* best = nullptr;
+    for (const PhaseGroup& g : c.groups) {
+      if (g.relevant && g.key.find("sendrecv") != std::string::npos &&
+          (!best || std::count(g.phase_ids.begin(), g.phase_ids.end(), -1) <
+                        std::count(best->phase_ids.begin(), best->phase_ids.end(), -1))) {
+        best = &g;
+      }
+    }
+    return best;
+  };
+  std::vector<Signature> sigs;
+  for (int n : {4, 6, 8, 12}) {
+    sigs.push_back(Analyze(MakeFoldedDoubling(n, 40, EventKind::kAllreduce)));
+  }
+  const Correspondence c = CorrespondPhases(sigs);
+  const PhaseGroup* g = loop_group(c);
+  ASSERT_NE(g, nullptr) << FormatCorrespondence(c);
+  EXPECT_TRUE(g->complete) << FormatCorrespondence(c);
+  EXPECT_EQ(g->key, "allreduce@world,sendrecv") << FormatCorrespondence(c);
+  for (double w : g->weights) EXPECT_EQ(w, 40) << FormatCorrespondence(c);
+
+  std::vector<Signature> other;
+  for (int n : {4, 6, 8, 12}) {
+    const bool power = std::has_single_bit(static_cast<unsigned>(n));
+    other.push_back(
+        Analyze(MakeFoldedDoubling(n, 40, power ? EventKind::kAllreduce : EventKind::kBcast)));
+  }
+  const Correspondence d = CorrespondPhases(other);
+  const PhaseGroup* h = loop_group(d);
+  ASSERT_NE(h, nullptr) << FormatCorrespondence(d);
+  EXPECT_FALSE(h->complete) << FormatCorrespondence(d);
 }
 
 TEST(Correspondence, DifferentApplicationsAreRefused) {
