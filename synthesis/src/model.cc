@@ -517,6 +517,47 @@ void MirrorTopBitLevel(const std::vector<SlotAcc>& accs,
   *order = std::move(moved);
 }
 
+// A recursive doubling folded at counts that are not powers of two, aligned with its folds
+// apart (BuildPhaseAs with fold_sides): a step of a bit that only the largest count has
+// (bit 3 at 16 ranks) and the unfold that only the other counts make (at 6 and 12) are
+// never made by one rank, so the alignment may place the step after the unfold; then the
+// steps are no run by bit, and a larger count would lack its further steps. The steps (the
+// slots whose calls all go one bit's way) are drawn together where the first of them is,
+// the other slots keeping their order around them. Only when every rank's calls keep their
+// order; otherwise `order` stays as it is.
+void GatherBitSteps(const std::vector<SlotAcc>& accs,
+                    const std::vector<std::vector<int>>& assignment, std::vector<int>* order) {
+  auto is_step = [&](int id) {
+    const auto& dirs = accs[static_cast<std::size_t>(id)].directions;
+    return !dirs.empty() && std::all_of(dirs.begin(), dirs.end(), [](const Direction& d) {
+      return !d.empty() && (d[0] == 3 || d[0] == 6);
+    });
+  };
+  std::vector<int> before, steps, after;
+  for (const int id : *order) {
+    if (is_step(id)) {
+      steps.push_back(id);
+    } else {
+      (steps.empty() ? before : after).push_back(id);
+    }
+  }
+  std::vector<int> moved = before;
+  moved.insert(moved.end(), steps.begin(), steps.end());
+  moved.insert(moved.end(), after.begin(), after.end());
+  if (moved == *order) return;
+  std::vector<int> position(accs.size(), -1), moved_position(accs.size(), -1);
+  for (std::size_t i = 0; i < order->size(); ++i) position[(*order)[i]] = static_cast<int>(i);
+  for (std::size_t i = 0; i < moved.size(); ++i) moved_position[moved[i]] = static_cast<int>(i);
+  for (const auto& slots : assignment) {
+    std::vector<int> was = slots, now = slots;
+    std::sort(was.begin(), was.end(), [&](int a, int b) { return position[a] < position[b]; });
+    std::sort(now.begin(), now.end(),
+              [&](int a, int b) { return moved_position[a] < moved_position[b]; });
+    if (was != now) return;
+  }
+  *order = std::move(moved);
+}
+
 // Aligns every class into one supersequence; returns, per class, the slot id of each of its
 // tokens; `order` receives the slot ids in supersequence order. A class may be aligned
 // rotated: a loop body seen from a different starting call on some ranks (a rank whose first
@@ -951,6 +992,9 @@ struct PhaseBuild {
   // before them). AppModel::unmodelled_bytes_share and unmodelled_share count them.
   double dropped_bytes_share = 0;
   double dropped_cpu_share = 0;
+  // Some ranks make the phase's calls in an order of their own that no rank set names: they
+  // are synthesized in the slots' order, which can deadlock (FindReorderedRanks).
+  bool unordered_ranks = false;
 };
 
 // Which ranks a slot's equation gives a partner at count P (from the fitted equations).
@@ -3418,8 +3462,13 @@ void FitClassesToRankTotal(PhaseModel* pm, const std::vector<std::vector<SlotCou
   auto needs = [](const SlotModel::ClassCompute& cc) {
     return cc.cpu_relative > 0 && cc.cpu_ns.model.training.size() < 3;
   };
+  auto slot_needs = [](const SlotModel& s) {
+    return s.cpu_ns.present && !s.cpu_ns.model.training.empty() &&
+           s.cpu_ns.model.training.size() < 3 && !(s.cpu_ns_per_byte > 0) && !s.cpu_per_occurrence;
+  };
   bool any = false;
   for (const SlotModel& s : pm->slots) {
+    any = any || slot_needs(s);
     for (const auto& cc : s.class_compute) any = any || needs(cc);
   }
   if (!any) return;
@@ -3452,6 +3501,26 @@ void FitClassesToRankTotal(PhaseModel* pm, const std::vector<std::vector<SlotCou
                                Precision::kMeasured);
   if (!total.present || total.model.loo_error > kNoLawLooError) return;
   pm->rank_cpu_total = std::move(total);
+  for (std::size_t s = 0; s < pm->slots.size(); ++s) {
+    SlotModel& slot = pm->slots[s];
+    if (!slot_needs(slot)) continue;
+    double share = 0;
+    int seen = 0;
+    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+      double b = 0;
+      int n = 0;
+      for (int r = 0; r < counts[ci]; ++r) {
+        const phases::PhaseEvent* e = data[s][ci].event_of_rank[static_cast<std::size_t>(r)];
+        if (!e) continue;
+        b += e->compute.cpu_ns.n > 0 ? e->compute.cpu_ns.mean : 0;
+        ++n;
+      }
+      if (n == 0) continue;
+      share += b / n / mean_total[ci];
+      ++seen;
+    }
+    if (seen > 0 && share > 0) slot.cpu_of_rank_total = share / seen;
+  }
   for (std::size_t s = 0; s < pm->slots.size(); ++s) {
     for (auto& cc : pm->slots[s].class_compute) {
       if (!needs(cc)) continue;
@@ -3487,7 +3556,7 @@ void FitClassesToRankTotal(PhaseModel* pm, const std::vector<std::vector<SlotCou
 // count; a warning when they are no such set. A rank that makes only some of the calls (an
 // end of a line that has no partner on one side) can fit both orders: it fits either.
 // Ranks whose own order leaves a request pending across the occurrence keep the slots' order.
-void FindReorderedRanks(const std::vector<ClassRef>& classes,
+bool FindReorderedRanks(const std::vector<ClassRef>& classes,
                         const std::vector<std::vector<int>>& assignment,
                         const std::vector<int>& order, const std::vector<int>& counts,
                         const std::vector<std::vector<const phases::RankPhase*>>& rank_phases,
@@ -3519,7 +3588,7 @@ void FindReorderedRanks(const std::vector<ClassRef>& classes,
           if (IsCompletion(e.kind)) pending -= e.requests;
           if (pending < 0) break;
         }
-        if (pending != 0) return;
+        if (pending != 0) return false;
       }
       reordered.push_back(c);
     }
@@ -3527,7 +3596,7 @@ void FindReorderedRanks(const std::vector<ClassRef>& classes,
   }
   // No rank in slot order: every rank keeps one order (a loop rotated to close, BuildPhase),
   // and the slots' order is every rank's.
-  if (reordered.empty() || !any_in_slot_order) return;
+  if (reordered.empty() || !any_in_slot_order) return false;
   // Whether class `c`'s calls come in the order `at` gives (at[slot]: its place).
   auto follows = [&](std::size_t c, const std::vector<std::size_t>& at) {
     for (std::size_t i = 1; i < seq[c].size(); ++i) {
@@ -3573,7 +3642,7 @@ void FindReorderedRanks(const std::vector<ClassRef>& classes,
                           ": some ranks make its calls in orders of their own that no one "
                           "order holds; they are synthesized in the order of the others, which "
                           "can deadlock blocking calls");
-      return;
+      return false;
     }
     for (std::size_t k = 0; k < n; ++k) at[own[k]] = k;
   }
@@ -3596,7 +3665,7 @@ void FindReorderedRanks(const std::vector<ClassRef>& classes,
     if (fits) {
       pm->reordered_ranks = set;
       pm->own_order = std::move(own);
-      return;
+      return false;
     }
   }
   std::string where;
@@ -3613,6 +3682,7 @@ void FindReorderedRanks(const std::vector<ClassRef>& classes,
                       "nor the odd ranks, rank 0, the last rank, all but rank 0, nor the ranks "
                       "of one parity on an MPI_Dims_create grid at every traced count; they are "
                       "synthesized in the order of the others, which can deadlock blocking calls");
+  return true;
 }
 
 // When no relevant phase occurs at every count: the counts at which the relevant phase
@@ -3870,12 +3940,27 @@ Carried CarriedAcrossPhases(const phases::PhaseGroup& group, const std::vector<R
   return {out, in, as_traced && out && in};
 }
 
+// Whether a message between `rank` and `peer` at `nprocs` ranks, not a power of two, is
+// the fold of a recursive doubling: between a rank from P' = 2^floor(log2(P)) up and the
+// rank P' below it.
+bool Folds(std::int64_t nprocs, std::int64_t rank, std::int64_t peer) {
+  const auto n = static_cast<std::uint64_t>(nprocs);
+  if (std::has_single_bit(n)) return false;
+  const auto top = static_cast<std::int64_t>(std::bit_floor(n));
+  return std::max(rank, peer) >= top && std::abs(rank - peer) == top;
+}
+
+// The side of a fold `rank` is on: 1 from P' = 2^floor(log2(P)) up, 0 below.
+std::int64_t FoldSide(std::int64_t nprocs, std::int64_t rank) {
+  return rank >= static_cast<std::int64_t>(std::bit_floor(static_cast<std::uint64_t>(nprocs)));
+}
+
 PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
                         const std::vector<const phases::Signature*>& sigs,
                         const std::vector<int>& counts, const std::vector<RunCarries>& runs,
                         std::size_t block_length, bool strict_open_grids = false,
-                        bool bit_sides = false,
-                        const std::vector<OutsideCollective>& outside = {}) {
+                        bool bit_sides = false, const std::vector<OutsideCollective>& outside = {},
+                        bool fold_sides = false) {
   PhaseBuild build;
   PhaseModel& pm = build.model;
   pm.index = index;
@@ -3968,7 +4053,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   auto direction_on = [&](const patterns::GridFrame* frame) -> DirectionFn {
     return [&, frame](int ci, int rank, const phases::PhaseEvent& e) -> Direction {
       const std::int64_t n = counts[static_cast<std::size_t>(ci)];
-      if (bit_sides && IsCompletion(e.kind) && e.requests == 1) {
+      if ((bit_sides || fold_sides) && IsCompletion(e.kind) && e.requests == 1) {
         // By bit and side, a wait for one request goes the way of the call before it that
         // made a request (a tree's isend to its parent, irecv from a child): so a level's
         // waits stay with the level.
@@ -3980,11 +4065,15 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
             const phases::PhaseEvent& q = rp->events[k];
             if (!CreatesRequest(q.kind)) continue;
             if (q.peer < 0 || q.peer >= n) break;
+            if (fold_sides && Folds(n, rank, q.peer)) {
+              return Direction{8, FoldSide(n, rank), static_cast<std::int64_t>(q.kind)};
+            }
             const std::int64_t v = from_root(ci, rank);
             const std::uint64_t x = static_cast<std::uint64_t>(v ^ from_root(ci, q.peer));
             if (x == 0 || (x & (x - 1)) != 0) break;
             const int b = std::countr_zero(x);
-            return Direction{6, b, (v >> b) & 1, static_cast<std::int64_t>(q.kind)};
+            return Direction{6, b, bit_sides ? (v >> b) & 1 : -1,
+                             static_cast<std::int64_t>(q.kind)};
           }
         }
         return {};
@@ -3997,6 +4086,12 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
             d.insert(d.begin(), 0);
             return d;
           }
+        }
+        // With fold_sides, a message between the ranks from P' = 2^floor(log2(P)) up and
+        // the first ones (rank +- P') is the fold of a recursive doubling: its own call,
+        // by side, whatever the bit P' is at this count.
+        if (fold_sides && Folds(n, rank, e.peer)) {
+          return Direction{7, FoldSide(n, rank)};
         }
         // Off any grid, a single-bit exchange (rank XOR 2^b) keeps its bit from one count to
         // the next: a butterfly loop of log2 steps that has more steps at a larger count
@@ -4050,17 +4145,18 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // goes +1 on even and -1 on odd columns on every grid, but keeps its bit at every count.
   const std::size_t tries = std::max<std::size_t>(1, std::min(frames.size(), kMaxFrames));
   // With bit_sides only the alignment off any grid is tried, strictly.
-  for (std::size_t f = bit_sides ? tries : 0; f <= tries; ++f) {
-    if (f == tries && !bit_sides && (frames.empty() || best_cost.first == 0)) break;
+  const bool off_grid = bit_sides || fold_sides;
+  for (std::size_t f = off_grid ? tries : 0; f <= tries; ++f) {
+    if (f == tries && !off_grid && (frames.empty() || best_cost.first == 0)) break;
     std::vector<SlotAcc> a;
     std::vector<int> o;
-    const patterns::GridFrame* frame = !bit_sides && f < frames.size() ? &frames[f] : nullptr;
+    const patterns::GridFrame* frame = !off_grid && f < frames.size() ? &frames[f] : nullptr;
     const bool strict =
-        bit_sides ||
+        off_grid ||
         (strict_open_grids && frame != nullptr && frame->grid.ndims >= 2 &&
          std::none_of(frame->periodic.begin(), frame->periodic.end(), [](bool p) { return p; }));
     auto asg = AlignClasses(classes, rank_phases, direction_on(frame), strict, &a, &o);
-    if (strict && !bit_sides) MergeSameDirectionSlots(&a, &asg, &o);
+    if (strict && !off_grid) MergeSameDirectionSlots(&a, &asg, &o);
     std::size_t conflicts = 0;
     for (const SlotAcc& acc : a) {
       if (acc.directions.size() > 1) conflicts += acc.directions.size() - 1;
@@ -4077,6 +4173,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     if (conflicts == 0) break;
   }
   if (bit_sides) MirrorTopBitLevel(accs, assignment, &order);
+  if (fold_sides) GatherBitSteps(accs, assignment, &order);
   auto place = [&]() {
     std::vector<int> position(accs.size(), -1);
     for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
@@ -4216,8 +4313,9 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     }
   }
   if (!pm.block && !pm.scheduled && !wildcard_pool) {
-    FindReorderedRanks(classes, assignment, order, counts, rank_phases,
-                       "phase " + std::to_string(index), &pm, &build.warnings);
+    build.unordered_ranks =
+        FindReorderedRanks(classes, assignment, order, counts, rank_phases,
+                           "phase " + std::to_string(index), &pm, &build.warnings);
   }
   // Per rank: which slots it makes ('1') - its class for the compute models.
   std::vector<std::vector<std::string>> masks(counts.size());
@@ -4337,29 +4435,55 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
       // modelled call by call below
     }
   }
+  // The other tries, in order, after the first: each builds the phase or throws.
+  struct Try {
+    bool strict_open_grids, bit_sides, fold_sides;
+  };
+  // A second try, on open grids by exact direction: a 27-point halo traced where no rank has
+  // neighbours both ways along some dimension (8, 12 and 18 ranks: an extent of 2 along z)
+  // has ranks whose n-th calls go up on some ranks and down on others; matched call for
+  // call, no family reproduces them. A third, off any grid by bit and side: a binomial tree
+  // written by hand (a reduction to rank 0 and a broadcast back) receives from rank + 2^b (a
+  // child) and from rank - 2^b (its parent) with the same bit b; aligned as one call, a
+  // child's receive and a parent's go in one slot, which no family reproduces. A fourth, off
+  // any grid with the folds of a recursive doubling apart (fold_sides): at counts that are
+  // not powers of two the ranks from P' = 2^floor(log2(P)) up send to rank - P' and receive
+  // from it at the end, the first ranks the other way round, at another bit at each count;
+  // aligned by bit or on a grid, the fold and the unfold share slots.
+  constexpr Try kTries[] = {{true, false, false}, {false, true, false}, {false, false, true}};
+  auto build_as = [&](const Try& t) {
+    return BuildPhaseAs(index, group, sigs, counts, runs, 0, t.strict_open_grids, t.bit_sides,
+                        outside, t.fold_sides);
+  };
+  PhaseBuild first;
   try {
-    return BuildPhaseAs(index, group, sigs, counts, runs, 0, false, false, outside);
+    first = BuildPhaseAs(index, group, sigs, counts, runs, 0, false, false, outside);
   } catch (const patterns::PatternFitError&) {
-    // A second try, on open grids by exact direction: a 27-point halo traced where no rank
-    // has neighbours both ways along some dimension (8, 12 and 18 ranks: an extent of 2 along
-    // z) has ranks whose n-th calls go up on some ranks and down on others; matched call for
-    // call, no family reproduces them. Only codes the first try refused take it.
-    try {
-      return BuildPhaseAs(index, group, sigs, counts, runs, 0, true, false, outside);
-    } catch (const UserError&) {
-      // the first try's error says more
-    }
-    // A third, off any grid by bit and side: a binomial tree written by hand (a reduction to
-    // rank 0 and a broadcast back) receives from rank + 2^b (a child) and from rank - 2^b
-    // (its parent) with the same bit b; aligned as one call, a child's receive and a parent's
-    // go in one slot, which no family reproduces.
-    try {
-      return BuildPhaseAs(index, group, sigs, counts, runs, 0, false, true, outside);
-    } catch (const UserError&) {
-      // the first try's error says more
+    // Only codes the first try refused take the others.
+    for (const Try& t : kTries) {
+      try {
+        return build_as(t);
+      } catch (const UserError&) {
+        // the first try's error says more
+      }
     }
     throw;
   }
+  // A first try that leaves some ranks in an order of their own that no rank set names
+  // (synthesized in the others' order, they can deadlock) gives way to the first other try
+  // that leaves none: a recursive doubling's folds aligned on a grid that happened to hold
+  // them.
+  if (first.unordered_ranks) {
+    for (const Try& t : kTries) {
+      try {
+        PhaseBuild other = build_as(t);
+        if (!other.unordered_ranks) return other;
+      } catch (const UserError&) {
+        // the first try's model stands
+      }
+    }
+  }
+  return first;
 }
 
 }  // namespace
@@ -4433,6 +4557,9 @@ double PhaseModel::SlotCpuBaseAt(std::size_t slot, double p) const {
 
 double PhaseModel::SlotCpuAt(std::size_t slot, double p, int side) const {
   const SlotModel& s = slots[slot];
+  if (s.cpu_of_rank_total > 0 && rank_cpu_total.present) {
+    return s.cpu_of_rank_total * rank_cpu_total.At(p, side);
+  }
   if (!(s.cpu_ns_per_byte > 0)) return s.cpu_ns.At(p, side);
   double v = SlotCpuBaseAt(slot, p) +
              s.cpu_ns_per_byte * DataBytesAt(slot, std::llround(p), s.cpu_bytes_with_previous);
@@ -4646,6 +4773,7 @@ void CopyCompute(const SlotModel& from, SlotModel* to) {
   to->cpu_bytes_with_previous = from.cpu_bytes_with_previous;
   to->cpu_bytes_base = from.cpu_bytes_base;
   to->cpu_bytes_loo_error = from.cpu_bytes_loo_error;
+  to->cpu_of_rank_total = from.cpu_of_rank_total;
 }
 
 // Steps by bit whose messages have the same sizes at every count both were traced at are
@@ -4785,6 +4913,7 @@ void ShareBitStepCompute(PhaseModel* pm, std::span<const int> counts) {
           const std::size_t begin = run.first_slot, end = begin + run.steps * run.step_slots;
           for (auto& [g, at] : first_at) {
             SlotModel& d = slot_at(g, i);
+            d.cpu_of_rank_total = 0;  // the bursts are refitted as the step's own law
             if (g == 0) {
               d.cpu_ns = FitQuantity(entry, "CPU time before a run's first step (ns)",
                                      Precision::kMeasured);
@@ -4823,6 +4952,7 @@ void ShareBitStepCompute(PhaseModel* pm, std::span<const int> counts) {
         }
         if (best == run.steps) continue;
         d.cpu_ns = slot_at(best, i).cpu_ns;
+        d.cpu_of_rank_total = slot_at(best, i).cpu_of_rank_total;
         if (slot_at(best, i).instructions.present) d.instructions = slot_at(best, i).instructions;
       }
     }
@@ -5993,6 +6123,14 @@ std::string SlotModel::Describe() const {
   } else {
     q(cpu_ns, cpu_per_occurrence ? "CPU ns before, summed over an occurrence's iterations"
                                  : "CPU ns before");
+    if (cpu_of_rank_total > 0) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf,
+                    " (not used: seen at fewer than 3 counts, it is taken as %.3g%% of the "
+                    "phase's CPU per rank)",
+                    100 * cpu_of_rank_total);
+      out << buf;
+    }
   }
   q(root_cpu_ns, "CPU ns the root adds before it");
   q(instructions, cpu_per_occurrence ? "instructions before, summed over an occurrence's iterations"
@@ -6123,7 +6261,8 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
       out << "  compute per rank: "
           << p.rank_cpu_total.Describe("CPU ns per rank and occurrence, over all its calls");
       if (target > 0) out << "; at P = " << target << ": " << p.rank_cpu_total.At(double(target));
-      out << " (rank classes seen at fewer than 3 counts take their traced share of it)\n";
+      out << " (rank classes and calls seen at fewer than 3 counts take their traced share of "
+             "it)\n";
     }
     if (p.cpu_total.present) {
       out << "  compute: "
@@ -6203,8 +6342,10 @@ Quantity QuantityFromJson(const json& j) {
 // (rank 0 before, and in every earlier file, which is what those files mean); an older
 // pas2p would read a tree rooted elsewhere as rank 0's, so it refuses the file instead.
 // Version 6: an exchange may be "folded" (recursive doubling among the first 2^floor(log2 P)
-// ranks); an older pas2p would read it as an exchange among all ranks.
-constexpr int kModelVersion = 6;
+// ranks); an older pas2p would read it as an exchange among all ranks. Version 7: a slot
+// seen at fewer than 3 counts may take a share of its phase's CPU per rank
+// ("cpu_of_rank_total"); an older pas2p would use its own 2-count law instead.
+constexpr int kModelVersion = 7;
 
 std::string ModelToJson(const AppModel& model) {
   json j;
@@ -6283,6 +6424,7 @@ std::string ModelToJson(const AppModel& model) {
         sj["cpu_bytes_base"] = s.cpu_bytes_base;
         sj["cpu_bytes_loo_error"] = s.cpu_bytes_loo_error;
       }
+      if (s.cpu_of_rank_total > 0) sj["cpu_of_rank_total"] = s.cpu_of_rank_total;
       sj["all_pending"] = s.all_pending;
       sj["requests"] = s.requests;
       if (s.polled) {
@@ -6468,6 +6610,7 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.cpu_bytes_with_previous = sj.value("cpu_bytes_with_previous", false);
         s.cpu_bytes_base = sj.value("cpu_bytes_base", 0.0);
         s.cpu_bytes_loo_error = sj.value("cpu_bytes_loo_error", 0.0);
+        s.cpu_of_rank_total = sj.value("cpu_of_rank_total", 0.0);
         s.all_pending = sj.at("all_pending").get<bool>();
         s.requests = sj.at("requests").get<std::int32_t>();
         s.polled = sj.value("polled", false);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <functional>
 
 #include "pas2p/core/error.h"
@@ -1051,15 +1052,33 @@ TEST(LineFrameTest, PipelineAlongAChainIsPredicted) {
   EXPECT_LT(v.time_error, 0.02);
 }
 
-// A recursive doubling that folds the ranks beyond the largest power of two has other
-// phases at 6 and 12 than at 4, 8 and 16: the error names the counts of one kind at which
-// the phases correspond, and from those alone the model predicts 32.
+// A program that picks its algorithm by the kind of count (an allreduce at powers of two, a
+// recursive doubling written by hand at other counts) has other phases at 6 and 12 than at
+// 4, 8 and 16: the error names the counts of one kind at which the phases correspond, and
+// from those alone the model predicts 32.
 TEST(CorrespondenceAdviceTest, CountsOfOneKindAreNamedWhenThePhasesDoNotCorrespond) {
   testing::AppParams p;
   p.iterations = 10;
   p.check_every = 0;
+  auto program = [&p](int n) {
+    TraceData d = testing::FoldedDoubling(n, p);
+    if (!std::has_single_bit(static_cast<unsigned>(n))) return d;
+    for (auto& events : d.ranks) {  // the exchange of each iteration becomes an allreduce
+      std::vector<Event> out;
+      for (const Event& e : events) {
+        if (e.kind == EventKind::kIrecv) {
+          if (out.empty() || out.back().kind != EventKind::kAllreduce)
+            out.push_back(MakeCollective(EventKind::kAllreduce, e.bytes, e.bytes));
+        } else if (e.kind != EventKind::kSend && e.kind != EventKind::kWait) {
+          out.push_back(e);
+        }
+      }
+      events = out;
+    }
+    return d;
+  };
   std::vector<phases::Signature> mixed;
-  for (int n : {4, 6, 8, 12, 16}) mixed.push_back(testing::Analyze(testing::FoldedDoubling(n, p)));
+  for (int n : {4, 6, 8, 12, 16}) mixed.push_back(testing::Analyze(program(n)));
   try {
     BuildModel(mixed);
     FAIL() << "the phases of 4, 6, 8, 12 and 16 ranks were taken to correspond";
@@ -1069,10 +1088,39 @@ TEST(CorrespondenceAdviceTest, CountsOfOneKindAreNamedWhenThePhasesDoNotCorrespo
         << e.what();
   }
   std::vector<phases::Signature> powers;
-  for (int n : {4, 8, 16}) powers.push_back(testing::Analyze(testing::FoldedDoubling(n, p)));
-  const Validation v = testing::QuickValidate(powers, testing::FoldedDoubling(32, p));
+  for (int n : {4, 8, 16}) powers.push_back(testing::Analyze(program(n)));
+  const Validation v = testing::QuickValidate(powers, program(32));
   EXPECT_DOUBLE_EQ(v.pattern_match, 1.0);
   EXPECT_LT(v.bytes_error, 0.01);
+}
+
+// A recursive doubling written by hand, folded at counts that are not powers of two as MPICH
+// runs it: the ranks from P' = 2^floor(log2(P)) up send to rank - P', the first P' ranks
+// exchange by bit, and the result goes back. Its phase sends and receives at 6 and 12 besides
+// the exchange it makes at 4, 8 and 16 (one phase of the code all the same); its folds go
+// another bit's way at each count (bit 2 at 6, bit 3 at 12) and are only made at some counts,
+// as is their compute. Refused before ("the phases of the traces do not correspond"); now
+// predicted exactly at 24 and 48 (folded, more steps) and 32 (no fold).
+TEST(FoldedDoublingTest, ARecursiveDoublingWrittenByHandIsPredictedFromCountsOfBothKinds) {
+  testing::AppParams p;
+  p.iterations = 10;
+  p.check_every = 0;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12, 16}) sigs.push_back(testing::Analyze(testing::FoldedDoubling(n, p)));
+  const AppModel m = BuildModel(sigs);
+  const std::string words = DescribeModel(m);
+  EXPECT_NE(words.find("one step per bit of the rank (bits 0-3, lowest first)"), std::string::npos)
+      << words;
+  EXPECT_NE(words.find("fold onto the first 2^floor(log2 P) ranks"), std::string::npos) << words;
+  EXPECT_NE(words.find("taken as 100% of the phase's CPU per rank"), std::string::npos) << words;
+  // The share is kept in the model file.
+  EXPECT_EQ(DescribeModel(ModelFromJson(ModelToJson(m), "m.json")), words);
+  for (const int n : {24, 32, 48}) {
+    const Validation v = testing::QuickValidate(sigs, testing::FoldedDoubling(n, p));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
+    EXPECT_LT(v.bytes_error, 0.001) << n;
+    EXPECT_LT(v.time_error, 0.001) << n;
+  }
 }
 
 // A butterfly among the largest power of two of ranks, the others idle in it: at 6 and 12

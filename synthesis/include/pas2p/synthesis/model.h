@@ -304,6 +304,11 @@ struct SlotModel {
   bool cpu_bytes_with_previous = false;
   double cpu_bytes_base = 0;
   double cpu_bytes_loo_error = 0;
+  // A slot seen at fewer than 3 counts (the fold of a recursive doubling, made only at counts
+  // that are not powers of two) has no law of its own: > 0, its CPU is this share of its
+  // phase's law of CPU per rank (PhaseModel::rank_cpu_total) at N, the mean over the counts
+  // where it was seen of its mean burst over the phase's mean CPU per rank. 0: cpu_ns.
+  double cpu_of_rank_total = 0;
   Quantity instructions;
   // The same per rank class, where ranks differ in which of the phase's calls they make (a
   // mesh corner, an edge, the interior): `mask` has '1' for each slot of the phase the class
