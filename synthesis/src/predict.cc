@@ -153,6 +153,33 @@ std::string JoinCounts(const std::vector<int>& counts) {
   return s;
 }
 
+// Whether `eq` gives some rank a partner at `nprocs`: every rank up to 2^16, beyond that
+// the first and last 4096 ranks and 2^16 spread evenly between (a description, not the
+// model: a call made only by ranks between those is left out of it).
+bool AnyPartnerAt(const patterns::GeneralEquation& eq, std::int64_t nprocs) {
+  std::optional<patterns::GeneralEquation::AtCount> found;
+  try {
+    found.emplace(eq.At(nprocs));
+  } catch (const UserError&) {
+    return true;  // not a valid count of this equation: described as it is
+  }
+  const patterns::GeneralEquation::AtCount& at = *found;
+  constexpr std::int64_t kAll = 65536, kEnds = 4096;
+  if (nprocs <= kAll) {
+    for (std::int64_t r = 0; r < nprocs; ++r) {
+      if (at.NumDests(r) > 0) return true;
+    }
+    return false;
+  }
+  for (std::int64_t r = 0; r < kEnds; ++r) {
+    if (at.NumDests(r) > 0 || at.NumDests(nprocs - 1 - r) > 0) return true;
+  }
+  for (std::int64_t i = 0; i < kAll; ++i) {
+    if (at.NumDests(i * nprocs / kAll) > 0) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
@@ -169,6 +196,12 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
   std::vector<Run> runs;
   for (const SlotModel& s : phase.slots) {
     if (s.kind == EventKind::kCompute) continue;
+    // A call no rank makes at this count (the fold of a recursive doubling at a power of
+    // two) is not part of what the phase does there.
+    if (s.peer && !AnyPartnerAt(*s.peer, nprocs) &&
+        (!s.recv_peer || !AnyPartnerAt(*s.recv_peer, nprocs))) {
+      continue;
+    }
     std::string grid;
     if (s.peer) {
       try {

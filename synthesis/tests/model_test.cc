@@ -1115,6 +1115,17 @@ TEST(FoldedDoublingTest, ARecursiveDoublingWrittenByHandIsPredictedFromCountsOfB
   EXPECT_NE(words.find("taken as 100% of the phase's CPU per rank"), std::string::npos) << words;
   // The share is kept in the model file.
   EXPECT_EQ(DescribeModel(ModelFromJson(ModelToJson(m), "m.json")), words);
+  // What the loop does at a count: the folds where there are ranks beyond P', not at 32.
+  const PhaseModel* loop = nullptr;
+  for (const PhaseModel& pm : m.phases) {
+    if (pm.relevant) loop = &pm;
+  }
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(DescribePhaseAt(PhaseAt(*loop, m.counts, 32), 32),
+            "5 irecv, 39.4 KiB each; 5 send, 39.4 KiB each; 5 wait")
+      << DescribePhaseAt(PhaseAt(*loop, m.counts, 32), 32);
+  EXPECT_EQ(DescribePhaseAt(PhaseAt(*loop, m.counts, 24), 24),
+            "6 send, 39.4 KiB each; 2 recv, 39.4 KiB each; 4 irecv, 39.4 KiB each; 4 wait");
   for (const int n : {24, 32, 48}) {
     const Validation v = testing::QuickValidate(sigs, testing::FoldedDoubling(n, p));
     EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
