@@ -25,7 +25,7 @@
  *  11  prefix sums and a distributed vector: MPI_Exscan of a count, work, MPI_Reduce_scatter
  *      with uneven counts (N / P + (r < N % P) doubles to rank r), MPI_Allgather of one
  *      double, MPI_Scan every 4 iterations
- *  12  recursive-doubling allreduce written by hand at any count (as MPICH does): with
+ *  12  recursive-doubling allreduce written by hand at any count (the textbook fold): with
  *      p2 the largest power of two <= P, ranks >= p2 first send to rank - p2; ranks < p2
  *      exchange with rank ^ 2^k for each k (MPI_Sendrecv, N doubles); the result goes back
  *      to the ranks >= p2

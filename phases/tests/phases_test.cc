@@ -519,7 +519,7 @@ TEST(Correspondence, StencilMainPhaseAcrossCounts) {
   for (const PhaseGroup& g : c.groups) EXPECT_TRUE(g.complete) << FormatCorrespondence(c);
 }
 
-// A recursive doubling written by hand, folded as MPICH runs it at counts that are not
+// A recursive doubling written by hand, folded at counts that are not
 // powers of two (ranks from P' = 2^floor(log2(P)) up send to rank - P' first and receive the
 // result back last), followed by `check` on the world.
 TraceData MakeFoldedDoubling(int nprocs, int iterations, EventKind check) {

@@ -1094,8 +1094,8 @@ TEST(CorrespondenceAdviceTest, CountsOfOneKindAreNamedWhenThePhasesDoNotCorrespo
   EXPECT_LT(v.bytes_error, 0.01);
 }
 
-// A recursive doubling written by hand, folded at counts that are not powers of two as MPICH
-// runs it: the ranks from P' = 2^floor(log2(P)) up send to rank - P', the first P' ranks
+// A recursive doubling written by hand, folded at counts that are not powers of two (the
+// textbook fold): the ranks from P' = 2^floor(log2(P)) up send to rank - P', the first P' ranks
 // exchange by bit, and the result goes back. Its phase sends and receives at 6 and 12 besides
 // the exchange it makes at 4, 8 and 16 (one phase of the code all the same); its folds go
 // another bit's way at each count (bit 2 at 6, bit 3 at 12) and are only made at some counts,
