@@ -3501,9 +3501,9 @@ void FitClassesToRankTotal(PhaseModel* pm, const std::vector<std::vector<SlotCou
                                Precision::kMeasured);
   if (!total.present || total.model.loo_error > kNoLawLooError) return;
   pm->rank_cpu_total = std::move(total);
-  for (std::size_t s = 0; s < pm->slots.size(); ++s) {
-    SlotModel& slot = pm->slots[s];
-    if (!slot_needs(slot)) continue;
+  // The mean over the counts where slot `s` was made (by the ranks of `mask`, or by any) of
+  // the mean burst before it over the phase's mean CPU per rank; 0 where it never was.
+  auto share_of = [&](std::size_t s, const std::string* mask) {
     double share = 0;
     int seen = 0;
     for (std::size_t ci = 0; ci < counts.size(); ++ci) {
@@ -3511,7 +3511,7 @@ void FitClassesToRankTotal(PhaseModel* pm, const std::vector<std::vector<SlotCou
       int n = 0;
       for (int r = 0; r < counts[ci]; ++r) {
         const phases::PhaseEvent* e = data[s][ci].event_of_rank[static_cast<std::size_t>(r)];
-        if (!e) continue;
+        if (!e || (mask && masks[ci][static_cast<std::size_t>(r)] != *mask)) continue;
         b += e->compute.cpu_ns.n > 0 ? e->compute.cpu_ns.mean : 0;
         ++n;
       }
@@ -3519,27 +3519,13 @@ void FitClassesToRankTotal(PhaseModel* pm, const std::vector<std::vector<SlotCou
       share += b / n / mean_total[ci];
       ++seen;
     }
-    if (seen > 0 && share > 0) slot.cpu_of_rank_total = share / seen;
-  }
+    return seen > 0 ? share / seen : 0.0;
+  };
   for (std::size_t s = 0; s < pm->slots.size(); ++s) {
-    for (auto& cc : pm->slots[s].class_compute) {
-      if (!needs(cc)) continue;
-      double share = 0;
-      int seen = 0;
-      for (std::size_t ci = 0; ci < counts.size(); ++ci) {
-        double b = 0;
-        int n = 0;
-        for (int r = 0; r < counts[ci]; ++r) {
-          const phases::PhaseEvent* e = data[s][ci].event_of_rank[static_cast<std::size_t>(r)];
-          if (!e || masks[ci][static_cast<std::size_t>(r)] != cc.mask) continue;
-          b += e->compute.cpu_ns.n > 0 ? e->compute.cpu_ns.mean : 0;
-          ++n;
-        }
-        if (n == 0) continue;
-        share += b / n / mean_total[ci];
-        ++seen;
-      }
-      if (seen > 0) cc.cpu_of_rank_total = share / seen;
+    SlotModel& slot = pm->slots[s];
+    if (slot_needs(slot)) slot.cpu_of_rank_total = share_of(s, nullptr);
+    for (auto& cc : slot.class_compute) {
+      if (needs(cc)) cc.cpu_of_rank_total = share_of(s, &cc.mask);
     }
   }
 }
