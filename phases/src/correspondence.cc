@@ -43,24 +43,31 @@ struct Item {
   bool alone = false;     // a run of one rank
 };
 
+// The operations of a functional key that are point-to-point calls (`p2p`) or the others.
+std::vector<std::string> KeyOps(const std::string& key, bool p2p) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= key.size()) {
+    std::size_t end = key.find(',', start);
+    if (end == std::string::npos) end = key.size();
+    std::string op = key.substr(start, end - start);
+    bool is_p2p = false;
+    for (EventKind k : {EventKind::kSend, EventKind::kIsend, EventKind::kRecv, EventKind::kIrecv,
+                        EventKind::kSendrecv}) {
+      is_p2p = is_p2p || op == EventKindName(k);
+    }
+    if (is_p2p == p2p && !op.empty()) out.push_back(std::move(op));
+    start = end + 1;
+  }
+  return out;
+}
+
 // The functional key without point-to-point operations: what a phase of the same code does
 // on one rank, which has no partner to talk to (a halo exchange whose neighbours all lie
 // outside a 1 x 1 x 1 grid makes no call but its completion).
 std::string KeyAlone(const std::string& key) {
   std::string out;
-  std::size_t start = 0;
-  while (start <= key.size()) {
-    std::size_t end = key.find(',', start);
-    if (end == std::string::npos) end = key.size();
-    const std::string op = key.substr(start, end - start);
-    bool p2p = false;
-    for (EventKind k : {EventKind::kSend, EventKind::kIsend, EventKind::kRecv, EventKind::kIrecv,
-                        EventKind::kSendrecv}) {
-      p2p = p2p || op == EventKindName(k);
-    }
-    if (!p2p && !op.empty()) out += (out.empty() ? "" : ",") + op;
-    start = end + 1;
-  }
+  for (const std::string& op : KeyOps(key, false)) out += (out.empty() ? "" : ",") + op;
   return out;
 }
 
@@ -120,23 +127,6 @@ std::vector<std::pair<int, int>> AlignItems(const std::vector<Item>& a,
   return pairs;
 }
 
-// The point-to-point operations of a functional key.
-std::set<std::string> PointToPointOps(const std::string& key) {
-  std::set<std::string> out;
-  std::size_t start = 0;
-  while (start <= key.size()) {
-    std::size_t end = key.find(',', start);
-    if (end == std::string::npos) end = key.size();
-    const std::string op = key.substr(start, end - start);
-    for (EventKind k : {EventKind::kSend, EventKind::kIsend, EventKind::kRecv, EventKind::kIrecv,
-                        EventKind::kSendrecv}) {
-      if (op == EventKindName(k)) out.insert(op);
-    }
-    start = end + 1;
-  }
-  return out;
-}
-
 // Whether two relevant phases left unmatched between the same matched neighbours are one
 // phase of the code whose point-to-point calls differ with the count: the same collectives
 // and completions, and point-to-point calls of one kind in common (a recursive doubling
@@ -144,8 +134,10 @@ std::set<std::string> PointToPointOps(const std::string& key) {
 // besides the sendrecv it makes at 4, 8 and 16).
 bool AlikeButForPointToPoint(const Item& a, const Item& b) {
   if (a.alone || b.alone || !a.relevant || !b.relevant || a.key_alone != b.key_alone) return false;
-  const std::set<std::string> pa = PointToPointOps(a.key), pb = PointToPointOps(b.key);
-  return std::any_of(pa.begin(), pa.end(), [&](const std::string& op) { return pb.count(op); });
+  const std::vector<std::string> pa = KeyOps(a.key, true), pb = KeyOps(b.key, true);
+  return std::any_of(pa.begin(), pa.end(), [&](const std::string& op) {
+    return std::find(pb.begin(), pb.end(), op) != pb.end();
+  });
 }
 
 // AlignItems, then in each gap between matched phases, the one relevant phase left on each
