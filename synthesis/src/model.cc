@@ -413,6 +413,27 @@ bool RootsComputeApart(const std::vector<std::vector<SlotCountData>>& data,
   return false;
 }
 
+// Replaces `order` (slot ids in supersequence order) with `moved`, the same slots in another
+// order, when every class (its slot ids in `assignment`) makes its calls in the same order
+// under both; otherwise `order` stays as it is. Returns whether it was replaced.
+bool TakeOrderIfClassesKeepTheirs(std::size_t slot_count,
+                                  const std::vector<std::vector<int>>& assignment,
+                                  std::vector<int> moved, std::vector<int>* order) {
+  if (moved.size() != order->size() || moved == *order) return false;
+  std::vector<int> position(slot_count, -1), moved_position(slot_count, -1);
+  for (std::size_t i = 0; i < order->size(); ++i) position[(*order)[i]] = static_cast<int>(i);
+  for (std::size_t i = 0; i < moved.size(); ++i) moved_position[moved[i]] = static_cast<int>(i);
+  for (const auto& slots : assignment) {
+    std::vector<int> was = slots, now = slots;
+    std::sort(was.begin(), was.end(), [&](int a, int b) { return position[a] < position[b]; });
+    std::sort(now.begin(), now.end(),
+              [&](int a, int b) { return moved_position[a] < moved_position[b]; });
+    if (was != now) return false;
+  }
+  *order = std::move(moved);
+  return true;
+}
+
 // A tree written by hand, aligned by bit and side (BuildPhaseAs with bit_sides): at the
 // largest count its top level is made by the root alone on one side (rank 0 receives from
 // rank + 2^B and sends straight back down), so the alignment places the top level's calls
@@ -502,19 +523,7 @@ void MirrorTopBitLevel(const std::vector<SlotAcc>& accs,
       for (const auto& [p, t] : ascending) moved.push_back(t);
     }
   }
-  if (moved.size() != order->size() || moved == *order) return;
-  // Every class makes its calls in the same order as before.
-  std::vector<int> moved_position(accs.size(), -1);
-  for (std::size_t i = 0; i < moved.size(); ++i) moved_position[moved[i]] = static_cast<int>(i);
-  for (const auto& slots : assignment) {
-    std::vector<int> before = slots, after = slots;
-    std::sort(before.begin(), before.end(),
-              [&](int a, int b) { return position[a] < position[b]; });
-    std::sort(after.begin(), after.end(),
-              [&](int a, int b) { return moved_position[a] < moved_position[b]; });
-    if (before != after) return;
-  }
-  *order = std::move(moved);
+  TakeOrderIfClassesKeepTheirs(accs.size(), assignment, std::move(moved), order);
 }
 
 // A recursive doubling folded at counts that are not powers of two, aligned with its folds
@@ -544,18 +553,7 @@ void GatherBitSteps(const std::vector<SlotAcc>& accs,
   std::vector<int> moved = before;
   moved.insert(moved.end(), steps.begin(), steps.end());
   moved.insert(moved.end(), after.begin(), after.end());
-  if (moved == *order) return;
-  std::vector<int> position(accs.size(), -1), moved_position(accs.size(), -1);
-  for (std::size_t i = 0; i < order->size(); ++i) position[(*order)[i]] = static_cast<int>(i);
-  for (std::size_t i = 0; i < moved.size(); ++i) moved_position[moved[i]] = static_cast<int>(i);
-  for (const auto& slots : assignment) {
-    std::vector<int> was = slots, now = slots;
-    std::sort(was.begin(), was.end(), [&](int a, int b) { return position[a] < position[b]; });
-    std::sort(now.begin(), now.end(),
-              [&](int a, int b) { return moved_position[a] < moved_position[b]; });
-    if (was != now) return;
-  }
-  *order = std::move(moved);
+  TakeOrderIfClassesKeepTheirs(accs.size(), assignment, std::move(moved), order);
 }
 
 // Aligns every class into one supersequence; returns, per class, the slot id of each of its
