@@ -230,6 +230,33 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
   DestBuffer out;
   switch (eq.family) {
     case Family::kXorExchange: {
+      if (eq.folded && eq.fold_pairs) {
+        // Folded in pairs: the exchange counts the floor(log2 P) bits of the renumbered
+        // ranks; the fold is bit 0 among the first 2R ranks.
+        const int n = FoldedBits(nprocs_) - 1;
+        const std::int64_t rem = nprocs_ - (std::int64_t{1} << n);
+        if (eq.tree_role != TreeRole::kNone) {
+          for (const IndexRule& bit : eq.bits) {
+            if (bit.At(n) == 0 && src < 2 * rem && InTreeRole(eq.tree_role, src, 0)) {
+              out.push_back(src ^ 1);
+            }
+          }
+          break;
+        }
+        if (src < 2 * rem && (src & 1) == 0) break;  // folded away
+        const std::int64_t v = src < 2 * rem ? src / 2 : src - rem;
+        auto add = [&](std::int64_t b) {
+          if (b < 0 || b >= n) return;
+          const std::int64_t w = v ^ (std::int64_t{1} << b);
+          out.push_back(w < rem ? 2 * w + 1 : w + rem);
+        };
+        if (eq.all_bits) {
+          for (int b = 0; b < n; ++b) add(b);
+        } else {
+          for (const IndexRule& bit : eq.bits) add(bit.At(n));
+        }
+        break;
+      }
       // Folded: n = floor(log2 P) + 1 bits, the top one the fold's (FoldedBits).
       const int n = eq.folded ? FoldedBits(nprocs_) : log2_;
       // Folded, a bit below the top one pairs only the first 2^(n-1) ranks.
@@ -627,7 +654,33 @@ std::string GeneralEquation::Describe() const {
       break;
     }
     case Family::kXorExchange:
-      if (folded) {
+      if (folded && fold_pairs) {
+        // Bits from the top are counted from log2(P') - 1 = floor(log2(P)) - 1.
+        auto bit_name = [](const IndexRule& r) {
+          if (!r.from_end) return std::to_string(r.index);
+          return "floor(log2(P))-" + std::to_string(r.index + 1);
+        };
+        out << "recursive doubling folded in pairs (as MPI libraries run it; P' = "
+               "2^floor(log2(P)), R = P - P'): ";
+        if (tree_role == TreeRole::kLowParent) {
+          out << "the fold, the even ranks below 2R to rank + 1";
+        } else if (tree_role == TreeRole::kLowChild) {
+          out << "the fold, the odd ranks below 2R to rank - 1";
+        } else {
+          out << "the other P' ranks renumbered (v = rank/2 below 2R, rank - R from there), "
+                 "v XOR 2^b for ";
+          if (all_bits) {
+            out << "every bit b < log2(P')";
+          } else {
+            out << "b in {";
+            for (std::size_t i = 0; i < bits.size(); ++i) {
+              out << (i ? ", " : "") << bit_name(bits[i]);
+            }
+            out << "}";
+          }
+          out << ", taken back to rank 2w + 1 below R, w + R from there";
+        }
+      } else if (folded) {
         // Bits from the top are counted from the fold's bit, floor(log2(P)).
         auto bit_name = [](const IndexRule& r) {
           if (!r.from_end) return std::to_string(r.index);
@@ -677,7 +730,7 @@ std::string GeneralEquation::Describe() const {
         }
         out << " (partners >= P dropped)";
       }
-      {
+      if (!fold_pairs) {
         const bool rooted = root != IndexRule{};
         const char* const of = rooted ? " of v" : "";
         const char* const rank = rooted ? "v" : "src";
@@ -1075,6 +1128,72 @@ void FoldedCandidates(const std::vector<Traced>& traced, std::vector<GeneralEqua
   make({{true, 0}}, false, TreeRole::kHighParent, "fold from the ranks beyond 2^floor(log2 P)");
 }
 
+// Recursive doubling folded in pairs, as MPICH and Open MPI run it at a count that is not a
+// power of two (GeneralEquation::fold_pairs): the exchange among the P' ranks left after the
+// fold, renumbered, by every bit or by fixed bits of the renumbered ranks; or the fold itself
+// (bit 0 among the first 2(P - P') ranks, one side). The bits are those of the largest count
+// with pairs. Tried after the fold onto the first P' ranks: at a power of two both are the
+// plain exchange, and a map of neither kind returns nothing.
+void PairFoldedCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
+  const Traced* largest = nullptr;
+  std::set<int> bits;
+  bool folds = false, exchanges = false;
+  for (const Traced& t : traced) {
+    const int n = FoldedBits(t.nprocs) - 1;
+    const std::int64_t rem = t.nprocs - (std::int64_t{1} << n);
+    auto renumbered = [rem](std::int64_t r) { return r < 2 * rem ? r / 2 : r - rem; };
+    auto away = [rem](std::int64_t r) { return r < 2 * rem && (r & 1) == 0; };
+    std::set<int> here;
+    for (std::int64_t s = 0; s < t.nprocs; ++s) {
+      for (const std::int64_t d : t.dests[static_cast<std::size_t>(s)]) {
+        if (s < 2 * rem && d < 2 * rem && (s ^ d) == 1) {
+          folds = true;
+          continue;
+        }
+        if (away(s) || away(d)) return;
+        const auto b = ExactLog2(renumbered(s) ^ renumbered(d));
+        if (!b) return;
+        here.insert(*b);
+        exchanges = true;
+      }
+    }
+    if (!here.empty()) {
+      largest = &t;
+      bits = std::move(here);
+    }
+  }
+  if (folds == exchanges) return;  // both kinds of pairs in one map, or none
+  auto make = [out](std::vector<IndexRule> rules, bool all, TreeRole role, std::string name) {
+    GeneralEquation eq;
+    eq.family = Family::kXorExchange;
+    eq.folded = true;
+    eq.fold_pairs = true;
+    eq.bits = std::move(rules);
+    eq.all_bits = all;
+    eq.tree_role = role;
+    eq.name = std::move(name);
+    eq.valid.rule = CountRule::kAny;
+    eq.valid.min_count = 2;
+    out->push_back(eq);
+  };
+  if (folds) {
+    make({{false, 0}}, false, TreeRole::kLowParent, "fold in pairs onto the odd ranks");
+    make({{false, 0}}, false, TreeRole::kLowChild, "fold in pairs onto the even ranks");
+    return;
+  }
+  const int n = FoldedBits(largest->nprocs) - 1;
+  make({}, true, TreeRole::kNone, "recursive doubling, folded in pairs");
+  std::vector<IndexRule> low, high;
+  for (const int b : bits) {
+    low.push_back({false, b});
+    high.push_back({true, n - 1 - b});
+  }
+  const char* const kind =
+      bits.size() == 1 ? "pairwise exchange, folded in pairs" : "butterfly, folded in pairs";
+  make(low, false, TreeRole::kNone, kind);
+  make(high, false, TreeRole::kNone, kind);
+}
+
 }  // namespace
 
 std::optional<IndexRule> FindTreeRoot(const std::vector<CommMap>& maps) {
@@ -1284,8 +1403,8 @@ bool SameEquation(const GeneralEquation& a, const GeneralEquation& b) {
          a.star_direction == b.star_direction && a.grid == b.grid && a.group_dims == b.group_dims &&
          a.include_self == b.include_self && a.offsets == b.offsets && a.periodic == b.periodic &&
          a.skip_self == b.skip_self && a.bits == b.bits && a.all_bits == b.all_bits &&
-         a.bit_field == b.bit_field && a.tree_role == b.tree_role &&
-         a.permutation == b.permutation && a.rotate == b.rotate;
+         a.bit_field == b.bit_field && a.tree_role == b.tree_role && a.folded == b.folded &&
+         a.fold_pairs == b.fold_pairs && a.permutation == b.permutation && a.rotate == b.rotate;
 }
 
 std::vector<Traced> Prepare(const std::vector<CommMap>& maps, const std::string& label,
@@ -1325,7 +1444,8 @@ std::vector<Traced> Prepare(const std::vector<CommMap>& maps, const std::string&
 std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
                                  std::vector<std::string>* misses, bool prefer_trees = false,
                                  bool components = false,
-                                 const std::optional<IndexRule>& tree_root = std::nullopt) {
+                                 const std::optional<IndexRule>& tree_root = std::nullopt,
+                                 bool fold_pairs_first = false) {
   std::vector<GeneralEquation> fits;
   if (traced.empty()) return fits;
   const std::vector<std::int64_t> counts = Counts(traced);
@@ -1384,11 +1504,29 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
     try_all(c, kTreeFamily, kTreeNone);
     if (done()) return fits;
   }
-  c.clear();
-  FoldedCandidates(traced, &c);
-  try_all(c, "recursive doubling folded at counts that are not powers of two",
-          "some destination differs from its source in more than one bit");
+  auto try_folded = [&] {
+    c.clear();
+    FoldedCandidates(traced, &c);
+    try_all(c, "recursive doubling folded at counts that are not powers of two",
+            "some destination differs from its source in more than one bit");
+  };
+  auto try_pair_folded = [&] {
+    c.clear();
+    PairFoldedCandidates(traced, &c);
+    try_all(c, "recursive doubling folded in pairs (MPI libraries' fold)",
+            "some pair is neither the fold of ranks 2i and 2i + 1 below 2(P - P') nor one bit "
+            "apart once the others are renumbered");
+  };
+  if (fold_pairs_first) {
+    try_pair_folded();
+    if (done()) return fits;
+  }
+  try_folded();
   if (done()) return fits;
+  if (!fold_pairs_first) {
+    try_pair_folded();
+    if (done()) return fits;
+  }
   c.clear();
   PermuteCandidates(traced, &c);
   try_all(c, "bit permutation (transpose, shuffle, reversal)",
@@ -1594,12 +1732,13 @@ GeneralEquation FitTraced(const std::vector<Traced>& traced, const std::vector<C
                           const FitOptions& options) {
   const std::string where = options.label.empty() ? "communication" : options.label;
   std::vector<std::string> misses;
-  std::vector<GeneralEquation> fits =
-      Fit(traced, true, &misses, options.prefer_trees, false, options.tree_root);
+  std::vector<GeneralEquation> fits = Fit(traced, true, &misses, options.prefer_trees, false,
+                                          options.tree_root, options.fold_pairs_first);
   if (fits.empty()) {
     // Components with a grid each, the grids of last resort (see CandidateGrids).
     std::vector<std::string> more;
-    fits = Fit(traced, true, &more, options.prefer_trees, true, options.tree_root);
+    fits = Fit(traced, true, &more, options.prefer_trees, true, options.tree_root,
+               options.fold_pairs_first);
     if (fits.empty()) misses = std::move(more);
   }
   if (fits.empty()) {

@@ -175,6 +175,7 @@ json ToJson(const GeneralEquation& eq) {
           {"bit_field", NameOf(kBitFields, eq.bit_field)},
           {"tree_role", NameOf(kTreeRoles, eq.tree_role)},
           {"folded", eq.folded},
+          {"fold_pairs", eq.fold_pairs},
           {"permutation", NameOf(kPermutations, eq.permutation)},
           {"rotate", eq.rotate},
           {"valid", ToJson(eq.valid)},
@@ -205,6 +206,11 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
     if (j.contains("tree_role")) eq.tree_role = ValueOf(kTreeRoles, j, "tree_role", origin);
     // Nor folded exchanges: every rank of the pairs.
     eq.folded = j.value("folded", false);
+    eq.fold_pairs = j.value("fold_pairs", false);
+    if (eq.fold_pairs && !eq.folded) {
+      throw UserError(origin + ": communication equation \"" + eq.name +
+                      "\": \"fold_pairs\" needs \"folded\"");
+    }
     eq.permutation = ValueOf(kPermutations, j, "permutation", origin);
     eq.rotate = j.at("rotate").get<std::int64_t>();
     eq.valid = ValidCountsFromJson(j.at("valid"), origin);

@@ -299,6 +299,68 @@ TEST(GeneralEquation, RecursiveDoublingFoldedAtCountsThatAreNotPowersOfTwo) {
   EXPECT_FALSE(FitGeneralEquation(pow2).folded);
 }
 
+// Recursive doubling folded in pairs, as MPICH and Open MPI run it (MPIR_Allreduce's
+// recursive doubling): with R = P - P', of the first 2R ranks the even ones send to rank + 1
+// (the fold) and get the result back from it (the unfold); the other P' ranks, renumbered
+// (rank / 2 below 2R, rank - R from there), exchange by bit. Built from that definition.
+enum class PairPart { kFoldSend, kFoldRecv, kExchange };
+CommMap PairFolded(int p, PairPart part, int bit) {
+  int p2 = 1;
+  while (p2 * 2 <= p) p2 *= 2;
+  const int rem = p - p2;
+  CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+  for (int r = 0; r < p; ++r) {
+    auto& d = m.dests[static_cast<std::size_t>(r)];
+    if (r < 2 * rem) {
+      if (part == PairPart::kFoldSend && r % 2 == 0) d.push_back(r + 1);
+      if (part == PairPart::kFoldRecv && r % 2 == 1) d.push_back(r - 1);
+      if (r % 2 == 0) continue;
+    }
+    if (part != PairPart::kExchange || (1 << bit) >= p2) continue;
+    const int v = r < 2 * rem ? r / 2 : r - rem;
+    const int w = v ^ (1 << bit);
+    d.push_back(w < rem ? 2 * w + 1 : w + rem);
+  }
+  return m;
+}
+
+// Traced at 4, 6, 8, 12 and 16 (at 6, bit 0 pairs ranks 1 and 3, and 4 and 5), each part
+// takes the fold in pairs and holds at counts with and without a fold; its receive side is
+// the other side of the pairs.
+TEST(GeneralEquation, RecursiveDoublingFoldedInPairsAsMpiLibrariesRunIt) {
+  const std::vector<int> traced{4, 6, 8, 12, 16};
+  for (const auto& [part, bit, role] : std::vector<std::tuple<PairPart, int, TreeRole>>{
+           {PairPart::kFoldSend, 0, TreeRole::kLowParent},
+           {PairPart::kFoldRecv, 0, TreeRole::kLowChild},
+           {PairPart::kExchange, 0, TreeRole::kNone},
+           {PairPart::kExchange, 1, TreeRole::kNone},
+           {PairPart::kExchange, 3, TreeRole::kNone}}) {
+    std::vector<CommMap> maps;
+    for (const int p : traced) maps.push_back(PairFolded(p, part, bit));
+    // Bit 3 pairs ranks at 16 only, a power of two: the other fold fits it as well, and
+    // comes first unless the phase is known to fold in pairs.
+    FitOptions options;
+    options.fold_pairs_first = bit == 3;
+    const GeneralEquation eq = FitGeneralEquation(maps, options);
+    ASSERT_EQ(eq.family, Family::kXorExchange) << eq.Describe();
+    EXPECT_TRUE(eq.folded && eq.fold_pairs) << eq.Describe();
+    if (bit == 3) {
+      EXPECT_FALSE(FitGeneralEquation(maps).fold_pairs);
+    }
+    EXPECT_EQ(eq.tree_role, role) << eq.Describe();
+    for (const int p : {2, 3, 5, 7, 24, 32, 33, 100, 1024, 1500})
+      ExpectSameMap(eq, PairFolded(p, part, bit));
+    EXPECT_NE(eq.Describe().find("recursive doubling folded in pairs (as MPI libraries run it"),
+              std::string::npos)
+        << eq.Describe();
+    ExpectSameMap(eq.Inverse(), PairFolded(24,
+                                           part == PairPart::kFoldSend   ? PairPart::kFoldRecv
+                                           : part == PairPart::kFoldRecv ? PairPart::kFoldSend
+                                                                         : part,
+                                           bit));
+  }
+}
+
 TEST(GeneralEquation, OneLevelOfATreeRootedElsewhere) {
   for (const int root : {-1, 3}) {
     for (const TreeRole role :

@@ -195,6 +195,36 @@ TEST(Serialize, AFoldedExchangeRoundTrips) {
   }
 }
 
+// An exchange folded in pairs keeps the fold in pairs (read as the other fold, rank 5 of 6
+// would exchange with rank 1; in pairs, renumbered 3, with rank 4); the field without
+// "folded" is refused by name.
+TEST(Serialize, AnExchangeFoldedInPairsRoundTrips) {
+  GeneralEquation eq;
+  eq.family = Family::kXorExchange;
+  eq.name = "pairwise exchange, folded in pairs";
+  eq.bits = {{false, 0}};
+  eq.folded = true;
+  eq.fold_pairs = true;
+  eq.valid.rule = CountRule::kAny;
+  eq.valid.min_count = 2;
+  nlohmann::json j = ToJson(eq);
+  const GeneralEquation back = GeneralEquationFromJson(j, "m.json");
+  EXPECT_TRUE(back.fold_pairs);
+  EXPECT_EQ(back.Dests(5, 6), (std::vector<std::int64_t>{4}));
+  EXPECT_TRUE(back.Dests(0, 6).empty());
+  j.erase("fold_pairs");
+  EXPECT_EQ(GeneralEquationFromJson(j, "m.json").Dests(5, 6), (std::vector<std::int64_t>{}));
+  j = ToJson(eq);
+  j["folded"] = false;
+  try {
+    GeneralEquationFromJson(j, "m.json");
+    FAIL() << "a fold in pairs without \"folded\" was loaded";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"fold_pairs\" needs \"folded\""), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Serialize, BadFieldsNameTheFileAndField) {
   GeneralEquation eq = FitGeneralEquation(std::vector<CommMap>{testing::Ring(4), testing::Ring(6)});
   nlohmann::json j = ToJson(eq);

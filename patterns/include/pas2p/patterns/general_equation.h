@@ -132,6 +132,15 @@ struct GeneralEquation {
   // bit, log2 P', is the fold itself: rank v >= P' to v - P' (kHighChild), and the first
   // P - P' ranks to v + P' (kHighParent); at a power of two it has no pairs.
   bool folded = false;
+  // With folded: the fold in pairs instead, as MPICH and Open MPI run their recursive
+  // doubling at a count that is not a power of two. With P' = 2^floor(log2 P) and
+  // R = P - P', of the first 2R ranks the even ones fold onto rank + 1 and sit out; the
+  // exchange runs on the other P' ranks renumbered (v = rank / 2 below 2R, rank - R from
+  // there), partner v XOR 2^b for bits b < log2 P' (counted in those bits), taken back to a
+  // rank as 2w + 1 below R and w + R from there. A tree level at bit 0 is the fold itself:
+  // the even ranks below 2R to rank + 1 (kLowParent) and the odd ones to rank - 1
+  // (kLowChild); at a power of two it has no pairs.
+  bool fold_pairs = false;
 
   // kBitPermute: destination bit of source bit i is (i + rotate) mod n (kRotate), (i + n/2)
   // mod n (kRotateHalf) or n - 1 - i (kReverse), n = log2 P; kTransposeHigh: with k = n mod 2
@@ -219,6 +228,10 @@ struct FitOptions {
   // tree's pairs): tried before every other root, as one level alone can fit several at the
   // traced counts (rank 2's and rank 0's level 0 at even counts) that part at others.
   std::optional<IndexRule> tree_root;
+  // Try the recursive doubling folded in pairs (GeneralEquation::fold_pairs) before the one
+  // folded onto the first P' ranks: the calls of a phase already found to fold in pairs (a
+  // step of a bit that only the largest count has, a power of two, fits both).
+  bool fold_pairs_first = false;
 };
 
 // Fits the general equation of one communication from its maps at several counts (any
