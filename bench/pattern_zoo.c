@@ -120,7 +120,13 @@
  *      (v + P - 1) % P and (v + k + P - 1) % P
  *  42  mode 40 with each half's norm reduced only every 5th iteration, before the world's
  *      allreduce (a convergence check): the halo's iterations hold no collective of the
- *      halves */
+ *      halves
+ *  43  the recursive-doubling allreduce of MPICH and Open MPI written by hand (their fold):
+ *      with p2 the largest power of two <= P and rem = P - p2, of the ranks below 2 rem the
+ *      even ones send their N doubles to rank + 1 and sit out, the odd ones receive them;
+ *      the other p2 ranks, renumbered (rank / 2 below 2 rem, rank - rem from there),
+ *      MPI_Sendrecv with the rank of renumbered partner v ^ 2^k (2w + 1 below rem, w + rem
+ *      from there) for each k, work; then the odd ranks below 2 rem send the result back */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -897,6 +903,42 @@ int main(int argc, char** argv) {
       if (it % 5 == 4) {
         double r = it, sum;
         MPI_Allreduce(&r, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      }
+    }
+  } else if (mode == 43) {
+    int p2 = 1;
+    while (p2 * 2 <= P) p2 *= 2;
+    const int rem = P - p2;
+    double* a = calloc(N, sizeof(double));
+    double* b = calloc(N, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(N * 40 / P);
+      int v = -1;
+      if (rank < 2 * rem) {
+        if (rank % 2 == 0) {
+          MPI_Send(a, N, MPI_DOUBLE, rank + 1, 1, MPI_COMM_WORLD);
+        } else {
+          MPI_Recv(b, N, MPI_DOUBLE, rank - 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          v = rank / 2;
+        }
+      } else {
+        v = rank - rem;
+      }
+      if (v >= 0) {
+        for (int mask = 1; mask < p2; mask <<= 1) {
+          const int w = v ^ mask;
+          const int partner = w < rem ? 2 * w + 1 : w + rem;
+          MPI_Sendrecv(a, N, MPI_DOUBLE, partner, 2, b, N, MPI_DOUBLE, partner, 2, MPI_COMM_WORLD,
+                       MPI_STATUS_IGNORE);
+          work(N);
+        }
+      }
+      if (rank < 2 * rem) {
+        if (rank % 2 == 1) {
+          MPI_Send(a, N, MPI_DOUBLE, rank - 1, 3, MPI_COMM_WORLD);
+        } else {
+          MPI_Recv(a, N, MPI_DOUBLE, rank + 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
       }
     }
   } else if (mode == 34) {

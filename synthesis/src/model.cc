@@ -1054,7 +1054,8 @@ std::string UnequalGroupsNote(const std::vector<patterns::CommunicatorLayout>& l
 }
 
 void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_trees = false,
-                      const std::optional<patterns::IndexRule>& tree_root = std::nullopt) {
+                      const std::optional<patterns::IndexRule>& tree_root = std::nullopt,
+                      bool fold_pairs_first = false) {
   bool any = false;
   for (const auto& m : slot->maps) any = any || !m.IsEmpty();
   if (any && slot->reply) {
@@ -1073,6 +1074,7 @@ void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_tre
     fo.label = label;
     fo.prefer_trees = prefer_trees;
     fo.tree_root = tree_root;
+    fo.fold_pairs_first = fold_pairs_first;
     try {
       slot->peer = patterns::FitGeneralEquation(slot->maps, fo);
     } catch (const patterns::PatternFitError& e) {
@@ -1084,6 +1086,7 @@ void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_tre
   if (any_recv) {
     patterns::FitOptions fo;
     fo.label = label + ", receive half";
+    fo.fold_pairs_first = fold_pairs_first;
     try {
       slot->recv_peer = patterns::FitGeneralEquation(slot->recv_maps, fo);
     } catch (const patterns::PatternFitError& e) {
@@ -1490,7 +1493,7 @@ constexpr double kSubtreeUnitTolerance = 0.005;
 
 bool IsLowTreeLevel(const std::optional<patterns::GeneralEquation>& eq) {
   return eq && eq->family == patterns::Family::kXorExchange && eq->bits.size() == 1 &&
-         !eq->all_bits && eq->bit_field == patterns::BitField::kRank &&
+         !eq->all_bits && eq->bit_field == patterns::BitField::kRank && !eq->folded &&
          (eq->tree_role == patterns::TreeRole::kLowParent ||
           eq->tree_role == patterns::TreeRole::kLowChild);
 }
@@ -1501,7 +1504,8 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
                     const std::vector<const phases::Signature*>& sigs,
                     const std::vector<std::vector<std::string>>& masks, bool* direction_unknown,
                     SubtreeEvidence* subtree, bool prefer_trees = false,
-                    const std::optional<patterns::IndexRule>& tree_root = std::nullopt) {
+                    const std::optional<patterns::IndexRule>& tree_root = std::nullopt,
+                    bool fold_pairs_first = false) {
   SlotModel slot;
   slot.kind = acc.token.kind;
   slot.tag = acc.token.tag;
@@ -1871,7 +1875,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       slot.tag = tag;
     }
   }
-  FitSlotEquations(&slot, label, prefer_trees, tree_root);
+  FitSlotEquations(&slot, label, prefer_trees, tree_root, fold_pairs_first);
 
   const std::string what = label + ": ";
   if (slot.kind == EventKind::kSendrecv || coll) {
@@ -3924,19 +3928,36 @@ Carried CarriedAcrossPhases(const phases::PhaseGroup& group, const std::vector<R
   return {out, in, as_traced && out && in};
 }
 
+// How a recursive doubling folds at counts that are not powers of two (BuildPhaseAs): onto
+// the first P' = 2^floor(log2(P)) ranks (rank v >= P' with v - P', as written by hand), or in
+// pairs (of the first 2(P - P') ranks the even ones onto rank + 1, as MPI libraries fold).
+enum class FoldAlign { kNone, kOntoFirst, kPairs };
+
 // Whether a message between `rank` and `peer` at `nprocs` ranks, not a power of two, is
-// the fold of a recursive doubling: between a rank from P' = 2^floor(log2(P)) up and the
-// rank P' below it.
-bool Folds(std::int64_t nprocs, std::int64_t rank, std::int64_t peer) {
+// the fold of a recursive doubling folding as `fold` says.
+bool Folds(FoldAlign fold, std::int64_t nprocs, std::int64_t rank, std::int64_t peer) {
   const auto n = static_cast<std::uint64_t>(nprocs);
-  if (std::has_single_bit(n)) return false;
+  if (fold == FoldAlign::kNone || std::has_single_bit(n)) return false;
   const auto top = static_cast<std::int64_t>(std::bit_floor(n));
+  if (fold == FoldAlign::kPairs) {
+    return std::max(rank, peer) < 2 * (nprocs - top) && (rank ^ peer) == 1;
+  }
   return std::max(rank, peer) >= top && std::abs(rank - peer) == top;
 }
 
-// The side of a fold `rank` is on: 1 from P' = 2^floor(log2(P)) up, 0 below.
-std::int64_t FoldSide(std::int64_t nprocs, std::int64_t rank) {
+// The side of a fold `rank` is on: 1 for the rank that folds away (from P' up; in pairs, the
+// even one), 0 for the one it folds onto.
+std::int64_t FoldSide(FoldAlign fold, std::int64_t nprocs, std::int64_t rank) {
+  if (fold == FoldAlign::kPairs) return (rank & 1) == 0;
   return rank >= static_cast<std::int64_t>(std::bit_floor(static_cast<std::uint64_t>(nprocs)));
+}
+
+// The rank a recursive doubling folded in pairs exchanges as, after the fold: rank / 2 below
+// 2(P - P'), rank - (P - P') from there (the rank itself at a power of two).
+std::int64_t RenumberedAfterPairFold(std::int64_t nprocs, std::int64_t rank) {
+  const auto rem =
+      nprocs - static_cast<std::int64_t>(std::bit_floor(static_cast<std::uint64_t>(nprocs)));
+  return rank < 2 * rem ? rank / 2 : rank - rem;
 }
 
 PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
@@ -3944,7 +3965,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
                         const std::vector<int>& counts, const std::vector<RunCarries>& runs,
                         std::size_t block_length, bool strict_open_grids = false,
                         bool bit_sides = false, const std::vector<OutsideCollective>& outside = {},
-                        bool fold_sides = false) {
+                        FoldAlign fold = FoldAlign::kNone) {
   PhaseBuild build;
   PhaseModel& pm = build.model;
   pm.index = index;
@@ -4030,14 +4051,16 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
       }
     }
   }
-  auto from_root = [&tree_root, &counts](int ci, std::int64_t rank) -> std::int64_t {
+  // Folded in pairs, ranks are counted as the exchange renumbers them after the fold.
+  auto from_root = [&tree_root, &counts, fold](int ci, std::int64_t rank) -> std::int64_t {
     const std::int64_t n = counts[static_cast<std::size_t>(ci)];
+    if (fold == FoldAlign::kPairs) return RenumberedAfterPairFold(n, rank);
     return (rank - tree_root[static_cast<std::size_t>(ci)] + n) % n;
   };
   auto direction_on = [&](const patterns::GridFrame* frame) -> DirectionFn {
     return [&, frame](int ci, int rank, const phases::PhaseEvent& e) -> Direction {
       const std::int64_t n = counts[static_cast<std::size_t>(ci)];
-      if ((bit_sides || fold_sides) && IsCompletion(e.kind) && e.requests == 1) {
+      if ((bit_sides || fold != FoldAlign::kNone) && IsCompletion(e.kind) && e.requests == 1) {
         // By bit and side, a wait for one request goes the way of the call before it that
         // made a request (a tree's isend to its parent, irecv from a child): so a level's
         // waits stay with the level.
@@ -4049,8 +4072,8 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
             const phases::PhaseEvent& q = rp->events[k];
             if (!CreatesRequest(q.kind)) continue;
             if (q.peer < 0 || q.peer >= n) break;
-            if (fold_sides && Folds(n, rank, q.peer)) {
-              return Direction{8, FoldSide(n, rank), static_cast<std::int64_t>(q.kind)};
+            if (Folds(fold, n, rank, q.peer)) {
+              return Direction{8, FoldSide(fold, n, rank), static_cast<std::int64_t>(q.kind)};
             }
             const std::int64_t v = from_root(ci, rank);
             const std::uint64_t x = static_cast<std::uint64_t>(v ^ from_root(ci, q.peer));
@@ -4071,12 +4094,11 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
             return d;
           }
         }
-        // With fold_sides, a message between the ranks from P' = 2^floor(log2(P)) up and
-        // the first ones (rank +- P') is the fold of a recursive doubling: its own call,
-        // by side, whatever the bit P' is at this count.
-        if (fold_sides && Folds(n, rank, e.peer)) {
-          return Direction{7, FoldSide(n, rank)};
-        }
+        // With a fold, a message between the ranks from P' = 2^floor(log2(P)) up and the
+        // first ones (rank +- P'), or in pairs between ranks 2i and 2i + 1 below 2(P - P'),
+        // is the fold of a recursive doubling: its own call, by side, whatever bit it is at
+        // this count.
+        if (Folds(fold, n, rank, e.peer)) return Direction{7, FoldSide(fold, n, rank)};
         // Off any grid, a single-bit exchange (rank XOR 2^b) keeps its bit from one count to
         // the next: a butterfly loop of log2 steps that has more steps at a larger count
         // aligns step for step on the bits both counts have, whichever end it starts from.
@@ -4129,7 +4151,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // goes +1 on even and -1 on odd columns on every grid, but keeps its bit at every count.
   const std::size_t tries = std::max<std::size_t>(1, std::min(frames.size(), kMaxFrames));
   // With bit_sides only the alignment off any grid is tried, strictly.
-  const bool off_grid = bit_sides || fold_sides;
+  const bool off_grid = bit_sides || fold != FoldAlign::kNone;
   for (std::size_t f = off_grid ? tries : 0; f <= tries; ++f) {
     if (f == tries && !off_grid && (frames.empty() || best_cost.first == 0)) break;
     std::vector<SlotAcc> a;
@@ -4157,7 +4179,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     if (conflicts == 0) break;
   }
   if (bit_sides) MirrorTopBitLevel(accs, assignment, &order);
-  if (fold_sides) GatherBitSteps(accs, assignment, &order);
+  if (fold != FoldAlign::kNone) GatherBitSteps(accs, assignment, &order);
   auto place = [&]() {
     std::vector<int> position(accs.size(), -1);
     for (std::size_t k = 0; k < order.size(); ++k) position[order[k]] = static_cast<int>(k);
@@ -4339,7 +4361,8 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   for (std::size_t s = 0; s < order.size(); ++s) {
     bool direction_unknown = false;
     pm.slots.push_back(BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks,
-                                 &direction_unknown, &subtrees[s], bit_sides, tree_root_rule));
+                                 &direction_unknown, &subtrees[s], bit_sides, tree_root_rule,
+                                 fold == FoldAlign::kPairs));
     pm.slots.back().carried = carried.count(order[s]) > 0;
     if (direction_unknown) {
       build.warnings.push_back(
@@ -4421,7 +4444,8 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   }
   // The other tries, in order, after the first: each builds the phase or throws.
   struct Try {
-    bool strict_open_grids, bit_sides, fold_sides;
+    bool strict_open_grids, bit_sides;
+    FoldAlign fold;
   };
   // A second try, on open grids by exact direction: a 27-point halo traced where no rank has
   // neighbours both ways along some dimension (8, 12 and 18 ranks: an extent of 2 along z)
@@ -4434,10 +4458,16 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   // not powers of two the ranks from P' = 2^floor(log2(P)) up send to rank - P' and receive
   // from it at the end, the first ranks the other way round, at another bit at each count;
   // aligned by bit or on a grid, the fold and the unfold share slots.
-  constexpr Try kTries[] = {{true, false, false}, {false, true, false}, {false, false, true}};
+  // A fifth, the same with the folds MPI libraries make (in pairs: of the first 2(P - P')
+  // ranks the even ones onto rank + 1, the others renumbered), whose steps are one bit
+  // apart only in the renumbered ranks.
+  constexpr Try kTries[] = {{true, false, FoldAlign::kNone},
+                            {false, true, FoldAlign::kNone},
+                            {false, false, FoldAlign::kOntoFirst},
+                            {false, false, FoldAlign::kPairs}};
   auto build_as = [&](const Try& t) {
     return BuildPhaseAs(index, group, sigs, counts, runs, 0, t.strict_open_grids, t.bit_sides,
-                        outside, t.fold_sides);
+                        outside, t.fold);
   };
   PhaseBuild first;
   try {
@@ -6328,8 +6358,10 @@ Quantity QuantityFromJson(const json& j) {
 // Version 6: an exchange may be "folded" (recursive doubling among the first 2^floor(log2 P)
 // ranks); an older pas2p would read it as an exchange among all ranks. Version 7: a slot
 // seen at fewer than 3 counts may take a share of its phase's CPU per rank
-// ("cpu_of_rank_total"); an older pas2p would use its own 2-count law instead.
-constexpr int kModelVersion = 7;
+// ("cpu_of_rank_total"); an older pas2p would use its own 2-count law instead. Version 8: a
+// folded exchange may fold in pairs ("fold_pairs", as MPI libraries fold); an older pas2p
+// would read it as the fold onto the first 2^floor(log2 P) ranks.
+constexpr int kModelVersion = 8;
 
 std::string ModelToJson(const AppModel& model) {
   json j;

@@ -1134,6 +1134,42 @@ TEST(FoldedDoublingTest, ARecursiveDoublingWrittenByHandIsPredictedFromCountsOfB
   }
 }
 
+// The recursive doubling of MPICH's and Open MPI's allreduce, written by hand: of the first
+// 2(P - P') ranks the even ones fold onto rank + 1, and the butterfly runs on the others
+// renumbered, so at 6 and 12 its steps pair ranks that are not one bit apart (at 6, bit 0
+// pairs ranks 1 and 3). Refused before ("no communication-pattern family reproduces" the
+// bit-0 step); now each step is the exchange of the renumbered ranks and the fold its own
+// call, predicted exactly at 24 and 48 (folded, more steps) and 32 (no fold).
+TEST(FoldedDoublingTest, TheFoldOfMpiLibrariesIsPredictedFromCountsOfBothKinds) {
+  testing::AppParams p;
+  p.iterations = 10;
+  p.check_every = 0;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12, 16})
+    sigs.push_back(testing::Analyze(testing::PairFoldedDoubling(n, p)));
+  const AppModel m = BuildModel(sigs);
+  const std::string words = DescribeModel(m);
+  EXPECT_NE(words.find("fold in pairs onto the odd ranks"), std::string::npos) << words;
+  EXPECT_NE(words.find("pairwise exchange, folded in pairs: recursive doubling folded in pairs"),
+            std::string::npos)
+      << words;
+  EXPECT_EQ(DescribeModel(ModelFromJson(ModelToJson(m), "m.json")), words);
+  const PhaseModel* loop = nullptr;
+  for (const PhaseModel& pm : m.phases) {
+    if (pm.relevant) loop = &pm;
+  }
+  ASSERT_NE(loop, nullptr);
+  EXPECT_EQ(DescribePhaseAt(PhaseAt(*loop, m.counts, 32), 32),
+            "5 irecv, 39.4 KiB each; 5 send, 39.4 KiB each; 5 wait")
+      << DescribePhaseAt(PhaseAt(*loop, m.counts, 32), 32);
+  for (const int n : {24, 32, 48}) {
+    const Validation v = testing::QuickValidate(sigs, testing::PairFoldedDoubling(n, p));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
+    EXPECT_LT(v.bytes_error, 0.001) << n;
+    EXPECT_LT(v.time_error, 0.001) << n;
+  }
+}
+
 // A butterfly among the largest power of two of ranks, the others idle in it: at 6 and 12
 // ranks 4-5 and 8-11 make no exchange, though rank XOR 2^k is a rank (an exchange among all
 // ranks, partners >= P dropped, gives them partners). Each step is the exchange among the

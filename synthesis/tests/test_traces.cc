@@ -1533,6 +1533,40 @@ TraceData FoldedDoubling(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData PairFoldedDoubling(int nprocs, const AppParams& p) {
+  TraceData d = Begin("pair_folded_doubling", nprocs);
+  int p2 = 1;
+  while (p2 * 2 <= nprocs) p2 *= 2;
+  const int rem = nprocs - p2;
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    RequestId next = 1;
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      if (r < 2 * rem && r % 2 == 0) {  // folds onto r + 1, gets the result back
+        ev.push_back(MakeSend(r + 1, 1, bytes));
+        ev.push_back(MakeRecv(r + 1, 3, bytes));
+        continue;
+      }
+      if (r < 2 * rem) ev.push_back(MakeRecv(r - 1, 1, bytes));
+      const int v = r < 2 * rem ? r / 2 : r - rem;
+      for (int mask = 1; mask < p2; mask <<= 1) {
+        const int w = v ^ mask;
+        const int partner = w < rem ? 2 * w + 1 : w + rem;
+        const RequestId req = next++;
+        ev.push_back(MakeIrecv(partner, 2, bytes, req));
+        ev.push_back(MakeSend(partner, 2, bytes));
+        ev.push_back(Wait(req));
+      }
+      if (r < 2 * rem) ev.push_back(MakeSend(r - 1, 3, bytes));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData PrePostedStencil(int nprocs, const AppParams& p) {
   TraceData d = Begin("preposted_stencil", nprocs);
   const int q = Side(nprocs);

@@ -244,6 +244,12 @@ TraceData CgIterations(int nprocs, const AppParams& p = {});
 // receive; ranks < p2 exchange with rank XOR 2^k for each k < log2 p2 (irecv, blocking
 // send, wait); then ranks < P - p2 send the result back to rank + p2. Any P.
 TraceData FoldedDoubling(int nprocs, const AppParams& p = {});
+// The same recursive doubling folded as MPICH and Open MPI fold it (MPIR_Allreduce's
+// recursive doubling): with R = P - P', of the first 2R ranks the even ones send to rank + 1
+// and get the result back from it; the other P' ranks, renumbered (rank / 2 below 2R,
+// rank - R from there), exchange by bit (irecv, send, wait) with the rank their partner
+// number maps back to.
+TraceData PairFoldedDoubling(int nprocs, const AppParams& p = {});
 // A butterfly among the first p2 ranks only (p2 the largest power of two <= P), the others
 // idle in it: per iteration compute, then on the first p2 ranks for each k < log2 p2 irecv
 // from rank XOR 2^k, blocking send to it, wait (tag k), of `domain` bytes; then an 8-byte
