@@ -126,7 +126,13 @@
  *      even ones send their N doubles to rank + 1 and sit out, the odd ones receive them;
  *      the other p2 ranks, renumbered (rank / 2 below 2 rem, rank - rem from there),
  *      MPI_Sendrecv with the rank of renumbered partner v ^ 2^k (2w + 1 below rem, w + rem
- *      from there) for each k, work; then the odd ranks below 2 rem send the result back */
+ *      from there) for each k, work; then the odd ranks below 2 rem send the result back
+ *  44  all-to-all written by hand as pairwise exchanges (MPICH's algorithm for long messages,
+ *      and FFT transposes): for i = 1 .. P - 1, MPI_Sendrecv of N / P^2 doubles to
+ *      (rank + i) mod P and from (rank - i) mod P, then work on what came
+ *  45  dissemination allgather written by hand (Bruck; a dissemination barrier has the same
+ *      pairs): for k = 1, 2, 4, ... < P, MPI_Sendrecv of min(k, P - k) blocks of N / P doubles
+ *      to (rank - k) mod P and from (rank + k) mod P, then work */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -939,6 +945,32 @@ int main(int argc, char** argv) {
         } else {
           MPI_Recv(a, N, MPI_DOUBLE, rank + 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         }
+      }
+    }
+  } else if (mode == 44) {
+    long n = N / ((long)P * P) + 1;
+    double* a = calloc(n, sizeof(double));
+    double* b = calloc(n, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(N / P);
+      for (int i = 1; i < P; ++i) {
+        MPI_Sendrecv(a, (int)n, MPI_DOUBLE, (rank + i) % P, 5, b, (int)n, MPI_DOUBLE,
+                     (rank - i + P) % P, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        work(n * 4);
+      }
+    }
+  } else if (mode == 45) {
+    long n = N / P;
+    double* a = calloc(n * P + 1, sizeof(double));
+    double* b = calloc(n * P + 1, sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      work(N / P);
+      for (int k = 1; k < P; k *= 2) {
+        const int blocks = k < P - k ? k : P - k;
+        MPI_Sendrecv(a, (int)(blocks * n), MPI_DOUBLE, (rank - k + P) % P, 6, b,
+                     (int)(blocks * n), MPI_DOUBLE, (rank + k) % P, 6, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        work(blocks * n);
       }
     }
   } else if (mode == 34) {

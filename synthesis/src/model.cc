@@ -180,6 +180,8 @@ std::string_view DestOrderName(DestOrder order) {
       return "ring";
     case DestOrder::kFarthest:
       return "farthest";
+    case DestOrder::kRingBack:
+      return "ring_back";
   }
   return "ascending";
 }
@@ -215,14 +217,20 @@ void SortDests(DestOrder order, std::int64_t rank, std::int64_t nprocs,
         return da != db ? da > db : a < b;
       });
       break;
+    case DestOrder::kRingBack:
+      std::sort(dests.begin(), dests.end(), [rank, nprocs](std::int64_t a, std::int64_t b) {
+        const std::int64_t p = std::max<std::int64_t>(1, nprocs);
+        return ((rank - a) % p + p) % p < ((rank - b) % p + p) % p;
+      });
+      break;
   }
 }
 
 namespace {
 
 DestOrder DestOrderFromName(const std::string& name, const std::string& origin) {
-  for (DestOrder o :
-       {DestOrder::kAscending, DestOrder::kDistance, DestOrder::kRing, DestOrder::kFarthest}) {
+  for (DestOrder o : {DestOrder::kAscending, DestOrder::kDistance, DestOrder::kRing,
+                      DestOrder::kFarthest, DestOrder::kRingBack}) {
     if (DestOrderName(o) == name) return o;
   }
   throw UserError(origin + ": unknown partner order \"" + name + "\"");
@@ -1102,11 +1110,12 @@ void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_tre
 }
 
 // The order in which ranks call their partners (a slot with several per rank): the first of
-// ascending rank, ascending distance |peer - rank| (recursive doubling: bit 0 first), or ring
-// order (peer - rank) mod P that reproduces every traced rank; ascending when none does.
+// ascending rank, ascending distance |peer - rank| (recursive doubling: bit 0 first), ring
+// order (peer - rank) mod P, descending distance, or the ring walked back (rank - peer) mod P
+// that reproduces every traced rank; ascending when none does.
 DestOrder DestOrderOf(const std::vector<patterns::CommMap>& maps) {
-  for (DestOrder order :
-       {DestOrder::kAscending, DestOrder::kDistance, DestOrder::kRing, DestOrder::kFarthest}) {
+  for (DestOrder order : {DestOrder::kAscending, DestOrder::kDistance, DestOrder::kRing,
+                          DestOrder::kFarthest, DestOrder::kRingBack}) {
     bool ok = true;
     for (const auto& m : maps) {
       for (std::size_t r = 0; r < m.dests.size() && ok; ++r) {
@@ -1847,6 +1856,10 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   }
   std::sort(slot.root_points.begin(), slot.root_points.end());
   slot.dest_order = DestOrderOf(traced_order);
+  // A sendrecv's sources in their own order (recv_maps are in call order until fitted): a
+  // pairwise exchange sends to rank + i and receives from rank - i.
+  slot.recv_order =
+      slot.kind == EventKind::kSendrecv ? DestOrderOf(slot.recv_maps) : slot.dest_order;
   // The spread between ranks is kept as the median over the counts (robust to one noisy run).
   auto median = [](std::vector<double> v) {
     if (v.empty()) return 0.0;
@@ -6420,6 +6433,7 @@ std::string ModelToJson(const AppModel& model) {
         sj["root_cpu_ns"] = QuantityJson(s.root_cpu_ns);
       }
       sj["dest_order"] = std::string(DestOrderName(s.dest_order));
+      sj["recv_order"] = std::string(DestOrderName(s.recv_order));
       sj["cpu_spread_between"] = s.cpu_spread_between;
       sj["cpu_spread_persistent"] = s.cpu_spread_persistent;
       sj["face_dim"] = s.face_dim;
@@ -6604,6 +6618,10 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
           s.root_cpu_ns = QuantityFromJson(sj.at("root_cpu_ns"));
         }
         s.dest_order = DestOrderFromName(sj.value("dest_order", "ascending"), origin);
+        // Files written before it: the sources in the sends' order.
+        s.recv_order = sj.contains("recv_order")
+                           ? DestOrderFromName(sj.at("recv_order").get<std::string>(), origin)
+                           : s.dest_order;
         s.cpu_spread_between = sj.value("cpu_spread_between", 0.0);
         s.cpu_spread_persistent = sj.value("cpu_spread_persistent", s.cpu_spread_between);
         s.face_dim = sj.value("face_dim", -1);

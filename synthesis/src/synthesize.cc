@@ -1009,9 +1009,12 @@ class SynthRank : public RankEventSource {
     const EventKind kind = m.kind;
     if (IsPointToPoint(kind)) {
       dests_.clear();
-      if (block_ && cur_ == cache_slot_ && runs_done_ == cache_run_ && rep_ == cache_rep_) {
+      const bool cached =
+          block_ && cur_ == cache_slot_ && runs_done_ == cache_run_ && rep_ == cache_rep_;
+      if (cached) {
         // A later iteration of a block with many partners (a master handing out one task to
-        // each worker): its i-th partner from the list sorted once, not P per iteration.
+        // each worker, a pairwise exchange with every other rank): its i-th partner from the
+        // list sorted once, not P per iteration.
         if (iter_ < cache_.size()) dests_.push_back(cache_[iter_]);
       } else {
         if (cur_->peer)
@@ -1025,9 +1028,15 @@ class SynthRank : public RankEventSource {
           cache_slot_ = cur_;
           cache_run_ = runs_done_;
           cache_rep_ = rep_;
+          source_cache_.clear();
+          if (kind == EventKind::kSendrecv && cur_->recv_peer) {
+            cur_->recv_peer->ForEachDest(rank_,
+                                         [this](std::int64_t d) { source_cache_.push_back(d); });
+            SortDests(cur_->model->recv_order, rank_, trace_->nprocs(), &source_cache_);
+          }
           dests_.assign(iter_ < cache_.size() ? 1 : 0, iter_ < cache_.size() ? cache_[iter_] : 0);
         } else {
-          OrderAndPick(&dests_);
+          OrderAndPick(&dests_, cur_->model->dest_order);
         }
       }
       const bool recv_kind = kind == EventKind::kRecv || kind == EventKind::kIrecv;
@@ -1037,9 +1046,11 @@ class SynthRank : public RankEventSource {
       if (block_ && dests_.empty() && kind != EventKind::kSendrecv) return;
       if (kind == EventKind::kSendrecv) {
         sources_.clear();
-        if (cur_->recv_peer) {
+        if (cur_ == cache_slot_ && runs_done_ == cache_run_ && rep_ == cache_rep_) {
+          if (iter_ < source_cache_.size()) sources_.push_back(source_cache_[iter_]);
+        } else if (cur_->recv_peer) {
           cur_->recv_peer->ForEachDest(rank_, [this](std::int64_t d) { sources_.push_back(d); });
-          OrderAndPick(&sources_);
+          OrderAndPick(&sources_, cur_->model->recv_order);
         }
         num_calls_ = std::max<std::size_t>({dests_.size(), sources_.size(), 1});
       } else {
@@ -1054,9 +1065,9 @@ class SynthRank : public RankEventSource {
   }
 
   // Partners in the slot's call order; in a repeated block only this iteration's one.
-  void OrderAndPick(Dests* dests) const {
+  void OrderAndPick(Dests* dests, DestOrder order) const {
     if (dests->size() > 1) {
-      SortDests(cur_->model->dest_order, rank_, trace_->nprocs(),
+      SortDests(order, rank_, trace_->nprocs(),
                 std::span<std::int64_t>(dests->data(), dests->size()));
     }
     if (!block_) return;
@@ -1327,7 +1338,8 @@ class SynthRank : public RankEventSource {
   std::uint64_t cache_run_ = 0;
   std::int64_t cache_rep_ = -1;
   std::vector<std::int64_t> cache_;
-  std::vector<RootTrack> roots_;  // empty (no allocation) until a rooted collective
+  std::vector<std::int64_t> source_cache_;  // a sendrecv's sources, sorted alike
+  std::vector<RootTrack> roots_;            // empty (no allocation) until a rooted collective
   std::size_t comm_index_ = 0;
   std::int64_t replies_ = 0;
   // The round of the scheduled phase: its runs entered so far - 1 (-1 before the first),

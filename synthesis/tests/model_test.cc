@@ -1170,6 +1170,38 @@ TEST(FoldedDoublingTest, TheFoldOfMpiLibrariesIsPredictedFromCountsOfBothKinds) 
   }
 }
 
+// An all-to-all written as pairwise exchanges: step i sends to rank + i and receives from
+// rank - i, blocking. The sends go round the ring one way and the receives the other: with
+// the sources taken in the sends' order every rank waited for a partner that was sending
+// elsewhere (a deadlock at every count). Each half keeps its own order now, and is written
+// in the model file.
+TEST(PairwiseExchangeTest, TheSourcesOfASendrecvKeepAnOrderOfTheirOwn) {
+  testing::AppParams p;
+  p.iterations = 4;
+  p.check_every = 0;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12, 16}) sigs.push_back(testing::Analyze(testing::PairwiseExchange(n, p)));
+  const AppModel m = BuildModel(sigs);
+  const SlotModel* exchange = nullptr;
+  for (const PhaseModel& pm : m.phases) {
+    for (const SlotModel& s : pm.slots) {
+      if (s.kind == EventKind::kSendrecv) exchange = &s;
+    }
+  }
+  ASSERT_NE(exchange, nullptr);
+  EXPECT_EQ(exchange->dest_order, DestOrder::kRing);
+  EXPECT_EQ(exchange->recv_order, DestOrder::kRingBack);
+  const std::string json = ModelToJson(m);
+  EXPECT_NE(json.find("\"recv_order\": \"ring_back\""), std::string::npos);
+  EXPECT_EQ(DescribeModel(ModelFromJson(json, "m.json")), DescribeModel(m));
+  for (const int n : {24, 32}) {
+    const Validation v = testing::QuickValidate(sigs, testing::PairwiseExchange(n, p));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
+    EXPECT_LT(v.bytes_error, 0.01) << n;
+    EXPECT_LT(v.time_error, 0.01) << n;
+  }
+}
+
 // A butterfly among the largest power of two of ranks, the others idle in it: at 6 and 12
 // ranks 4-5 and 8-11 make no exchange, though rank XOR 2^k is a rank (an exchange among all
 // ranks, partners >= P dropped, gives them partners). Each step is the exchange among the

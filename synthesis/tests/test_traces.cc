@@ -1567,6 +1567,29 @@ TraceData PairFoldedDoubling(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData PairwiseExchange(int nprocs, const AppParams& p) {
+  TraceData d = Begin("pairwise_exchange", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      for (int i = 1; i < nprocs; ++i) {
+        Event e;
+        e.kind = EventKind::kSendrecv;
+        e.peer = (r + i) % nprocs;
+        e.recv_peer = (r - i + nprocs) % nprocs;
+        e.tag = e.recv_tag = 5;
+        e.bytes = e.recv_bytes = bytes;
+        ev.push_back(e);
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData PrePostedStencil(int nprocs, const AppParams& p) {
   TraceData d = Begin("preposted_stencil", nprocs);
   const int q = Side(nprocs);

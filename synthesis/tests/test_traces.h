@@ -250,6 +250,10 @@ TraceData FoldedDoubling(int nprocs, const AppParams& p = {});
 // rank - R from there), exchange by bit (irecv, send, wait) with the rank their partner
 // number maps back to.
 TraceData PairFoldedDoubling(int nprocs, const AppParams& p = {});
+// An all-to-all written by hand as pairwise exchanges (MPICH's algorithm for long messages):
+// per iteration, for i = 1 .. P - 1, a blocking sendrecv to (rank + i) mod P and from
+// (rank - i) mod P, after the iteration's work.
+TraceData PairwiseExchange(int nprocs, const AppParams& p = {});
 // A butterfly among the first p2 ranks only (p2 the largest power of two <= P), the others
 // idle in it: per iteration compute, then on the first p2 ranks for each k < log2 p2 irecv
 // from rank XOR 2^k, blocking send to it, wait (tag k), of `domain` bytes; then an 8-byte

@@ -123,7 +123,9 @@ bool InRankSet(RankSet set, std::int64_t rank, std::int64_t nprocs);
 // stages, a master's workers): ascending rank, ascending distance |peer - rank| (ties: lower
 // rank first), or ring order (peer - rank) mod P.
 // kFarthest: by distance |dest - rank|, largest first (recursive halving: XOR P/2 first).
-enum class DestOrder { kAscending, kDistance, kRing, kFarthest };
+// kRingBack: (rank - peer) mod P ascending, the ring walked the other way (the receive
+// half of a pairwise exchange: send to rank + i, receive from rank - i).
+enum class DestOrder { kAscending, kDistance, kRing, kFarthest, kRingBack };
 std::string_view DestOrderName(DestOrder order);
 // Sorts `dests` of rank `rank` at `nprocs` in that order.
 void SortDests(DestOrder order, std::int64_t rank, std::int64_t nprocs,
@@ -178,6 +180,7 @@ struct SlotModel {
   // the partner from the self-scheduling model (see PhaseModel::scheduled).
   bool reply = false;
   DestOrder dest_order = DestOrder::kAscending;  // several partners: the order of the calls
+  DestOrder recv_order = DestOrder::kAscending;  // sendrecv: the order of its sources
   std::vector<patterns::CommMap> maps;           // training maps (rank -> partner) per count
   std::vector<patterns::CommMap> recv_maps;      // sendrecv receive half
 
