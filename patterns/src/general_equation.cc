@@ -309,6 +309,21 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
       }
       break;
     }
+    case Family::kDissemination: {
+      const int n = nprocs_ > 1
+                        ? static_cast<int>(std::bit_width(static_cast<std::uint64_t>(nprocs_ - 1)))
+                        : 0;
+      auto add = [&](std::int64_t b) {
+        if (b < 0 || b >= n) return;  // 2^b < P exactly for b < ceil(log2 P)
+        out.push_back(Wrap(src + eq.shift_sign * (std::int64_t{1} << b), nprocs_));
+      };
+      if (eq.all_bits) {
+        for (int b = 0; b < n; ++b) add(b);
+      } else {
+        for (const IndexRule& bit : eq.bits) add(bit.At(n));
+      }
+      break;
+    }
     case Family::kBitPermute: {
       const int n = log2_;
       std::int64_t d = 0;
@@ -448,6 +463,9 @@ GeneralEquation GeneralEquation::Inverse() const {
           inv.tree_role = TreeRole::kHighParent;
           break;
       }
+      break;
+    case Family::kDissemination:
+      inv.shift_sign = -shift_sign;
       break;
     case Family::kBitPermute:
       if (permutation == BitPermutation::kRotate) inv.rotate = -rotate;
@@ -803,6 +821,18 @@ std::string GeneralEquation::Describe() const {
     }
     case Family::kTranspose:
       out << "(x, y) -> (y, x) on a " << grid.Describe() << " (x fastest)";
+      break;
+    case Family::kDissemination:
+      out << "(src " << (shift_sign < 0 ? "-" : "+") << " 2^b) mod P for ";
+      if (all_bits) {
+        out << "every b with 2^b < P";
+      } else {
+        out << "b in {";
+        for (std::size_t i = 0; i < bits.size(); ++i) {
+          out << (i ? ", " : "") << bits[i].Describe("ceil(log2(P))");
+        }
+        out << "} (none where 2^b >= P)";
+      }
       break;
     case Family::kUnion:
       out << "the union of";
@@ -1194,6 +1224,53 @@ void PairFoldedCandidates(const std::vector<Traced>& traced, std::vector<General
   make(high, false, TreeRole::kNone, kind);
 }
 
+// Dissemination steps (Family::kDissemination): every pair of every count is src + s 2^b
+// mod P for one sign s and bits b with 2^b < P: by every such bit, or by the bits of the
+// largest count with pairs, counted from bit 0 (a dissemination's steps are 1, 2, 4, ...;
+// counted from the top, one step of a bit that moves with P, such a pair is more often a
+// grid's neighbour at a few counts by chance).
+void DisseminationCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquation>* out) {
+  for (const std::int64_t sign : {-1, +1}) {
+    const Traced* largest = nullptr;
+    std::set<int> bits;
+    bool ok = true;
+    for (const Traced& t : traced) {
+      std::set<int> here;
+      for (std::int64_t s = 0; s < t.nprocs && ok; ++s) {
+        for (const std::int64_t d : t.dests[static_cast<std::size_t>(s)]) {
+          const auto b = ExactLog2(Wrap(sign * (d - s), t.nprocs));
+          if (!b) {
+            ok = false;
+            break;
+          }
+          here.insert(*b);
+        }
+      }
+      if (!ok) break;
+      if (!here.empty()) {
+        largest = &t;
+        bits = std::move(here);
+      }
+    }
+    if (!ok || largest == nullptr) continue;
+    auto make = [out, sign](std::vector<IndexRule> rules, bool all, std::string name) {
+      GeneralEquation eq;
+      eq.family = Family::kDissemination;
+      eq.shift_sign = sign;
+      eq.bits = std::move(rules);
+      eq.all_bits = all;
+      eq.name = std::move(name);
+      eq.valid.rule = CountRule::kAny;
+      eq.valid.min_count = 2;
+      out->push_back(eq);
+    };
+    make({}, true, "dissemination");
+    std::vector<IndexRule> low;
+    for (const int b : bits) low.push_back({false, b});
+    make(low, false, bits.size() == 1 ? "dissemination step" : "dissemination steps");
+  }
+}
+
 }  // namespace
 
 std::optional<IndexRule> FindTreeRoot(const std::vector<CommMap>& maps) {
@@ -1445,7 +1522,7 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
                                  std::vector<std::string>* misses, bool prefer_trees = false,
                                  bool components = false,
                                  const std::optional<IndexRule>& tree_root = std::nullopt,
-                                 bool fold_pairs_first = false) {
+                                 bool fold_pairs_first = false, bool dissemination_first = false) {
   std::vector<GeneralEquation> fits;
   if (traced.empty()) return fits;
   const std::vector<std::int64_t> counts = Counts(traced);
@@ -1527,6 +1604,14 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
     try_pair_folded();
     if (done()) return fits;
   }
+  const char* const kDissemination = "dissemination (src +- 2^b mod P, 2^b < P)";
+  const char* const kDisseminationNone = "some pair is not 2^b apart (mod P) in one direction";
+  if (dissemination_first) {
+    c.clear();
+    DisseminationCandidates(traced, &c);
+    try_all(c, kDissemination, kDisseminationNone);
+    if (done()) return fits;
+  }
   c.clear();
   PermuteCandidates(traced, &c);
   try_all(c, "bit permutation (transpose, shuffle, reversal)",
@@ -1551,11 +1636,42 @@ std::vector<GeneralEquation> Fit(const std::vector<Traced>& traced, bool all,
     for (GeneralEquation& eq : c) (group_size(eq) >= 4 ? large : small_groups).push_back(eq);
     try_all(large, "");
   }
+  // Dissemination steps right after the stencils along one dimension that need no offset to
+  // wrap onto the rank itself (a ring shift by a fixed offset is a dissemination step too),
+  // before those that do and before grids of more dimensions: the sends of a dissemination
+  // at 4-12 ranks (rank - 1, -2, -4, -8) are also a ring with offsets {-4, -2, -1, +4} whose
+  // -4 and +4 land on the rank at 4, and a grid of more can fit a step of a bit that only
+  // some counts have by chance.
+  bool disseminated = dissemination_first;
+  auto try_dissemination = [&] {
+    c.clear();
+    DisseminationCandidates(traced, &c);
+    try_all(c, kDissemination, kDisseminationNone);
+    disseminated = true;
+  };
   for (const GridRule& grid : grids) {
     if (done()) return fits;
+    if (!disseminated && grid.ndims >= 2) {
+      try_dissemination();
+      if (done()) return fits;
+    }
     c.clear();
     StencilCandidates(grid, traced, &c);
+    if (!disseminated && grid.ndims == 1) {
+      std::vector<GeneralEquation> plain, onto_self;
+      for (GeneralEquation& eq : c) (eq.skip_self ? onto_self : plain).push_back(std::move(eq));
+      try_all(plain, "stencil on a " + grid.Describe());
+      if (done()) return fits;
+      try_dissemination();
+      if (done()) return fits;
+      try_all(onto_self, "");
+      continue;
+    }
     try_all(c, "stencil on a " + grid.Describe());
+  }
+  if (!disseminated) {
+    if (done()) return fits;
+    try_dissemination();
   }
   for (const GridRule& grid : grids) {
     if (done()) return fits;
@@ -1732,13 +1848,14 @@ GeneralEquation FitTraced(const std::vector<Traced>& traced, const std::vector<C
                           const FitOptions& options) {
   const std::string where = options.label.empty() ? "communication" : options.label;
   std::vector<std::string> misses;
-  std::vector<GeneralEquation> fits = Fit(traced, true, &misses, options.prefer_trees, false,
-                                          options.tree_root, options.fold_pairs_first);
+  std::vector<GeneralEquation> fits =
+      Fit(traced, true, &misses, options.prefer_trees, false, options.tree_root,
+          options.fold_pairs_first, options.dissemination_first);
   if (fits.empty()) {
     // Components with a grid each, the grids of last resort (see CandidateGrids).
     std::vector<std::string> more;
     fits = Fit(traced, true, &more, options.prefer_trees, true, options.tree_root,
-               options.fold_pairs_first);
+               options.fold_pairs_first, options.dissemination_first);
     if (fits.empty()) misses = std::move(more);
   }
   if (fits.empty()) {

@@ -28,7 +28,7 @@ constexpr std::array<std::pair<CountRule, const char*>, 7> kRules = {{
     {CountRule::kMultiplesOf, "multiples_of"},
     {CountRule::kGrid, "grid"},
 }};
-constexpr std::array<std::pair<Family, const char*>, 7> kFamilies = {{
+constexpr std::array<std::pair<Family, const char*>, 8> kFamilies = {{
     {Family::kStar, "star"},
     {Family::kGroupAll, "group_all"},
     {Family::kXorExchange, "xor_exchange"},
@@ -36,6 +36,7 @@ constexpr std::array<std::pair<Family, const char*>, 7> kFamilies = {{
     {Family::kStencil, "stencil"},
     {Family::kTranspose, "transpose"},
     {Family::kUnion, "union"},
+    {Family::kDissemination, "dissemination"},
 }};
 constexpr std::array<std::pair<StarDirection, const char*>, 3> kDirections = {{
     {StarDirection::kToRoot, "to_root"},
@@ -176,6 +177,7 @@ json ToJson(const GeneralEquation& eq) {
           {"tree_role", NameOf(kTreeRoles, eq.tree_role)},
           {"folded", eq.folded},
           {"fold_pairs", eq.fold_pairs},
+          {"shift_sign", eq.shift_sign},
           {"permutation", NameOf(kPermutations, eq.permutation)},
           {"rotate", eq.rotate},
           {"valid", ToJson(eq.valid)},
@@ -207,6 +209,12 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
     // Nor folded exchanges: every rank of the pairs.
     eq.folded = j.value("folded", false);
     eq.fold_pairs = j.value("fold_pairs", false);
+    eq.shift_sign = j.value("shift_sign", std::int64_t{0});
+    if ((eq.family == Family::kDissemination) != (eq.shift_sign == 1 || eq.shift_sign == -1)) {
+      throw UserError(origin + ": communication equation \"" + eq.name +
+                      "\": \"shift_sign\" must be 1 or -1 exactly for family "
+                      "\"dissemination\"");
+    }
     if (eq.fold_pairs && !eq.folded) {
       throw UserError(origin + ": communication equation \"" + eq.name +
                       "\": \"fold_pairs\" needs \"folded\"");

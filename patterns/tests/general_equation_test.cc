@@ -361,6 +361,45 @@ TEST(GeneralEquation, RecursiveDoublingFoldedInPairsAsMpiLibrariesRunIt) {
   }
 }
 
+// Step b of a dissemination (Bruck's allgather, a dissemination barrier): every rank sends
+// to (rank - 2^b) mod P where 2^b < P, so the step of bit 2 is absent at 4 ranks and that of
+// bit 3 at 4, 6 and 8. A ring shift by a fixed offset does not hold those (at 6, rank - 8
+// would be rank - 2).
+CommMap Dissemination(int p, int bit, int sign) {
+  CommMap m{p, std::vector<std::vector<int>>(static_cast<std::size_t>(p))};
+  for (int r = 0; r < p && (1 << bit) < p; ++r) {
+    m.dests[static_cast<std::size_t>(r)].push_back(((r + sign * (1 << bit)) % p + p) % p);
+  }
+  return m;
+}
+
+TEST(GeneralEquation, DisseminationStepsHoldAtAnyCount) {
+  for (const int sign : {-1, +1}) {
+    for (const int bit : {0, 2, 3}) {
+      std::vector<CommMap> maps;
+      for (const int p : {4, 6, 8, 12, 16}) maps.push_back(Dissemination(p, bit, sign));
+      // Bit 0 is also a ring shift at every count: a stencil, unless the phase's calls are
+      // known to be dissemination steps. Bit 2's ring shift would wrap onto the rank itself at
+      // 4 (rank - 4), which the dissemination step explains without.
+      if (bit == 0) {
+        EXPECT_EQ(FitGeneralEquation(maps).family, Family::kStencil);
+      }
+      FitOptions options;
+      options.dissemination_first = bit == 0;
+      const GeneralEquation eq = FitGeneralEquation(maps, options);
+      ASSERT_EQ(eq.family, Family::kDissemination) << eq.Describe();
+      EXPECT_EQ(eq.shift_sign, sign);
+      for (const int p : {2, 3, 5, 7, 24, 33, 100, 1024, 1500})
+        ExpectSameMap(eq, Dissemination(p, bit, sign));
+      ExpectSameMap(eq.Inverse(), Dissemination(24, bit, -sign));
+      EXPECT_NE(eq.Describe().find(sign < 0 ? "(src - 2^b) mod P for b in {" + std::to_string(bit)
+                                            : "(src + 2^b) mod P for b in {" + std::to_string(bit)),
+                std::string::npos)
+          << eq.Describe();
+    }
+  }
+}
+
 TEST(GeneralEquation, OneLevelOfATreeRootedElsewhere) {
   for (const int root : {-1, 3}) {
     for (const TreeRole role :

@@ -225,6 +225,29 @@ TEST(Serialize, AnExchangeFoldedInPairsRoundTrips) {
   }
 }
 
+// A dissemination step keeps its sign; a dissemination without one is refused by name.
+TEST(Serialize, ADisseminationStepRoundTrips) {
+  GeneralEquation eq;
+  eq.family = Family::kDissemination;
+  eq.name = "dissemination step";
+  eq.bits = {{false, 1}};
+  eq.shift_sign = -1;
+  eq.valid.rule = CountRule::kAny;
+  eq.valid.min_count = 2;
+  nlohmann::json j = ToJson(eq);
+  const GeneralEquation back = GeneralEquationFromJson(j, "m.json");
+  EXPECT_EQ(back.family, Family::kDissemination);
+  EXPECT_EQ(back.Dests(1, 6), (std::vector<std::int64_t>{5}));
+  j.erase("shift_sign");
+  try {
+    GeneralEquationFromJson(j, "m.json");
+    FAIL() << "a dissemination without a sign was loaded";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("\"shift_sign\" must be 1 or -1"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Serialize, BadFieldsNameTheFileAndField) {
   GeneralEquation eq = FitGeneralEquation(std::vector<CommMap>{testing::Ring(4), testing::Ring(6)});
   nlohmann::json j = ToJson(eq);

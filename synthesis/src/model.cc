@@ -1061,9 +1061,24 @@ std::string UnequalGroupsNote(const std::vector<patterns::CommunicatorLayout>& l
          "one.";
 }
 
+// Whether `eq` gives every rank of every map exactly its traced partners (in any order).
+bool Reproduces(const patterns::GeneralEquation& eq, const std::vector<patterns::CommMap>& maps) {
+  for (const patterns::CommMap& m : maps) {
+    if (!eq.IsValidCount(m.nprocs)) return false;
+    const patterns::GeneralEquation::AtCount at = eq.At(m.nprocs);
+    for (std::size_t r = 0; r < m.dests.size(); ++r) {
+      std::vector<std::int64_t> want(m.dests[r].begin(), m.dests[r].end());
+      std::sort(want.begin(), want.end());
+      want.erase(std::unique(want.begin(), want.end()), want.end());
+      if (at.Dests(static_cast<std::int64_t>(r)) != want) return false;
+    }
+  }
+  return true;
+}
+
 void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_trees = false,
                       const std::optional<patterns::IndexRule>& tree_root = std::nullopt,
-                      bool fold_pairs_first = false) {
+                      bool fold_pairs_first = false, bool dissemination_first = false) {
   bool any = false;
   for (const auto& m : slot->maps) any = any || !m.IsEmpty();
   if (any && slot->reply) {
@@ -1083,6 +1098,7 @@ void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_tre
     fo.prefer_trees = prefer_trees;
     fo.tree_root = tree_root;
     fo.fold_pairs_first = fold_pairs_first;
+    fo.dissemination_first = dissemination_first;
     try {
       slot->peer = patterns::FitGeneralEquation(slot->maps, fo);
     } catch (const patterns::PatternFitError& e) {
@@ -1091,10 +1107,22 @@ void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_tre
   }
   bool any_recv = false;
   for (const auto& m : slot->recv_maps) any_recv = any_recv || !m.IsEmpty();
+  // A sendrecv's receive half is the inverse of its send half when that reproduces the traced
+  // sources (a shift sends to rank + d and receives from rank - d): fitted alone it can take
+  // another family that the traced counts cannot tell from it (the sources of a
+  // dissemination, rank + 2^b for 2^b < P, are a ring's +1, +2, +4, +8 up to 16 ranks, and
+  // only those at larger counts).
+  if (any_recv && slot->peer && slot->peer->family != patterns::Family::kUnion &&
+      Reproduces(slot->peer->Inverse(), slot->recv_maps)) {
+    slot->recv_peer = slot->peer->Inverse();
+    slot->recv_peer->traced_counts = slot->peer->traced_counts;
+    any_recv = false;
+  }
   if (any_recv) {
     patterns::FitOptions fo;
     fo.label = label + ", receive half";
     fo.fold_pairs_first = fold_pairs_first;
+    fo.dissemination_first = dissemination_first;
     try {
       slot->recv_peer = patterns::FitGeneralEquation(slot->recv_maps, fo);
     } catch (const patterns::PatternFitError& e) {
@@ -1514,7 +1542,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
                     const std::vector<std::vector<std::string>>& masks, bool* direction_unknown,
                     SubtreeEvidence* subtree, bool prefer_trees = false,
                     const std::optional<patterns::IndexRule>& tree_root = std::nullopt,
-                    bool fold_pairs_first = false) {
+                    bool fold_pairs_first = false, bool dissemination_first = false) {
   SlotModel slot;
   slot.kind = acc.token.kind;
   slot.tag = acc.token.tag;
@@ -1888,7 +1916,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       slot.tag = tag;
     }
   }
-  FitSlotEquations(&slot, label, prefer_trees, tree_root, fold_pairs_first);
+  FitSlotEquations(&slot, label, prefer_trees, tree_root, fold_pairs_first, dissemination_first);
 
   const std::string what = label + ": ";
   if (slot.kind == EventKind::kSendrecv || coll) {
@@ -3978,7 +4006,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
                         const std::vector<int>& counts, const std::vector<RunCarries>& runs,
                         std::size_t block_length, bool strict_open_grids = false,
                         bool bit_sides = false, const std::vector<OutsideCollective>& outside = {},
-                        FoldAlign fold = FoldAlign::kNone) {
+                        FoldAlign fold = FoldAlign::kNone, bool dissemination = false) {
   PhaseBuild build;
   PhaseModel& pm = build.model;
   pm.index = index;
@@ -4048,6 +4076,50 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   }
   std::vector<CommLookup> lookups;
   for (std::size_t ci = 0; ci < counts.size(); ++ci) lookups.emplace_back(*sigs[ci]);
+  // With dissemination: per count, the sign s for which every rank sends to ranks
+  // (rank + s 2^b) mod P, and apart that of the ranks it receives from (a dissemination
+  // sends to rank - 2^b and receives from rank + 2^b); 0 where no sign does. A call's
+  // direction is then its bit b: (rank - 2^b) mod P is also (rank + 2^c) mod P where
+  // 2^b + 2^c = P, so the bit alone does not say the sign.
+  std::vector<std::array<std::int64_t, 2>> shift_sign(counts.size(), {0, 0});
+  auto is_receive = [](EventKind k) { return k == EventKind::kRecv || k == EventKind::kIrecv; };
+  auto shift_bit = [](std::int64_t sign, std::int64_t rank, std::int64_t peer,
+                      std::int64_t n) -> int {
+    const auto x = static_cast<std::uint64_t>(((sign * (peer - rank)) % n + n) % n);
+    return std::has_single_bit(x) ? std::countr_zero(x) : -1;
+  };
+  if (dissemination) {
+    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+      const std::int64_t n = counts[ci];
+      for (const int side : {0, 1}) {
+        for (const std::int64_t sign : {-1, +1}) {
+          bool ok = true;
+          for (int r = 0; r < counts[ci] && ok; ++r) {
+            const phases::RankPhase* rp = rank_phases[ci][r];
+            if (!rp) continue;
+            for (const phases::PhaseEvent& e : rp->events) {
+              if (!IsPointToPoint(e.kind)) continue;
+              std::int64_t peer = -1;
+              if (e.kind == EventKind::kSendrecv) {
+                peer = side == 0 ? e.peer : e.recv_peer;
+              } else if (is_receive(e.kind) == (side == 1)) {
+                peer = e.peer;
+              }
+              if (peer < 0 || peer >= n) continue;
+              if (shift_bit(sign, r, peer, n) < 0) {
+                ok = false;
+                break;
+              }
+            }
+          }
+          if (ok) {
+            shift_sign[ci][static_cast<std::size_t>(side)] = sign;
+            break;
+          }
+        }
+      }
+    }
+  }
   // By bit and side, ranks are counted from the root of the tree the pairs form at every
   // count (rank 0, or one named from either end, as the last rank): a tree rooted at P - 1
   // pairs v = (rank + 1) mod P with v XOR 2^b, which rank XOR 2^b does not show.
@@ -4073,7 +4145,8 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   auto direction_on = [&](const patterns::GridFrame* frame) -> DirectionFn {
     return [&, frame](int ci, int rank, const phases::PhaseEvent& e) -> Direction {
       const std::int64_t n = counts[static_cast<std::size_t>(ci)];
-      if ((bit_sides || fold != FoldAlign::kNone) && IsCompletion(e.kind) && e.requests == 1) {
+      if ((bit_sides || fold != FoldAlign::kNone || dissemination) && IsCompletion(e.kind) &&
+          e.requests == 1) {
         // By bit and side, a wait for one request goes the way of the call before it that
         // made a request (a tree's isend to its parent, irecv from a child): so a level's
         // waits stay with the level.
@@ -4087,6 +4160,13 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
             if (q.peer < 0 || q.peer >= n) break;
             if (Folds(fold, n, rank, q.peer)) {
               return Direction{8, FoldSide(fold, n, rank), static_cast<std::int64_t>(q.kind)};
+            }
+            if (dissemination) {
+              const std::int64_t sign =
+                  shift_sign[static_cast<std::size_t>(ci)][is_receive(q.kind) ? 1 : 0];
+              const int b = sign != 0 ? shift_bit(sign, rank, q.peer, n) : -1;
+              if (b < 0) break;
+              return Direction{10, b, static_cast<std::int64_t>(q.kind)};
             }
             const std::int64_t v = from_root(ci, rank);
             const std::uint64_t x = static_cast<std::uint64_t>(v ^ from_root(ci, q.peer));
@@ -4112,6 +4192,14 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
         // is the fold of a recursive doubling: its own call, by side, whatever bit it is at
         // this count.
         if (Folds(fold, n, rank, e.peer)) return Direction{7, FoldSide(fold, n, rank)};
+        // With dissemination, a message (rank + s 2^b) mod P (s the sign of its side at this
+        // count) is the step of bit b.
+        if (dissemination) {
+          const std::int64_t sign =
+              shift_sign[static_cast<std::size_t>(ci)][is_receive(e.kind) ? 1 : 0];
+          const int b = sign != 0 ? shift_bit(sign, rank, e.peer, n) : -1;
+          return b >= 0 ? Direction{9, b} : Direction{4};
+        }
         // Off any grid, a single-bit exchange (rank XOR 2^b) keeps its bit from one count to
         // the next: a butterfly loop of log2 steps that has more steps at a larger count
         // aligns step for step on the bits both counts have, whichever end it starts from.
@@ -4164,7 +4252,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
   // goes +1 on even and -1 on odd columns on every grid, but keeps its bit at every count.
   const std::size_t tries = std::max<std::size_t>(1, std::min(frames.size(), kMaxFrames));
   // With bit_sides only the alignment off any grid is tried, strictly.
-  const bool off_grid = bit_sides || fold != FoldAlign::kNone;
+  const bool off_grid = bit_sides || fold != FoldAlign::kNone || dissemination;
   for (std::size_t f = off_grid ? tries : 0; f <= tries; ++f) {
     if (f == tries && !off_grid && (frames.empty() || best_cost.first == 0)) break;
     std::vector<SlotAcc> a;
@@ -4375,7 +4463,7 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     bool direction_unknown = false;
     pm.slots.push_back(BuildSlot(pm, s, accs[order[s]], build.data[s], counts, sigs, masks,
                                  &direction_unknown, &subtrees[s], bit_sides, tree_root_rule,
-                                 fold == FoldAlign::kPairs));
+                                 fold == FoldAlign::kPairs, dissemination));
     pm.slots.back().carried = carried.count(order[s]) > 0;
     if (direction_unknown) {
       build.warnings.push_back(
@@ -4459,6 +4547,7 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   struct Try {
     bool strict_open_grids, bit_sides;
     FoldAlign fold;
+    bool dissemination;
   };
   // A second try, on open grids by exact direction: a 27-point halo traced where no rank has
   // neighbours both ways along some dimension (8, 12 and 18 ranks: an extent of 2 along z)
@@ -4474,13 +4563,17 @@ PhaseBuild BuildPhase(int index, const phases::PhaseGroup& group,
   // A fifth, the same with the folds MPI libraries make (in pairs: of the first 2(P - P')
   // ranks the even ones onto rank + 1, the others renumbered), whose steps are one bit
   // apart only in the renumbered ranks.
-  constexpr Try kTries[] = {{true, false, FoldAlign::kNone},
-                            {false, true, FoldAlign::kNone},
-                            {false, false, FoldAlign::kOntoFirst},
-                            {false, false, FoldAlign::kPairs}};
+  // A sixth, off any grid by dissemination step: a rank sends to (rank - 2^b) mod P for each
+  // 2^b < P (Bruck's allgather, a dissemination barrier), one step more at some counts than
+  // at others; aligned by displacement, the step of 4 at 6 ranks (rank + 2) joins that of 2.
+  constexpr Try kTries[] = {{true, false, FoldAlign::kNone, false},
+                            {false, true, FoldAlign::kNone, false},
+                            {false, false, FoldAlign::kOntoFirst, false},
+                            {false, false, FoldAlign::kPairs, false},
+                            {false, false, FoldAlign::kNone, true}};
   auto build_as = [&](const Try& t) {
     return BuildPhaseAs(index, group, sigs, counts, runs, 0, t.strict_open_grids, t.bit_sides,
-                        outside, t.fold);
+                        outside, t.fold, t.dissemination);
   };
   PhaseBuild first;
   try {
@@ -4623,12 +4716,15 @@ std::int64_t BitSteps::BitsAt(std::int64_t nprocs) const {
 
 namespace {
 
-// The bit of a slot that exchanges with rank XOR 2^b for one bit b counted from the field's
-// bottom (both halves of a sendrecv), or -1.
+// The bit of a slot that exchanges with rank XOR 2^b, or with (rank +- 2^b) mod P (a
+// dissemination step), for one bit b counted from the field's bottom (both halves of a
+// sendrecv), or -1.
 std::int64_t SingleBit(const SlotModel& s) {
   auto bit_of = [](const std::optional<patterns::GeneralEquation>& eq) -> std::int64_t {
-    if (!eq || eq->family != patterns::Family::kXorExchange || eq->all_bits ||
-        eq->bits.size() != 1 || eq->bits[0].from_end) {
+    if (!eq ||
+        (eq->family != patterns::Family::kXorExchange &&
+         eq->family != patterns::Family::kDissemination) ||
+        eq->all_bits || eq->bits.size() != 1 || eq->bits[0].from_end) {
       return -1;
     }
     return eq->bits[0].index;
@@ -6372,8 +6468,10 @@ Quantity QuantityFromJson(const json& j) {
 // ranks); an older pas2p would read it as an exchange among all ranks. Version 7: a slot
 // seen at fewer than 3 counts may take a share of its phase's CPU per rank
 // ("cpu_of_rank_total"); an older pas2p would use its own 2-count law instead. Version 8: a
-// folded exchange may fold in pairs ("fold_pairs", as MPI libraries fold); an older pas2p
-// would read it as the fold onto the first 2^floor(log2 P) ranks.
+// folded exchange may fold in pairs ("fold_pairs", as MPI libraries fold), a sendrecv's
+// sources have an order of their own ("recv_order"), and an equation may be a dissemination
+// ("shift_sign"); an older pas2p would read the first as the fold onto the first
+// 2^floor(log2 P) ranks and take the sources in the sends' order.
 constexpr int kModelVersion = 8;
 
 std::string ModelToJson(const AppModel& model) {

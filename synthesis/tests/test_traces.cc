@@ -1590,6 +1590,29 @@ TraceData PairwiseExchange(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData Dissemination(int nprocs, const AppParams& p) {
+  TraceData d = Begin("dissemination", nprocs);
+  const auto block = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      for (int k = 1; k < nprocs; k *= 2) {
+        Event e;
+        e.kind = EventKind::kSendrecv;
+        e.peer = (r - k + nprocs) % nprocs;
+        e.recv_peer = (r + k) % nprocs;
+        e.tag = e.recv_tag = 6;
+        e.bytes = e.recv_bytes = block * static_cast<std::uint64_t>(std::min(k, nprocs - k));
+        ev.push_back(e);
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData PrePostedStencil(int nprocs, const AppParams& p) {
   TraceData d = Begin("preposted_stencil", nprocs);
   const int q = Side(nprocs);

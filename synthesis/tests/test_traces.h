@@ -254,6 +254,9 @@ TraceData PairFoldedDoubling(int nprocs, const AppParams& p = {});
 // per iteration, for i = 1 .. P - 1, a blocking sendrecv to (rank + i) mod P and from
 // (rank - i) mod P, after the iteration's work.
 TraceData PairwiseExchange(int nprocs, const AppParams& p = {});
+// Bruck's allgather (a dissemination): per iteration, for k = 1, 2, 4, ... < P, a sendrecv
+// of min(k, P - k) blocks to (rank - k) mod P and from (rank + k) mod P.
+TraceData Dissemination(int nprocs, const AppParams& p = {});
 // A butterfly among the first p2 ranks only (p2 the largest power of two <= P), the others
 // idle in it: per iteration compute, then on the first p2 ranks for each k < log2 p2 irecv
 // from rank XOR 2^k, blocking send to it, wait (tag k), of `domain` bytes; then an 8-byte

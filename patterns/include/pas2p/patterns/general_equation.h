@@ -28,6 +28,10 @@
 //   kStencil       EC2 displacements on a grid: fixed offset vectors, each dimension periodic or
 //                  not (ring, line/shift, torus, mesh, wavefront, 2-D/3-D halos, 9/27-point)
 //   kTranspose     grid transpose: (x, y) -> (y, x) on an R x C grid
+//   kDissemination (src + s 2^b) mod P, s = +1 or -1, for bits b with 2^b < P counted in
+//                  ceil(log2 P) bits: a dissemination barrier, Bruck's allgather, one step
+//                  per bit at any count (tried after the stencils along one dimension, which
+//                  fit a fixed step, and before those of grids of more)
 //   kUnion         only when no single family fits: the destinations are the union of a few
 //                  terms of the families above, each contained in the traces at every count
 //                  (e.g. a halo exchange plus workers reporting to rank 0 in one phase)
@@ -61,7 +65,16 @@ class PatternFitError : public UserError {
   explicit PatternFitError(const std::string& message) : UserError(message) {}
 };
 
-enum class Family { kStar, kGroupAll, kXorExchange, kBitPermute, kStencil, kTranspose, kUnion };
+enum class Family {
+  kStar,
+  kGroupAll,
+  kXorExchange,
+  kBitPermute,
+  kStencil,
+  kTranspose,
+  kUnion,
+  kDissemination
+};
 
 // A rank (root) or bit position as a function of P: `index` from the start, or from the end
 // (size - 1 - index) when from_end.
@@ -141,6 +154,10 @@ struct GeneralEquation {
   // the even ranks below 2R to rank + 1 (kLowParent) and the odd ones to rank - 1
   // (kLowChild); at a power of two it has no pairs.
   bool fold_pairs = false;
+
+  // kDissemination: the step's sign, +1 (src + 2^b) or -1 (src - 2^b), mod P, for each bit b
+  // of `bits` (or every bit, all_bits) counted in ceil(log2 P) bits, where 2^b < P.
+  std::int64_t shift_sign = 0;
 
   // kBitPermute: destination bit of source bit i is (i + rotate) mod n (kRotate), (i + n/2)
   // mod n (kRotateHalf) or n - 1 - i (kReverse), n = log2 P; kTransposeHigh: with k = n mod 2
@@ -232,6 +249,10 @@ struct FitOptions {
   // folded onto the first P' ranks: the calls of a phase already found to fold in pairs (a
   // step of a bit that only the largest count has, a power of two, fits both).
   bool fold_pairs_first = false;
+  // Try the dissemination steps (Family::kDissemination) right after the exchanges by bit,
+  // before grids: the calls of a phase already found to be such steps (the steps of bits
+  // that every traced count has are also fixed ring shifts).
+  bool dissemination_first = false;
 };
 
 // Fits the general equation of one communication from its maps at several counts (any
