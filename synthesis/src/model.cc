@@ -1528,6 +1528,18 @@ struct SubtreeEvidence {
 // Per-rank messages of one count agree on their bytes per subtree rank within this fraction.
 constexpr double kSubtreeUnitTolerance = 0.005;
 
+// The blocks a dissemination step of `eq` (one bit b) carries at `nprocs` in a run with
+// SlotModel::step_blocks: min(2^b, P - 2^b), 0 where 2^b >= P; -1 for another equation.
+std::int64_t StepBlocks(const std::optional<patterns::GeneralEquation>& eq, std::int64_t nprocs) {
+  if (!eq || eq->family != patterns::Family::kDissemination || eq->all_bits ||
+      eq->bits.size() != 1) {
+    return -1;
+  }
+  const std::int64_t b = eq->bits[0].At(patterns::CeilLog2(nprocs));
+  if (b < 0 || b >= 62 || (std::int64_t{1} << b) >= nprocs) return 0;
+  return std::min(std::int64_t{1} << b, nprocs - (std::int64_t{1} << b));
+}
+
 bool IsLowTreeLevel(const std::optional<patterns::GeneralEquation>& eq) {
   return eq && eq->family == patterns::Family::kXorExchange && eq->bits.size() == 1 &&
          !eq->all_bits && eq->bit_field == patterns::BitField::kRank && !eq->folded &&
@@ -4902,6 +4914,79 @@ void CopyCompute(const SlotModel& from, SlotModel* to) {
 // Steps by bit whose messages have the same sizes at every count both were traced at are
 // one law: each takes the bytes of a step traced at more counts (the step for a bit that only
 // the largest count has would otherwise keep that one count's value at every N).
+// Dissemination steps that carry blocks (SlotModel::step_blocks): in a run of steps, at
+// every traced count, each step's bytes (and its sources', for a sendrecv) are the same per
+// block, min(2^b, P - 2^b) blocks for the step of bit b, and at some count the steps carried
+// different numbers of blocks. Then every step's bytes are one law per block, from all the
+// steps' messages; the step a larger count adds carries its own blocks (the last steps of
+// Bruck's allgather carry the most), where a copy of the top step's law of P would not.
+void ShareDisseminationBlocks(PhaseModel* pm, std::span<const int> counts) {
+  auto& slots = pm->slots;
+  for (const BitSteps& run : FindBitSteps(*pm, counts)) {
+    for (std::size_t i = 0; i < run.step_slots; ++i) {
+      std::vector<SlotModel*> steps;
+      for (std::size_t g = 0; g < run.steps; ++g) {
+        SlotModel& s = slots[run.first_slot + g * run.step_slots + i];
+        if (StepBlocks(s.peer, 2) < 0 || !s.bytes.present || s.subtree_bytes || s.face_dim >= 0 ||
+            (s.kind == EventKind::kSendrecv && StepBlocks(s.recv_peer, 2) < 0)) {
+          steps.clear();
+          break;
+        }
+        steps.push_back(&s);
+      }
+      if (steps.size() < 2) continue;
+      // Per count: the bytes per block of each step that moved something there.
+      std::map<double, std::vector<double>> sent, received;
+      bool differed = false;
+      for (SlotModel* s : steps) {
+        for (const auto& [p, y] : TracedValues(s->bytes)) {
+          const std::int64_t blocks = StepBlocks(s->peer, static_cast<std::int64_t>(p));
+          if (blocks > 0) sent[p].push_back(y / static_cast<double>(blocks));
+        }
+        if (s->kind != EventKind::kSendrecv) continue;
+        for (const auto& [p, y] : TracedValues(s->recv_bytes)) {
+          const std::int64_t blocks = StepBlocks(s->recv_peer, static_cast<std::int64_t>(p));
+          if (blocks > 0) received[p].push_back(y / static_cast<double>(blocks));
+        }
+      }
+      for (const int c : counts) {
+        std::set<std::int64_t> blocks;
+        for (const SlotModel* s : steps) {
+          if (StepBlocks(s->peer, c) > 0) blocks.insert(StepBlocks(s->peer, c));
+        }
+        differed = differed || blocks.size() > 1;
+      }
+      auto one_law = [](const std::map<double, std::vector<double>>& units,
+                        std::vector<regression::Point>* points) {
+        for (const auto& [p, u] : units) {
+          const auto [lo, hi] = std::minmax_element(u.begin(), u.end());
+          if (*hi - *lo > 0.01 * std::max(*hi, 1.0)) return false;
+          double sum = 0;
+          for (const double v : u) sum += v;
+          points->push_back({p, sum / static_cast<double>(u.size())});
+        }
+        return true;
+      };
+      std::vector<regression::Point> sent_units, received_units;
+      if (!differed || !one_law(sent, &sent_units) || !one_law(received, &received_units) ||
+          sent_units.size() < 3) {
+        continue;
+      }
+      const std::string label = "phase " + std::to_string(pm->index) + " dissemination steps";
+      const Quantity per_block = FitQuantity(sent_units, label + ": bytes per block");
+      const Quantity recv_per_block =
+          received_units.empty()
+              ? Quantity{}
+              : FitQuantity(received_units, label + ": bytes received per block");
+      for (SlotModel* s : steps) {
+        s->step_blocks = true;
+        s->bytes = per_block;
+        if (s->kind == EventKind::kSendrecv) s->recv_bytes = recv_per_block;
+      }
+    }
+  }
+}
+
 void ShareBitStepBytes(PhaseModel* pm, std::span<const int> counts) {
   auto& slots = pm->slots;
   auto agree = [](const Quantity& a, const Quantity& b) {
@@ -4934,7 +5019,7 @@ void ShareBitStepBytes(PhaseModel* pm, std::span<const int> counts) {
           const SlotModel& c = slots[run.first_slot + h * run.step_slots + i];
           const bool face = c.face_dim >= 0;
           const std::size_t points = c.bytes.model.training.size();
-          if (h == g || c.subtree_bytes != d.subtree_bytes ||
+          if (h == g || c.subtree_bytes != d.subtree_bytes || c.step_blocks || d.step_blocks ||
               (face && c.peer->bit_field != d.peer->bit_field) || (!face && d.face_dim >= 0) ||
               points <= d.bytes.model.training.size() || !agree(d.bytes, c.bytes) ||
               !agree(d.recv_bytes, c.recv_bytes)) {
@@ -5234,6 +5319,8 @@ double SlotModel::BytesAt(std::int64_t nprocs, int side) const {
     const std::int64_t step = std::int64_t{1} << level;
     return b * static_cast<double>(SubtreeRanks(0, step, nprocs));
   }
+  if (step_blocks)
+    return b * static_cast<double>(std::max<std::int64_t>(0, StepBlocks(peer, nprocs)));
   return b;
 }
 
@@ -5241,7 +5328,11 @@ double SlotModel::RecvBytesAt(std::int64_t nprocs, int side) const {
   if (face_dim >= 0 && peer && face_recv_bytes > 0) {
     return face_recv_bytes * FaceFactor(*peer, face_dim, nprocs, face_line, face_margin);
   }
-  return recv_bytes.At(static_cast<double>(nprocs), side);
+  const double b = recv_bytes.At(static_cast<double>(nprocs), side);
+  if (step_blocks) {
+    return b * static_cast<double>(std::max<std::int64_t>(0, StepBlocks(recv_peer, nprocs)));
+  }
+  return b;
 }
 
 std::string Quantity::Describe(const std::string& what) const {
@@ -5717,6 +5808,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   auto build_phase = [&](const phases::PhaseGroup& group, int index,
                          const std::vector<OutsideCollective>& outside) {
     PhaseBuild build = BuildPhase(index, group, sigs, counts, runs, outside);
+    ShareDisseminationBlocks(&build.model, counts);
     ShareBitStepBytes(&build.model, counts);
     ShareBitStepCompute(&build.model, counts);
     WarnUnextendedBitSteps(build.model, counts, &build.warnings);
@@ -6221,6 +6313,9 @@ std::string SlotModel::Describe() const {
     q(bytes,
       "bytes per message per rank of the subtree it carries (x min(2^b, P - child): a binomial "
       "tree's gather or scatter)");
+  } else if (step_blocks) {
+    q(bytes, "bytes sent per block (x min(2^b, P - 2^b) blocks: a dissemination's step)");
+    if (kind == EventKind::kSendrecv) q(recv_bytes, "bytes received per block");
   } else if (IsPointToPoint(kind) && kind != EventKind::kSendrecv) {
     q(bytes, "bytes per message");
   } else {
@@ -6541,6 +6636,7 @@ std::string ModelToJson(const AppModel& model) {
       if (s.face_margin > 0) sj["face_margin"] = s.face_margin;
       if (s.carried) sj["carried"] = true;
       if (s.subtree_bytes) sj["subtree_bytes"] = true;
+      if (s.step_blocks) sj["step_blocks"] = true;
       if (s.element_bytes > 1) sj["element_bytes"] = s.element_bytes;
       sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["cpu_spread_shared"] = s.cpu_spread_shared;
@@ -6791,6 +6887,14 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
           s.recv_peer = patterns::GeneralEquationFromJson(sj.at("recv_peer_fit"), origin);
         }
         s.subtree_bytes = sj.value("subtree_bytes", false);
+        s.step_blocks = sj.value("step_blocks", false);
+        if (s.step_blocks && (StepBlocks(s.peer, 2) < 0 ||
+                              (s.kind == EventKind::kSendrecv && StepBlocks(s.recv_peer, 2) < 0))) {
+          throw UserError(origin + ": phase " + std::to_string(p.index) + " call " +
+                          std::to_string(p.slots.size()) +
+                          ": step_blocks needs a dissemination step of one bit (family "
+                          "\"dissemination\", one entry in \"bits\") on each side");
+        }
         s.element_bytes = sj.value("element_bytes", std::int64_t{1});
         if (s.element_bytes < 1 || s.element_bytes > kLargestElementBytes ||
             (s.element_bytes & (s.element_bytes - 1)) != 0) {

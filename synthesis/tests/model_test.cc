@@ -1229,6 +1229,27 @@ TEST(DisseminationTest, BrucksAllgatherIsPredictedAtCountsWithMoreSteps) {
     EXPECT_LT(v.bytes_error, 0.08) << n;
     EXPECT_LT(v.time_error, 0.01) << n;
   }
+  // With an allreduce after the steps the phase is no block of one exchange: its calls are
+  // aligned by dissemination step (each its own call, rank - 1 and rank - 4 apart at 6 ranks,
+  // where rank - 4 is also rank + 2) and the steps extend to the bits of the target, each step
+  // with its own blocks (one law per block: a copy of the top step's law of P was 115% off
+  // in bytes at 24 and 351% at 33).
+  p.check_every = 1;
+  sigs.clear();
+  for (int n : {4, 6, 8, 12, 16}) sigs.push_back(testing::Analyze(testing::Dissemination(n, p)));
+  const AppModel steps = BuildModel(sigs);
+  EXPECT_NE(DescribeModel(steps).find("one step per bit"), std::string::npos)
+      << DescribeModel(steps);
+  EXPECT_NE(DescribeModel(steps).find("bytes sent per block (x min(2^b, P - 2^b) blocks"),
+            std::string::npos)
+      << DescribeModel(steps);
+  EXPECT_EQ(DescribeModel(ModelFromJson(ModelToJson(steps), "m.json")), DescribeModel(steps));
+  for (const int n : {24, 33}) {
+    const Validation v = testing::QuickValidate(sigs, testing::Dissemination(n, p));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
+    EXPECT_LT(v.bytes_error, 0.001) << n;
+    EXPECT_LT(v.time_error, 0.001) << n;
+  }
 }
 
 // A butterfly among the largest power of two of ranks, the others idle in it: at 6 and 12

@@ -1607,6 +1607,7 @@ TraceData Dissemination(int nprocs, const AppParams& p) {
         e.bytes = e.recv_bytes = block * static_cast<std::uint64_t>(std::min(k, nprocs - k));
         ev.push_back(e);
       }
+      if (p.check_every == 1) ev.push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
     }
   }
   End(&d);

@@ -240,6 +240,11 @@ struct SlotModel {
   // 1, 2, 4 ranks below the child, or one cut at P), so the levels a larger count adds grow
   // as the tree does.
   bool subtree_bytes = false;
+  // A dissemination step that carries blocks (Bruck's allgather: the step of bit b sends
+  // min(2^b, P - 2^b) blocks): `bytes` and `recv_bytes` are per block. Chosen when, at every
+  // traced count, the steps of a run carried the same bytes per block and their blocks
+  // differed, so the steps a larger count adds carry their own.
+  bool step_blocks = false;
   // The size of one value the call moves, as far as the traces show it: the largest of 1, 2,
   // 4 and 8 bytes that divides every traced message size of the slot (8 for a code that
   // sends doubles; 1 for a call that moved no bytes). A prediction that puts less than this per
