@@ -1104,7 +1104,23 @@ void TreeCandidates(const std::vector<Traced>& traced, std::vector<GeneralEquati
   }
 }
 
-// Recursive doubling folded as MPI libraries run it at a count that is not a power of two
+// A folded exchange (GeneralEquation::folded; in pairs with `pairs`) valid at any count.
+GeneralEquation FoldedExchange(bool pairs, std::vector<IndexRule> bits, bool all_bits,
+                               TreeRole role, std::string name) {
+  GeneralEquation eq;
+  eq.family = Family::kXorExchange;
+  eq.folded = true;
+  eq.fold_pairs = pairs;
+  eq.bits = std::move(bits);
+  eq.all_bits = all_bits;
+  eq.tree_role = role;
+  eq.name = std::move(name);
+  eq.valid.rule = CountRule::kAny;
+  eq.valid.min_count = 2;
+  return eq;
+}
+
+// Recursive doubling folded the textbook way at a count that is not a power of two
 // (GeneralEquation::folded): the exchange among the first P' = 2^floor(log2 P) ranks, by
 // every bit or by fixed bits, and the fold onto them (one side of the pairs at bit log2 P').
 // The bits are those of the largest count with pairs: at a power of two the fold has none.
@@ -1131,16 +1147,7 @@ void FoldedCandidates(const std::vector<Traced>& traced, std::vector<GeneralEqua
   if (largest == nullptr) return;
   const int n = FoldedBits(largest->nprocs);
   auto make = [out](std::vector<IndexRule> rules, bool all, TreeRole role, std::string name) {
-    GeneralEquation eq;
-    eq.family = Family::kXorExchange;
-    eq.folded = true;
-    eq.bits = std::move(rules);
-    eq.all_bits = all;
-    eq.tree_role = role;
-    eq.name = std::move(name);
-    eq.valid.rule = CountRule::kAny;
-    eq.valid.min_count = 2;
-    out->push_back(eq);
+    out->push_back(FoldedExchange(false, std::move(rules), all, role, std::move(name)));
   };
   make({}, true, TreeRole::kNone, "recursive doubling, folded");
   std::vector<IndexRule> low, high;
@@ -1194,17 +1201,7 @@ void PairFoldedCandidates(const std::vector<Traced>& traced, std::vector<General
   }
   if (folds == exchanges) return;  // both kinds of pairs in one map, or none
   auto make = [out](std::vector<IndexRule> rules, bool all, TreeRole role, std::string name) {
-    GeneralEquation eq;
-    eq.family = Family::kXorExchange;
-    eq.folded = true;
-    eq.fold_pairs = true;
-    eq.bits = std::move(rules);
-    eq.all_bits = all;
-    eq.tree_role = role;
-    eq.name = std::move(name);
-    eq.valid.rule = CountRule::kAny;
-    eq.valid.min_count = 2;
-    out->push_back(eq);
+    out->push_back(FoldedExchange(true, std::move(rules), all, role, std::move(name)));
   };
   if (folds) {
     make({{false, 0}}, false, TreeRole::kLowParent, "fold in pairs onto the odd ranks");

@@ -245,7 +245,7 @@ TEST(GeneralEquation, OneLevelOfAHandWrittenTree) {
 // The same levels rooted elsewhere: at the last rank (a code's output rank) and at rank 3.
 // Their pairs are one bit apart only in ranks counted from the root; the root's rule (from
 // the end, or from the start) is what the counts agree on, and the levels hold beyond them.
-// Recursive doubling folded as MPI libraries run it at a count that is not a power of two:
+// Recursive doubling folded the textbook way at a count that is not a power of two:
 // the ranks from P' = 2^floor(log2 P) up send to rank - P' (the fold), the first P' exchange
 // by bit, then send back (the unfold). Built from that definition at every count.
 enum class FoldPart { kFoldSend, kFoldRecv, kExchange };

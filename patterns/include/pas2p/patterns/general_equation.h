@@ -138,7 +138,7 @@ struct GeneralEquation {
   BitField bit_field = BitField::kRank;  // where `bits` (and all_bits) are counted
   // One bit of the whole rank only: the sources that take part (a level of a tree).
   TreeRole tree_role = TreeRole::kNone;
-  // kXorExchange on the whole rank, folded as MPI libraries run recursive doubling at a count
+  // kXorExchange on the whole rank, folded as the textbook runs recursive doubling at a count
   // that is not a power of two: bits are counted in n = floor(log2 P) + 1 bits, and the
   // ranks from P' = 2^floor(log2 P) up fold onto the first P'. An exchange (no tree role)
   // runs among the first P' ranks only, on the bits below log2 P'. A tree level at the top
