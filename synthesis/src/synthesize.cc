@@ -1009,9 +1009,7 @@ class SynthRank : public RankEventSource {
     const EventKind kind = m.kind;
     if (IsPointToPoint(kind)) {
       dests_.clear();
-      const bool cached =
-          block_ && cur_ == cache_slot_ && runs_done_ == cache_run_ && rep_ == cache_rep_;
-      if (cached) {
+      if (InCache()) {
         // A later iteration of a block with many partners (a master handing out one task to
         // each worker, a pairwise exchange with every other rank): its i-th partner from the
         // list sorted once, not P per iteration.
@@ -1046,7 +1044,7 @@ class SynthRank : public RankEventSource {
       if (block_ && dests_.empty() && kind != EventKind::kSendrecv) return;
       if (kind == EventKind::kSendrecv) {
         sources_.clear();
-        if (cur_ == cache_slot_ && runs_done_ == cache_run_ && rep_ == cache_rep_) {
+        if (InCache()) {  // sorted with the partners, when they were
           if (iter_ < source_cache_.size()) sources_.push_back(source_cache_[iter_]);
         } else if (cur_->recv_peer) {
           cur_->recv_peer->ForEachDest(rank_, [this](std::int64_t d) { sources_.push_back(d); });
@@ -1062,6 +1060,12 @@ class SynthRank : public RankEventSource {
     } else if (IsCollective(kind)) {
       num_calls_ = (cur_->comm_is_world || cur_->comm->GroupIndex(rank_) >= 0) ? 1 : 0;
     }
+  }
+
+  // Whether the current block slot's partners (and a sendrecv's sources) of this occurrence
+  // are sorted in cache_ (and source_cache_).
+  bool InCache() const {
+    return block_ && cur_ == cache_slot_ && runs_done_ == cache_run_ && rep_ == cache_rep_;
   }
 
   // Partners in the slot's call order; in a repeated block only this iteration's one.
