@@ -1450,7 +1450,7 @@ void RefitFaceBytes(SlotModel* slot) {
   slot->face_line = false;
   slot->face_bytes = slot->face_recv_bytes = 0;
   slot->face_margin = 0;
-  if (!slot->bytes.present) return;
+  if (!slot->bytes.present || slot->bytes_per_occurrence) return;
   const bool sendrecv = slot->kind == EventKind::kSendrecv;
   if (!sendrecv && !IsPointToPoint(slot->kind)) return;
   FitFaceBytes(slot, TrainingPoints(slot->bytes),
@@ -1540,6 +1540,37 @@ std::int64_t StepBlocks(const std::optional<patterns::GeneralEquation>& eq, std:
   return std::min(std::int64_t{1} << b, nprocs - (std::int64_t{1} << b));
 }
 
+// A repeated block's bytes are a law per occurrence only when that predicts the left-out
+// counts better by more than this (a fraction: 0.1 percentage point): a law per message that
+// already holds (a pairwise exchange's constant blocks) stays per message.
+constexpr double kOccurrenceBytesGain = 1e-3;
+
+// The mean number of partners of `eq` at `nprocs` over the ranks that have any (the messages
+// a rank of a repeated block sends per occurrence: SlotModel::bytes_per_occurrence); 0 where
+// no rank has one or the count is not one of the equation's. Past kPartnerSamples ranks, the
+// mean over that many spread evenly over the ranks (an equation's partners vary along the
+// ranks in a few classes: boundaries, a remainder, a root).
+constexpr std::int64_t kPartnerSamples = 4096;
+double MeanPartners(const patterns::GeneralEquation& eq, std::int64_t nprocs) {
+  if (nprocs < 1) return 0;
+  try {
+    const auto at = eq.At(nprocs);
+    const std::int64_t samples = std::min(nprocs, kPartnerSamples);
+    double sum = 0, with = 0;
+    for (std::int64_t i = 0; i < samples; ++i) {
+      const std::int64_t r = samples == nprocs ? i : i * nprocs / samples;
+      const std::int64_t k = at.NumDests(r);
+      if (k > 0) {
+        sum += static_cast<double>(k);
+        ++with;
+      }
+    }
+    return with > 0 ? sum / with : 0;
+  } catch (const UserError&) {
+    return 0;
+  }
+}
+
 bool IsLowTreeLevel(const std::optional<patterns::GeneralEquation>& eq) {
   return eq && eq->family == patterns::Family::kXorExchange && eq->bits.size() == 1 &&
          !eq->all_bits && eq->bit_field == patterns::BitField::kRank && !eq->folded &&
@@ -1569,8 +1600,10 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
 
   std::vector<regression::Point> bytes, recv_bytes, root_bytes, root_recv, cpu, instr, root_cpu;
   int forwards = 0, backwards = 0;  // a moving root: ranks that saw it step +1, -1
-  // Repeated blocks: the compute before this slot summed over a rank's iterations.
-  std::vector<regression::Point> cpu_occ, instr_occ;
+  // Repeated blocks: the compute before this slot summed over a rank's iterations; the bytes
+  // likewise, over the ranks that sent any, and those ranks' messages per occurrence.
+  std::vector<regression::Point> cpu_occ, instr_occ, bytes_occ, recv_occ;
+  std::map<double, double> messages_per_rank;
   bool wildcard_any = false, specific_any = false;
   std::map<std::int32_t, int> requests_seen;
   double polls = 0, polled_events = 0;  // completions: failed tests folded into the call
@@ -1622,7 +1655,8 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     bool p2p_on_world = false;
     double sb = 0, rb = 0, c = 0, ins = 0, rsb = 0, rrb = 0, rc = 0;
     int nb = 0, nroot = 0, nins = 0, nall = 0, nranks = 0;
-    double nrc = 0;  // a moving root's turns (their bursts are pooled: one per turn)
+    int ranks_moved = 0;  // ranks with a message counted in sb
+    double nrc = 0;       // a moving root's turns (their bursts are pooled: one per turn)
     double others = 0, nothers = 0;  // and the other occurrences', pooled alike
     // For the spread of the bursts: each rank's burst statistics and its class (mask, and in
     // a repeated block the iteration: the first stage's burst is not the last one's).
@@ -1646,6 +1680,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       ++nranks;
       if (phase.block) rank_totals.push_back({&masks[ci][r]});
       std::vector<const phases::PhaseEvent*> all_events{first};
+      bool rank_moved = false;
       if (!data[ci].more_of_rank.empty()) {
         const auto& more = data[ci].more_of_rank[static_cast<std::size_t>(r)];
         all_events.insert(all_events.end(), more.begin(), more.end());
@@ -1752,9 +1787,11 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
           sb += e->bytes.mean;
           rb += e->recv_bytes.mean;
           ++nb;
+          rank_moved = true;
           if (subtree_alike) subtree_msgs[ci].push_back({r, e->peer, e->bytes.mean});
         }
       }
+      if (rank_moved) ++ranks_moved;
     }
     if (p2p) {
       traced_order.push_back(map);
@@ -1795,6 +1832,11 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     if (phase.block) {
       cpu_occ.push_back({p, c / nranks});
       if (nins == nall) instr_occ.push_back({p, ins / nranks});
+      if (ranks_moved > 0) {
+        bytes_occ.push_back({p, sb / ranks_moved});
+        recv_occ.push_back({p, rb / ranks_moved});
+        messages_per_rank[p] = static_cast<double>(nb) / ranks_moved;
+      }
     }
     // Spread of the bursts at this count, relative to their mean: between the ranks' means
     // (around their class's mean: a mesh corner that computes less is a class, not noise;
@@ -1974,6 +2016,28 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
         }
       }
       if (subtree_alike && per_count.size() == bytes.size()) subtree->counts = std::move(per_count);
+    }
+  }
+  if (phase.block && p2p && slot.peer && !slot.wildcard && !slot.reply && !moving_root &&
+      slot.face_dim < 0 && !(subtree && !subtree->counts.empty()) && slot.bytes.present &&
+      bytes.size() >= 3 && bytes_occ.size() == bytes.size()) {
+    // Per message or per occurrence: whichever predicts the left-out counts better, when the
+    // partners' equation gives every count's messages per rank (then a message at N carries
+    // the occurrence's bytes over the partners there).
+    auto counted = [&messages_per_rank](const patterns::GeneralEquation& eq) {
+      for (const auto& [p, messages] : messages_per_rank) {
+        if (std::abs(MeanPartners(eq, std::llround(p)) - messages) > 1e-9 * messages) return false;
+      }
+      return true;
+    };
+    const bool sendrecv = slot.kind == EventKind::kSendrecv;
+    const Quantity occ = FitQuantity(bytes_occ, what + "bytes sent over an occurrence");
+    if (occ.present && counted(*slot.peer) && (!slot.recv_peer || counted(*slot.recv_peer)) &&
+        occ.model.loo_error + kOccurrenceBytesGain < slot.bytes.model.loo_error) {
+      slot.bytes_per_occurrence = true;
+      slot.bytes = occ;
+      if (sendrecv)
+        slot.recv_bytes = FitQuantity(recv_occ, what + "bytes received over an occurrence");
     }
   }
   if (rooted) {
@@ -4928,6 +4992,7 @@ void ShareDisseminationBlocks(PhaseModel* pm, std::span<const int> counts) {
       for (std::size_t g = 0; g < run.steps; ++g) {
         SlotModel& s = slots[run.first_slot + g * run.step_slots + i];
         if (StepBlocks(s.peer, 2) < 0 || !s.bytes.present || s.subtree_bytes || s.face_dim >= 0 ||
+            s.bytes_per_occurrence ||
             (s.kind == EventKind::kSendrecv && StepBlocks(s.recv_peer, 2) < 0)) {
           steps.clear();
           break;
@@ -5020,6 +5085,7 @@ void ShareBitStepBytes(PhaseModel* pm, std::span<const int> counts) {
           const bool face = c.face_dim >= 0;
           const std::size_t points = c.bytes.model.training.size();
           if (h == g || c.subtree_bytes != d.subtree_bytes || c.step_blocks || d.step_blocks ||
+              c.bytes_per_occurrence || d.bytes_per_occurrence ||
               (face && c.peer->bit_field != d.peer->bit_field) || (!face && d.face_dim >= 0) ||
               points <= d.bytes.model.training.size() || !agree(d.bytes, c.bytes) ||
               !agree(d.recv_bytes, c.recv_bytes)) {
@@ -5321,6 +5387,10 @@ double SlotModel::BytesAt(std::int64_t nprocs, int side) const {
   }
   if (step_blocks)
     return b * static_cast<double>(std::max<std::int64_t>(0, StepBlocks(peer, nprocs)));
+  if (bytes_per_occurrence && peer) {
+    const double partners = MeanPartners(*peer, nprocs);
+    return partners > 0 ? b / partners : 0;
+  }
   return b;
 }
 
@@ -5331,6 +5401,10 @@ double SlotModel::RecvBytesAt(std::int64_t nprocs, int side) const {
   const double b = recv_bytes.At(static_cast<double>(nprocs), side);
   if (step_blocks) {
     return b * static_cast<double>(std::max<std::int64_t>(0, StepBlocks(recv_peer, nprocs)));
+  }
+  if (bytes_per_occurrence && (recv_peer || peer)) {
+    const double partners = MeanPartners(recv_peer ? *recv_peer : *peer, nprocs);
+    return partners > 0 ? b / partners : 0;
   }
   return b;
 }
@@ -6316,6 +6390,12 @@ std::string SlotModel::Describe() const {
   } else if (step_blocks) {
     q(bytes, "bytes sent per block (x min(2^b, P - 2^b) blocks: a dissemination's step)");
     if (kind == EventKind::kSendrecv) q(recv_bytes, "bytes received per block");
+  } else if (bytes_per_occurrence) {
+    q(bytes, kind == EventKind::kRecv ? "bytes received over an occurrence, split over its messages"
+                                      : "bytes sent over an occurrence, split over its messages");
+    if (kind == EventKind::kSendrecv) {
+      q(recv_bytes, "bytes received over an occurrence, split over its messages");
+    }
   } else if (IsPointToPoint(kind) && kind != EventKind::kSendrecv) {
     q(bytes, "bytes per message");
   } else {
@@ -6567,7 +6647,7 @@ Quantity QuantityFromJson(const json& j) {
 // sources have an order of their own ("recv_order"), and an equation may be a dissemination
 // ("shift_sign"); an older pas2p would read the first as the fold onto the first
 // 2^floor(log2 P) ranks and take the sources in the sends' order.
-constexpr int kModelVersion = 8;
+constexpr int kModelVersion = 9;
 
 std::string ModelToJson(const AppModel& model) {
   json j;
@@ -6637,6 +6717,7 @@ std::string ModelToJson(const AppModel& model) {
       if (s.carried) sj["carried"] = true;
       if (s.subtree_bytes) sj["subtree_bytes"] = true;
       if (s.step_blocks) sj["step_blocks"] = true;
+      if (s.bytes_per_occurrence) sj["bytes_per_occurrence"] = true;
       if (s.element_bytes > 1) sj["element_bytes"] = s.element_bytes;
       sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["cpu_spread_shared"] = s.cpu_spread_shared;
@@ -6894,6 +6975,13 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
                           std::to_string(p.slots.size()) +
                           ": step_blocks needs a dissemination step of one bit (family "
                           "\"dissemination\", one entry in \"bits\") on each side");
+        }
+        s.bytes_per_occurrence = sj.value("bytes_per_occurrence", false);
+        if (s.bytes_per_occurrence && (!p.block || !s.peer || s.step_blocks || s.subtree_bytes)) {
+          throw UserError(origin + ": phase " + std::to_string(p.index) + " call " +
+                          std::to_string(p.slots.size()) +
+                          ": bytes_per_occurrence needs a repeated block (\"block\": true) and "
+                          "a call with partners, without step_blocks or subtree_bytes");
         }
         s.element_bytes = sj.value("element_bytes", std::int64_t{1});
         if (s.element_bytes < 1 || s.element_bytes > kLargestElementBytes ||

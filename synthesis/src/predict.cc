@@ -315,11 +315,14 @@ std::optional<double> PerPartnerBytes(const SlotModel& s, std::int64_t nprocs,
   if (s.kind == EventKind::kBarrier || s.reply) return std::nullopt;
   const bool face = s.face_dim >= 0 && s.peer;
   const auto p = static_cast<double>(nprocs);
-  double bytes = unrounded && !face ? s.bytes.UnroundedAt(p) : s.BytesAt(nprocs);
+  // A law per occurrence is split over the partners at nprocs (BytesAt); no padding to undo.
+  const bool whole = face || s.bytes_per_occurrence;
+  double bytes = unrounded && !whole ? s.bytes.UnroundedAt(p) : s.BytesAt(nprocs);
   if (IsCollective(s.kind) || s.kind == EventKind::kSendrecv) {
     const bool recv_face = face && s.face_recv_bytes > 0;
-    bytes = std::max(bytes,
-                     unrounded && !recv_face ? s.recv_bytes.UnroundedAt(p) : s.RecvBytesAt(nprocs));
+    bytes = std::max(bytes, unrounded && !recv_face && !s.bytes_per_occurrence
+                                ? s.recv_bytes.UnroundedAt(p)
+                                : s.RecvBytesAt(nprocs));
   }
   if (s.kind == EventKind::kAlltoall || s.kind == EventKind::kAlltoallv) {
     std::int64_t members = nprocs;

@@ -54,6 +54,7 @@
 //                           "cpu_spread_within", "cpu_spread_shared" (optional, absent = 0),
 //                           "cpu_noise_shape" ([standardized bins], optional, absent = symmetric),
 //                           "cpu_per_occurrence" (optional, absent = false),
+//                           "bytes_per_occurrence" (optional, absent = false),
 //                           "element_bytes" (1, 2, 4 or 8; optional, absent = 1),
 //                           "class_compute": [{"mask", "cpu_ns", "instructions",
 //                                              "cpu_relative" (optional), "spread_within"
@@ -245,6 +246,14 @@ struct SlotModel {
   // traced count, the steps of a run carried the same bytes per block and their blocks
   // differed, so the steps a larger count adds carry their own.
   bool step_blocks = false;
+  // A repeated block's messages whose bytes follow no law per message but do per occurrence
+  // (a dissemination written as one block: the step of bit b sends min(2^b, P - 2^b) blocks,
+  // so the mean message is a staircase of P while the rank's total is (P - 1) blocks):
+  // `bytes` and `recv_bytes` are the bytes a rank moves over an occurrence of the block, and
+  // each message carries them over the rank's partners at N (MeanPartners). Chosen, like
+  // cpu_per_occurrence, when it predicts the left-out counts better, and only when the
+  // partners' equation counts every traced rank's messages.
+  bool bytes_per_occurrence = false;
   // The size of one value the call moves, as far as the traces show it: the largest of 1, 2,
   // 4 and 8 bytes that divides every traced message size of the slot (8 for a code that
   // sends doubles; 1 for a call that moved no bytes). A prediction that puts less than this per
