@@ -132,7 +132,15 @@
  *      (rank + i) mod P and from (rank - i) mod P, then work on what came
  *  45  dissemination allgather written by hand (Bruck; a dissemination barrier has the same
  *      pairs): for k = 1, 2, 4, ... < P, MPI_Sendrecv of min(k, P - k) blocks of N / P doubles
- *      to (rank - k) mod P and from (rank + k) mod P, then work */
+ *      to (rank - k) mod P and from (rank + k) mod P, then work
+ *  46  ring allreduce written by hand (as data-parallel training codes reduce their gradients):
+ *      work, then P - 1 steps of reduce-scatter and P - 1 of allgather, each an MPI_Sendrecv of
+ *      N / P doubles to rank + 1 and from rank - 1 (mod P), the reduce-scatter's steps adding
+ *      the block that came
+ *  47  a 2-D periodic halo on a grid whose first extent the code fixes (MPI_Dims_create with
+ *      dims = {2, 0}: 2 x P / 2, as codes given a process count along one axis): an
+ *      MPI_Irecv and an MPI_Isend to each of the 4 neighbours (faces of N / extent doubles),
+ *      MPI_Waitall, work N^2 / P; P even */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -972,6 +980,44 @@ int main(int argc, char** argv) {
                      MPI_STATUS_IGNORE);
         work(blocks * n);
       }
+    }
+  } else if (mode == 46) {
+    long n = N / P;
+    double* a = calloc(n + 1, sizeof(double));
+    double* b = calloc(n + 1, sizeof(double));
+    const int right = (rank + 1) % P, left = (rank - 1 + P) % P;
+    for (int it = 0; it < iters; ++it) {
+      work(N / P * 10);
+      for (int s = 0; s < P - 1; ++s) {
+        MPI_Sendrecv(a, (int)n, MPI_DOUBLE, right, 8, b, (int)n, MPI_DOUBLE, left, 8,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        work(n);
+      }
+      for (int s = 0; s < P - 1; ++s) {
+        MPI_Sendrecv(a, (int)n, MPI_DOUBLE, right, 9, b, (int)n, MPI_DOUBLE, left, 9,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      }
+    }
+  } else if (mode == 47) {
+    int dims[2] = {2, 0}, periods[2] = {1, 1};
+    MPI_Dims_create(P, 2, dims);
+    MPI_Comm cart;
+    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    int nb[4];
+    MPI_Cart_shift(cart, 0, 1, &nb[0], &nb[1]);
+    MPI_Cart_shift(cart, 1, 1, &nb[2], &nb[3]);
+    long lx = N / dims[0], ly = N / dims[1];
+    long face[4] = {ly, ly, lx, lx};
+    double* sbuf = calloc(4 * (lx + ly), sizeof(double));
+    double* rbuf = calloc(4 * (lx + ly), sizeof(double));
+    for (int it = 0; it < iters; ++it) {
+      MPI_Request req[8];
+      for (int k = 0; k < 4; ++k)
+        MPI_Irecv(rbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k ^ 1, cart, &req[k]);
+      for (int k = 0; k < 4; ++k)
+        MPI_Isend(sbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k, cart, &req[4 + k]);
+      MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
+      work(lx * ly / 2);
     }
   } else if (mode == 34) {
     long n = N / P;

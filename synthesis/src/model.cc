@@ -1544,6 +1544,11 @@ std::int64_t StepBlocks(const std::optional<patterns::GeneralEquation>& eq, std:
 // counts better by more than this (a fraction: 0.1 percentage point): a law per message that
 // already holds (a pairwise exchange's constant blocks) stays per message.
 constexpr double kOccurrenceBytesGain = 1e-3;
+// Nor from fewer counts than this: from 3, each left-out count is predicted from 2 by laws
+// of 2 parameters, and which of two inexact laws does better is chance (a master's tasks
+// from 4, 9, 25 and from 4, 16, 25, checked at 36 and 49: per occurrence, the bytes were
+// further off in two of the four checks and closer in two).
+constexpr std::size_t kOccurrenceBytesCounts = 4;
 
 // The mean number of partners of `eq` at `nprocs` over the ranks that have any (the messages
 // a rank of a repeated block sends per occurrence: SlotModel::bytes_per_occurrence); 0 where
@@ -2020,7 +2025,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   }
   if (phase.block && p2p && slot.peer && !slot.wildcard && !slot.reply && !moving_root &&
       slot.face_dim < 0 && !(subtree && !subtree->counts.empty()) && slot.bytes.present &&
-      bytes.size() >= 3 && bytes_occ.size() == bytes.size()) {
+      bytes.size() >= kOccurrenceBytesCounts && bytes_occ.size() == bytes.size()) {
     // Per message or per occurrence: whichever predicts the left-out counts better, when the
     // partners' equation gives every count's messages per rank (then a message at N carries
     // the occurrence's bytes over the partners there).
