@@ -140,7 +140,10 @@
  *  47  a 2-D periodic halo on a grid whose first extent the code fixes (MPI_Dims_create with
  *      dims = {2, 0}: 2 x P / 2, as codes given a process count along one axis): an
  *      MPI_Irecv and an MPI_Isend to each of the 4 neighbours (faces of N / extent doubles),
- *      MPI_Waitall, work N^2 / P; P even */
+ *      MPI_Waitall, work N^2 / P; P even
+ *  48  mode 38 split unequally: the first P / 4 ranks and the other 3 P / 4, each a periodic
+ *      2-D halo on its own MPI_Dims_create grid; P a multiple of 4 (refused: partners are not
+ *      yet fitted in a communicator's own ranks) */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -877,9 +880,10 @@ int main(int argc, char** argv) {
     double* all = rank == 0 ? calloc((size_t)(n * P + 1), sizeof(double)) : NULL;
     double* mine = calloc(n + 1, sizeof(double));
     MPI_Gather(mine, (int)n, MPI_DOUBLE, all, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  } else if (mode == 38 || mode == 39 || mode == 40 || mode == 42) {
+  } else if (mode == 38 || mode == 39 || mode == 40 || mode == 42 || mode == 48) {
     MPI_Comm half, cart;
-    MPI_Comm_split(MPI_COMM_WORLD, mode == 39 ? rank % 2 : (rank < P / 2 ? 0 : 1), rank, &half);
+    const int first = mode == 48 ? P / 4 : P / 2;  // the first component's ranks
+    MPI_Comm_split(MPI_COMM_WORLD, mode == 39 ? rank % 2 : (rank < first ? 0 : 1), rank, &half);
     int hp, dims[2] = {0, 0}, periods[2] = {1, 1};
     MPI_Comm_size(half, &hp);
     MPI_Dims_create(hp, 2, dims);

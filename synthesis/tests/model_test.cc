@@ -1226,6 +1226,18 @@ TEST(DisseminationTest, BrucksAllgatherIsPredictedAtCountsWithMoreSteps) {
   EXPECT_NE(words.find("bytes sent over an occurrence, split over its messages"), std::string::npos)
       << words;
   EXPECT_EQ(DescribeModel(ModelFromJson(ModelToJson(m), "m.json")), words);
+  // At a count past the ranks MeanPartners counts one by one, a message still carries the
+  // occurrence's bytes over the rank's 14 steps (2^13 < 8197).
+  const PhaseModel* block = nullptr;
+  for (const PhaseModel& pm : m.phases) {
+    if (pm.block) block = &pm;
+  }
+  ASSERT_NE(block, nullptr) << words;
+  const SlotModel& steps_slot = block->slots.front();
+  ASSERT_TRUE(steps_slot.bytes_per_occurrence) << words;
+  constexpr std::int64_t kLarge = 8197;
+  EXPECT_NEAR(steps_slot.BytesAt(kLarge) * 14, steps_slot.bytes.At(double(kLarge)),
+              1e-6 * steps_slot.bytes.At(double(kLarge)));
   for (const int n : {16, 24, 33}) {
     const Validation v = testing::QuickValidate(sigs, testing::Dissemination(n, p));
     EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
