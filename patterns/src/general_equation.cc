@@ -4,6 +4,7 @@
 #include <bit>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -158,6 +159,32 @@ GeneralEquation::AtCount GeneralEquation::At(std::int64_t nprocs) const {
   return AtCount(this, nprocs);
 }
 
+std::optional<std::int64_t> ComponentSize::At(std::int64_t nprocs) const {
+  if (fixed > 0) return fixed;
+  if (den <= 0 || (nprocs * num) % den != 0) return std::nullopt;
+  return nprocs * num / den;
+}
+
+std::string ComponentSize::Describe() const {
+  if (fixed > 0) return std::to_string(fixed);
+  return (num == 1 ? std::string() : std::to_string(num)) + "P" +
+         (den == 1 ? std::string() : "/" + std::to_string(den));
+}
+
+std::optional<std::vector<std::int64_t>> GeneralEquation::ComponentSizesAt(
+    std::int64_t nprocs) const {
+  std::vector<std::int64_t> sizes;
+  std::int64_t rest = nprocs;
+  for (const ComponentSize& c : component_sizes) {
+    const std::optional<std::int64_t> size = c.At(nprocs);
+    if (!size || *size < 1 || *size >= rest) return std::nullopt;
+    sizes.push_back(*size);
+    rest -= *size;
+  }
+  sizes.push_back(rest);
+  return sizes;
+}
+
 GeneralEquation::AtCount::AtCount(const GeneralEquation* equation, std::int64_t nprocs)
     : equation_(equation), nprocs_(nprocs) {
   const GeneralEquation& eq = *equation_;
@@ -165,7 +192,18 @@ GeneralEquation::AtCount::AtCount(const GeneralEquation* equation, std::int64_t 
     throw UserError(eq.name + " pattern cannot be evaluated at " + std::to_string(nprocs) +
                     " processes: it needs " + ValidCountSet(eq.ValidRules()).Describe());
   }
-  for (const GeneralEquation& term : eq.terms) terms_.push_back(term.At(nprocs));
+  if (eq.family == Family::kComponents) {
+    const std::vector<std::int64_t> sizes = *eq.ComponentSizesAt(nprocs);  // valid: exists
+    std::int64_t first = 0;
+    for (std::size_t c = 0; c < sizes.size(); ++c) {
+      offsets_.push_back(first);
+      terms_.push_back(eq.terms[c].At(sizes[c]));
+      first += sizes[c];
+    }
+    offsets_.push_back(first);
+  } else {
+    for (const GeneralEquation& term : eq.terms) terms_.push_back(term.At(nprocs));
+  }
   if (eq.family == Family::kStencil || eq.family == Family::kTranspose ||
       eq.family == Family::kGroupAll) {
     auto e = eq.grid.Extents(nprocs);
@@ -189,6 +227,15 @@ void GeneralEquation::AtCount::ForEachDest(std::int64_t src,
   const GeneralEquation& eq = *equation_;
   if (src < 0 || src >= nprocs_) return;
   switch (eq.family) {
+    case Family::kComponents: {
+      // The component that holds src, its partners in the component's own ranks (ascending,
+      // inside it), moved to world ranks.
+      const auto next = std::upper_bound(offsets_.begin(), offsets_.end(), src);
+      const auto c = static_cast<std::size_t>(next - offsets_.begin()) - 1;
+      const std::int64_t first = offsets_[c];
+      terms_[c].ForEachDest(src - first, [&fn, first](std::int64_t d) { fn(d + first); });
+      return;
+    }
     case Family::kStar: {
       const std::int64_t root = eq.root.At(nprocs_);
       const bool to = eq.star_direction != StarDirection::kFromRoot;
@@ -488,6 +535,7 @@ GeneralEquation GeneralEquation::Inverse() const {
       if (inv.valid.rule == CountRule::kGrid) inv.valid.grid = inv.grid;
       break;
     case Family::kUnion:
+    case Family::kComponents:
       for (auto& t : inv.terms) t = t.Inverse();
       break;
   }
@@ -619,6 +667,15 @@ std::string GeneralEquation::Formula() const {
 
 bool GeneralEquation::IsValidCount(std::int64_t nprocs) const {
   if (!valid.IsValid(nprocs)) return false;
+  if (family == Family::kComponents) {
+    // Each component's pattern at its own size.
+    const auto sizes = ComponentSizesAt(nprocs);
+    if (!sizes || sizes->size() != terms.size()) return false;
+    for (std::size_t c = 0; c < terms.size(); ++c) {
+      if (!terms[c].IsValidCount((*sizes)[c])) return false;
+    }
+    return true;
+  }
   return std::all_of(terms.begin(), terms.end(),
                      [nprocs](const GeneralEquation& t) { return t.IsValidCount(nprocs); });
 }
@@ -626,6 +683,9 @@ bool GeneralEquation::IsValidCount(std::int64_t nprocs) const {
 std::vector<ValidCounts> GeneralEquation::ValidRules() const {
   ValidCountSet set;
   set.Add(valid);
+  // A component's own rules hold at its size, not at P: `valid` names the counts where the
+  // sizes are whole; At() says which component a count leaves without its pattern.
+  if (family == Family::kComponents) return set.rules();
   for (const GeneralEquation& t : terms) {
     for (const ValidCounts& v : t.ValidRules()) set.Add(v);
   }
@@ -840,6 +900,29 @@ std::string GeneralEquation::Describe() const {
         out << (i ? "; and " : " ") << "(" << (i + 1) << ") " << terms[i].Describe();
       }
       return out.str();
+    case Family::kComponents: {
+      out << "blocks of consecutive ranks, each with partners in its own ranks only: ";
+      bool same = true;
+      for (const GeneralEquation& t : terms) same = same && t.Describe() == terms[0].Describe();
+      auto size = [this](std::size_t i) {
+        return i < component_sizes.size() ? component_sizes[i].Describe() + " ranks"
+                                          : std::string("the other ranks");
+      };
+      if (same) {
+        for (std::size_t i = 0; i < terms.size(); ++i) {
+          out << (i == 0 ? "" : i + 1 == terms.size() ? " and " : ", ") << size(i);
+        }
+        out << ", each " << terms[0].Describe() << " (P the component's ranks)";
+      } else {
+        for (std::size_t i = 0; i < terms.size(); ++i) {
+          out << (i ? "; " : "") << "(" << (i + 1) << ") " << size(i) << ", "
+              << terms[i].Describe();
+        }
+        out << " (P each component's ranks)";
+      }
+      out << "; valid counts: " << valid.Describe();
+      return out.str();
+    }
   }
   out << "; valid counts: " << valid.Describe();
   return out.str();
@@ -1937,6 +2020,136 @@ std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& map
                                                  bool components) {
   std::vector<Traced> traced = Prepare(maps, "", 1);
   return Fit(traced, true, nullptr, false, components);
+}
+
+GeneralEquation FitComponents(const std::vector<CommMap>& maps,
+                              const std::vector<CommunicatorLayout>& layouts,
+                              const FitOptions& options) {
+  const std::string what = options.label.empty() ? "the communication" : options.label;
+  auto fail = [&what](const std::string& why) {
+    return PatternFitError(what +
+                           ": not components of the world, each with its own pattern: " + why);
+  };
+  if (maps.empty() || layouts.size() != maps.size()) throw fail("no communicator at some count");
+  // Per count: each component's first rank and size, checked to tile the world in order.
+  std::vector<std::vector<std::int64_t>> firsts(maps.size()), sizes(maps.size());
+  for (std::size_t k = 0; k < maps.size(); ++k) {
+    const CommunicatorLayout& layout = layouts[k];
+    if (layout.nprocs != maps[k].nprocs) throw fail("the communicators' counts differ");
+    std::int64_t next = 0;
+    for (const std::vector<int>& g : layout.groups) {
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        if (g[i] != next + static_cast<std::int64_t>(i)) {
+          throw fail("at " + std::to_string(layout.nprocs) +
+                     " processes a group is not a block of consecutive ranks following the one "
+                     "before it");
+        }
+      }
+      firsts[k].push_back(next);
+      sizes[k].push_back(static_cast<std::int64_t>(g.size()));
+      next += static_cast<std::int64_t>(g.size());
+    }
+    if (next != layout.nprocs) {
+      throw fail("at " + std::to_string(layout.nprocs) + " processes the groups hold " +
+                 std::to_string(next) + " ranks, not all");
+    }
+    if (sizes[k].size() < 2 || sizes[k].size() != sizes[0].size()) {
+      throw fail("not as many groups (at least 2) at every count");
+    }
+  }
+  GeneralEquation eq;
+  eq.family = Family::kComponents;
+  eq.name = "components";
+  const std::size_t parts = sizes[0].size();
+  std::int64_t multiple = 1;
+  for (std::size_t c = 0; c + 1 < parts; ++c) {
+    ComponentSize rule;
+    bool fixed = true;
+    for (std::size_t k = 0; k < maps.size(); ++k) fixed = fixed && sizes[k][c] == sizes[0][c];
+    if (fixed && maps.size() > 1) {
+      rule.fixed = sizes[0][c];
+    } else {
+      const std::int64_t g = std::gcd(sizes[0][c], std::int64_t{maps[0].nprocs});
+      rule.num = sizes[0][c] / g;
+      rule.den = maps[0].nprocs / g;
+      for (std::size_t k = 0; k < maps.size(); ++k) {
+        if (sizes[k][c] * rule.den != std::int64_t{maps[k].nprocs} * rule.num) {
+          throw fail("component " + std::to_string(c + 1) + "'s size is neither fixed nor " +
+                     rule.Describe() + " at every count (" + std::to_string(sizes[k][c]) + " of " +
+                     std::to_string(maps[k].nprocs) + ")");
+        }
+      }
+      multiple = std::lcm(multiple, rule.den);
+    }
+    eq.component_sizes.push_back(rule);
+  }
+  // Each component's partners in its own ranks, one map per size it had.
+  std::vector<std::map<std::int64_t, CommMap>> locals(parts);
+  for (std::size_t c = 0; c < parts; ++c) {
+    std::map<std::int64_t, CommMap>& local = locals[c];
+    for (std::size_t k = 0; k < maps.size(); ++k) {
+      const std::int64_t first = firsts[k][c], size = sizes[k][c];
+      CommMap m;
+      m.nprocs = static_cast<int>(size);
+      m.dests.resize(static_cast<std::size_t>(size));
+      for (std::int64_t r = 0; r < size; ++r) {
+        for (const int d : maps[k].dests[static_cast<std::size_t>(first + r)]) {
+          if (d < first || d >= first + size) {
+            throw fail("at " + std::to_string(maps[k].nprocs) + " processes rank " +
+                       std::to_string(first + r) + " sends to rank " + std::to_string(d) +
+                       ", outside its group");
+          }
+          m.dests[static_cast<std::size_t>(r)].push_back(static_cast<int>(d - first));
+        }
+      }
+      auto [at, added] = local.emplace(size, m);
+      if (!added && !(at->second == m)) {
+        throw fail("component " + std::to_string(c + 1) + " has " + std::to_string(size) +
+                   " ranks at two counts and other partners at each");
+      }
+    }
+  }
+  // One pattern for every component when one reproduces them all (the same code in each
+  // part): the components' sizes are evidence for each other. A 2-D halo's +1 and -1 along
+  // an extent of 1 or 2, where a small component always had one, are told apart by a
+  // larger one's; fitted alone, the small component kept a guess that deadlocked at 1024.
+  std::map<std::int64_t, CommMap> all;
+  bool agree = true;
+  for (const auto& local : locals) {
+    for (const auto& [size, m] : local) {
+      auto [at, added] = all.emplace(size, m);
+      agree = agree && (added || at->second == m);
+    }
+  }
+  FitOptions fo = options;
+  fo.min_counts = 1;  // a component of fixed size has one map: the one it keeps
+  if (agree) {
+    std::vector<CommMap> every;
+    for (const auto& [size, m] : all) every.push_back(m);
+    fo.label = what + ", every component";
+    try {
+      const GeneralEquation shared = FitGeneralEquation(every, fo);
+      eq.terms.assign(parts, shared);
+    } catch (const PatternFitError&) {
+      eq.terms.clear();  // the components' own patterns, below
+    }
+  }
+  for (std::size_t c = 0; eq.terms.size() < parts; ++c) {
+    std::vector<CommMap> own;
+    for (const auto& [size, m] : locals[c]) own.push_back(m);
+    fo.label = what + ", component " + std::to_string(c + 1);
+    eq.terms.push_back(FitGeneralEquation(own, fo));
+  }
+  std::int64_t least = maps[0].nprocs;
+  for (const CommMap& m : maps) {
+    least = std::min<std::int64_t>(least, m.nprocs);
+    eq.traced_counts.push_back(m.nprocs);
+  }
+  std::sort(eq.traced_counts.begin(), eq.traced_counts.end());
+  eq.valid.rule = multiple > 1 ? CountRule::kMultiplesOf : CountRule::kAny;
+  eq.valid.factor = multiple;
+  eq.valid.min_count = least;
+  return eq;
 }
 
 bool Disagree(const GeneralEquation& a, const GeneralEquation& b, std::int64_t nprocs) {

@@ -28,7 +28,7 @@ constexpr std::array<std::pair<CountRule, const char*>, 7> kRules = {{
     {CountRule::kMultiplesOf, "multiples_of"},
     {CountRule::kGrid, "grid"},
 }};
-constexpr std::array<std::pair<Family, const char*>, 8> kFamilies = {{
+constexpr std::array<std::pair<Family, const char*>, 9> kFamilies = {{
     {Family::kStar, "star"},
     {Family::kGroupAll, "group_all"},
     {Family::kXorExchange, "xor_exchange"},
@@ -37,6 +37,7 @@ constexpr std::array<std::pair<Family, const char*>, 8> kFamilies = {{
     {Family::kTranspose, "transpose"},
     {Family::kUnion, "union"},
     {Family::kDissemination, "dissemination"},
+    {Family::kComponents, "components"},
 }};
 constexpr std::array<std::pair<StarDirection, const char*>, 3> kDirections = {{
     {StarDirection::kToRoot, "to_root"},
@@ -160,6 +161,10 @@ json ToJson(const GeneralEquation& eq) {
   for (const GeneralEquation& t : eq.terms) terms.push_back(ToJson(t));
   json rivals = json::array();
   for (const GeneralEquation& r : eq.rivals) rivals.push_back(ToJson(r));
+  json components = json::array();
+  for (const ComponentSize& c : eq.component_sizes) {
+    components.push_back({{"fixed", c.fixed}, {"num", c.num}, {"den", c.den}});
+  }
   return {{"family", NameOf(kFamilies, eq.family)},
           {"name", eq.name},
           {"description", eq.Describe()},
@@ -184,7 +189,8 @@ json ToJson(const GeneralEquation& eq) {
           {"traced_counts", eq.traced_counts},
           {"alternatives", eq.alternatives},
           {"rivals", rivals},
-          {"terms", terms}};
+          {"terms", terms},
+          {"component_sizes", components}};
 }
 
 GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin) {
@@ -235,9 +241,31 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
         }
       }
     }
-    if ((eq.family == Family::kUnion) != !eq.terms.empty()) {
+    if ((eq.family == Family::kUnion || eq.family == Family::kComponents) != !eq.terms.empty()) {
       throw UserError(origin + ": communication equation \"" + eq.name +
-                      "\": \"terms\" must be given exactly for family \"union\"");
+                      "\": \"terms\" must be given exactly for families \"union\" and "
+                      "\"components\"");
+    }
+    // Absent in files written before components existed: none.
+    if (j.contains("component_sizes")) {
+      for (const json& c : j.at("component_sizes")) {
+        ComponentSize size;
+        size.fixed = c.at("fixed").get<std::int64_t>();
+        size.num = c.at("num").get<std::int64_t>();
+        size.den = c.at("den").get<std::int64_t>();
+        if (size.fixed < 0 || size.den < 1 || (size.fixed == 0 && size.num < 1) ||
+            (size.fixed == 0 && size.num >= size.den)) {
+          throw UserError(origin + ": communication equation \"" + eq.name +
+                          "\": a component's size is \"fixed\" > 0 ranks or P x \"num\" / "
+                          "\"den\" with 0 < num < den");
+        }
+        eq.component_sizes.push_back(size);
+      }
+    }
+    if (eq.family == Family::kComponents && eq.component_sizes.size() + 1 != eq.terms.size()) {
+      throw UserError(origin + ": communication equation \"" + eq.name +
+                      "\": family \"components\" needs one \"terms\" entry per component, "
+                      "one more than \"component_sizes\" (the last holds the other ranks)");
     }
     if (eq.tree_role != TreeRole::kNone &&
         (eq.family != Family::kXorExchange || eq.all_bits || eq.bits.size() != 1 ||

@@ -872,5 +872,116 @@ TEST(ComponentsGrid, InterleavedHalvesAreFoundWhereNoSimplerGridFits) {
   EXPECT_EQ(all.Inverse().At(48).Map().Normalized(), CommMap::FromPairs(48, east).Normalized());
 }
 
+// A world in consecutive blocks of `sizes` ranks (the last takes the rest), each a ring
+// (+1, periodic) of its own ranks, and the blocks as the communicators' layout.
+std::pair<CommMap, CommunicatorLayout> RingsOfBlocks(int p, std::vector<int> sizes) {
+  int used = 0;
+  for (const int s : sizes) used += s;
+  sizes.push_back(p - used);
+  CommMap map;
+  map.nprocs = p;
+  map.dests.resize(static_cast<std::size_t>(p));
+  CommunicatorLayout layout;
+  layout.nprocs = p;
+  int first = 0;
+  for (const int s : sizes) {
+    std::vector<int> group;
+    for (int r = 0; r < s; ++r) {
+      group.push_back(first + r);
+      map.dests[static_cast<std::size_t>(first + r)] = {first + (r + 1) % s};
+    }
+    layout.groups.push_back(group);
+    first += s;
+  }
+  return {map, layout};
+}
+
+TEST(Components, BlocksOfUnequalSizesEachWithTheirOwnPattern) {
+  std::vector<CommMap> maps;
+  std::vector<CommunicatorLayout> layouts;
+  for (const int p : {8, 12, 16, 20}) {  // P/4 and 3P/4
+    auto [map, layout] = RingsOfBlocks(p, {p / 4});
+    maps.push_back(map);
+    layouts.push_back(layout);
+  }
+  EXPECT_THROW(FitGeneralEquation(maps), PatternFitError);  // no grid of world ranks
+  const GeneralEquation eq = FitComponents(maps, layouts);
+  EXPECT_EQ(eq.family, Family::kComponents);
+  ASSERT_EQ(eq.component_sizes.size(), 1u);
+  EXPECT_EQ(eq.component_sizes[0].Describe(), "P/4");
+  EXPECT_NE(eq.Describe().find("P/4 ranks and the other ranks, each ring"), std::string::npos)
+      << eq.Describe();
+  EXPECT_NE(eq.Describe().find("valid counts: multiples of 4 >= 8"), std::string::npos)
+      << eq.Describe();
+  const auto at = eq.At(40);  // blocks of 10 and 30
+  EXPECT_EQ(at.Dests(9), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(at.Dests(10), (std::vector<std::int64_t>{11}));
+  EXPECT_EQ(at.Dests(39), (std::vector<std::int64_t>{10}));
+  EXPECT_EQ(at.NumDests(25), 1);
+  EXPECT_EQ(eq.Inverse().At(40).Dests(0), (std::vector<std::int64_t>{9}));
+  EXPECT_EQ(eq.At(40).Map().Normalized(), RingsOfBlocks(40, {10}).first.Normalized());
+  EXPECT_FALSE(eq.IsValidCount(42));
+  EXPECT_THROW(eq.At(42), UserError);
+  // A block of fixed size before the rest (two servers that exchange with each other).
+  maps.clear();
+  layouts.clear();
+  for (const int p : {6, 8, 10, 14}) {
+    auto [map, layout] = RingsOfBlocks(p, {2});
+    maps.push_back(map);
+    layouts.push_back(layout);
+  }
+  const GeneralEquation servers = FitComponents(maps, layouts);
+  EXPECT_EQ(servers.component_sizes[0].fixed, 2);
+  EXPECT_EQ(servers.At(1000).Dests(1), (std::vector<std::int64_t>{0}));
+  EXPECT_EQ(servers.At(1000).Dests(999), (std::vector<std::int64_t>{2}));
+  EXPECT_TRUE(servers.IsValidCount(7));
+}
+
+TEST(Components, WhatIsNotComponentsIsSaid) {
+  std::vector<CommMap> maps;
+  std::vector<CommunicatorLayout> layouts;
+  for (const int p : {8, 12, 16}) {
+    auto [map, layout] = RingsOfBlocks(p, {p / 4});
+    maps.push_back(map);
+    layouts.push_back(layout);
+  }
+  auto message = [](const std::vector<CommMap>& m, const std::vector<CommunicatorLayout>& l) {
+    FitOptions fo;
+    fo.label = "phase 1 call 0";
+    try {
+      FitComponents(m, l, fo);
+    } catch (const PatternFitError& e) {
+      return std::string(e.what());
+    }
+    return std::string("fitted");
+  };
+  // Groups that are not blocks of consecutive ranks (every other rank).
+  std::vector<CommunicatorLayout> strided = layouts;
+  strided[1].groups = {{0, 2, 4, 6, 8, 10}, {1, 3, 5, 7, 9, 11}};
+  EXPECT_NE(message(maps, strided)
+                .find("phase 1 call 0: not components of the world, each with "
+                      "its own pattern: at 12 processes a group is not a "
+                      "block of consecutive ranks"),
+            std::string::npos)
+      << message(maps, strided);
+  // A partner outside the sender's group.
+  std::vector<CommMap> leaving = maps;
+  leaving[0].dests[1] = {7};
+  EXPECT_NE(message(leaving, layouts)
+                .find("at 8 processes rank 1 sends to rank 7, outside its "
+                      "group"),
+            std::string::npos)
+      << message(leaving, layouts);
+  // Sizes that follow no rule: 2 of 8, 4 of 12, 4 of 16.
+  std::vector<CommunicatorLayout> uneven = layouts;
+  std::vector<CommMap> uneven_maps = maps;
+  std::tie(uneven_maps[1], uneven[1]) = RingsOfBlocks(12, {4});
+  EXPECT_NE(message(uneven_maps, uneven)
+                .find("component 1's size is neither fixed nor P/4 at "
+                      "every count (4 of 12)"),
+            std::string::npos)
+      << message(uneven_maps, uneven);
+}
+
 }  // namespace
 }  // namespace pas2p::patterns

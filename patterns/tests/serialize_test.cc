@@ -248,6 +248,38 @@ TEST(Serialize, ADisseminationStepRoundTrips) {
   }
 }
 
+TEST(Serialize, ComponentsRoundTrip) {
+  std::vector<CommMap> maps;
+  std::vector<CommunicatorLayout> layouts;
+  for (const int p : {8, 12, 16}) {  // P/4 ranks in a ring, the others sending to their first
+    CommMap map;
+    map.nprocs = p;
+    map.dests.resize(static_cast<std::size_t>(p));
+    for (int r = 0; r < p / 4; ++r) map.dests[static_cast<std::size_t>(r)] = {(r + 1) % (p / 4)};
+    for (int r = p / 4 + 1; r < p; ++r) map.dests[static_cast<std::size_t>(r)] = {p / 4};
+    CommunicatorLayout layout;
+    layout.nprocs = p;
+    layout.groups.resize(2);
+    for (int r = 0; r < p; ++r) layout.groups[r < p / 4 ? 0 : 1].push_back(r);
+    maps.push_back(map);
+    layouts.push_back(layout);
+  }
+  const GeneralEquation eq = FitComponents(maps, layouts);
+  nlohmann::json j = ToJson(eq);
+  const GeneralEquation back = GeneralEquationFromJson(j, "m.json");
+  EXPECT_EQ(back.Describe(), eq.Describe());
+  EXPECT_EQ(back.At(400).Map(), eq.At(400).Map());
+  EXPECT_EQ(back.At(400).Dests(399), (std::vector<std::int64_t>{100}));
+  j["component_sizes"] = nlohmann::json::array();
+  try {
+    GeneralEquationFromJson(j, "m.json");
+    FAIL() << "components without their sizes were loaded";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("one more than \"component_sizes\""), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Serialize, BadFieldsNameTheFileAndField) {
   GeneralEquation eq = FitGeneralEquation(std::vector<CommMap>{testing::Ring(4), testing::Ring(6)});
   nlohmann::json j = ToJson(eq);

@@ -1035,10 +1035,10 @@ std::string SlotLabel(const PhaseModel& phase, std::size_t slot, const SlotModel
          std::string(EventKindName(s.kind)) + ")";
 }
 
-// Why a point-to-point call made on sub-communicators of unequal sizes fits no family: its
-// partners are members of the caller's group, and those groups make no one grid of world
-// ranks (a world split at P/4 into two components, each with a grid of its own). Empty when
-// the calls are not on such communicators at every count.
+// Why a point-to-point call made on sub-communicators of unequal sizes fits no family of
+// world ranks: its partners are members of the caller's group, and those groups make no one
+// grid of world ranks (a world split at P/4 into two components, each with a grid of its
+// own). Empty when the calls are not on such communicators at every count.
 std::string UnequalGroupsNote(const std::vector<patterns::CommunicatorLayout>& layouts) {
   std::string sizes;
   bool unequal = false;
@@ -1056,9 +1056,28 @@ std::string UnequalGroupsNote(const std::vector<patterns::CommunicatorLayout>& l
   if (!unequal) return {};
   return "\nIts calls are made on sub-communicators of unequal sizes (" + sizes +
          "), each partner in the caller's group: a world split into components of different "
-         "sizes, each with a pattern of its own ranks (a coupled model's parts), is not "
-         "fitted yet. Partners are fitted in world ranks, on one grid or on equal copies of "
-         "one.";
+         "sizes (a coupled model's parts) is fitted when the groups are blocks of consecutive "
+         "ranks whose sizes are fixed or a fraction of P, each with a pattern of its own ranks.";
+}
+
+// The maps' equation in world ranks; failing that, on calls made on sub-communicators of
+// unequal sizes (UnequalGroupsNote), components each with an equation of its own ranks
+// (patterns::FitComponents). When neither fits, the first error, with the note and why the
+// components did not fit.
+patterns::GeneralEquation FitOrComponents(const std::vector<patterns::CommMap>& maps,
+                                          const std::vector<patterns::CommunicatorLayout>& layouts,
+                                          const patterns::FitOptions& fo) {
+  try {
+    return patterns::FitGeneralEquation(maps, fo);
+  } catch (const patterns::PatternFitError& e) {
+    const std::string note = UnequalGroupsNote(layouts);
+    if (note.empty()) throw;
+    try {
+      return patterns::FitComponents(maps, layouts, fo);
+    } catch (const patterns::PatternFitError& why) {
+      throw patterns::PatternFitError(e.what() + note + "\nFitted as components: " + why.what());
+    }
+  }
 }
 
 // Whether `eq` gives every rank of every map exactly its traced partners (in any order).
@@ -1099,11 +1118,7 @@ void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_tre
     fo.tree_root = tree_root;
     fo.fold_pairs_first = fold_pairs_first;
     fo.dissemination_first = dissemination_first;
-    try {
-      slot->peer = patterns::FitGeneralEquation(slot->maps, fo);
-    } catch (const patterns::PatternFitError& e) {
-      throw patterns::PatternFitError(e.what() + UnequalGroupsNote(slot->p2p_layouts));
-    }
+    slot->peer = FitOrComponents(slot->maps, slot->p2p_layouts, fo);
   }
   bool any_recv = false;
   for (const auto& m : slot->recv_maps) any_recv = any_recv || !m.IsEmpty();
@@ -1123,11 +1138,7 @@ void FitSlotEquations(SlotModel* slot, const std::string& label, bool prefer_tre
     fo.label = label + ", receive half";
     fo.fold_pairs_first = fold_pairs_first;
     fo.dissemination_first = dissemination_first;
-    try {
-      slot->recv_peer = patterns::FitGeneralEquation(slot->recv_maps, fo);
-    } catch (const patterns::PatternFitError& e) {
-      throw patterns::PatternFitError(e.what() + UnequalGroupsNote(slot->p2p_layouts));
-    }
+    slot->recv_peer = FitOrComponents(slot->recv_maps, slot->p2p_layouts, fo);
   }
   if (!slot->layouts.empty()) {
     patterns::FitOptions fo;
@@ -6754,6 +6765,12 @@ std::string ModelToJson(const AppModel& model) {
       for (const auto& m : s.recv_maps) rmaps.push_back(MapJson(m));
       for (const auto& l : s.layouts)
         layouts.push_back(json{{"nprocs", l.nprocs}, {"groups", l.groups}});
+      if (!s.p2p_layouts.empty()) {
+        json p2p_layouts = json::array();
+        for (const auto& l : s.p2p_layouts)
+          p2p_layouts.push_back(json{{"nprocs", l.nprocs}, {"groups", l.groups}});
+        sj["p2p_layouts"] = p2p_layouts;
+      }
       sj["maps"] = maps;
       sj["recv_maps"] = rmaps;
       sj["layouts"] = layouts;
@@ -6931,11 +6948,16 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.polls = sj.value("polls", 0.0);
         for (const auto& m : sj.at("maps")) s.maps.push_back(MapFromJson(m));
         for (const auto& m : sj.at("recv_maps")) s.recv_maps.push_back(MapFromJson(m));
-        for (const auto& l : sj.at("layouts")) {
+        auto layout_of = [](const json& l) {
           patterns::CommunicatorLayout layout;
           layout.nprocs = l.at("nprocs").get<int>();
           layout.groups = l.at("groups").get<std::vector<std::vector<int>>>();
-          s.layouts.push_back(layout);
+          return layout;
+        };
+        for (const auto& l : sj.at("layouts")) s.layouts.push_back(layout_of(l));
+        // Absent in files written before components of unequal sizes were fitted.
+        if (sj.contains("p2p_layouts")) {
+          for (const auto& l : sj.at("p2p_layouts")) s.p2p_layouts.push_back(layout_of(l));
         }
         for (const auto& r : sj.at("root_points")) {
           s.root_points.emplace_back(r.at(0).get<std::int64_t>(), r.at(1).get<std::int64_t>());

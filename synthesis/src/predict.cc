@@ -203,7 +203,19 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
       continue;
     }
     std::string grid;
-    if (s.peer) {
+    if (s.peer && s.peer->family == patterns::Family::kComponents) {
+      // The blocks the world is split into at this count.
+      if (const auto sizes = s.peer->ComponentSizesAt(nprocs)) {
+        grid = "components of";
+        for (std::size_t i = 0; i < sizes->size(); ++i) {
+          grid += (i == 0                   ? " "
+                   : i + 1 == sizes->size() ? " and "
+                                            : ", ") +
+                  std::to_string((*sizes)[i]);
+        }
+        grid += " ranks";
+      }
+    } else if (s.peer) {
       try {
         const auto at = s.peer->At(nprocs);
         for (std::size_t i = 0; i < at.extents().size(); ++i)

@@ -35,6 +35,10 @@
 //   kUnion         only when no single family fits: the destinations are the union of a few
 //                  terms of the families above, each contained in the traces at every count
 //                  (e.g. a halo exchange plus workers reporting to rank 0 in one phase)
+//   kComponents    a world split into blocks of consecutive ranks of unequal sizes (a
+//                  coupled model's atmosphere and ocean, a few I/O servers), each with a
+//                  pattern of the families above in its own ranks: fitted only by
+//                  FitComponents, from the communicators the calls are made on
 // Grids are tried from the fewest dimensions, and among them from the most specific count rule
 // (sqrt/cbrt grids before MPI_Dims_create grids before grids with one fixed extent), because
 // the traced counts are the evidence of what the application accepts.
@@ -73,7 +77,8 @@ enum class Family {
   kStencil,
   kTranspose,
   kUnion,
-  kDissemination
+  kDissemination,
+  kComponents
 };
 
 // A rank (root) or bit position as a function of P: `index` from the start, or from the end
@@ -84,6 +89,17 @@ struct IndexRule {
   std::int64_t At(std::int64_t size) const { return from_end ? size - 1 - index : index; }
   std::string Describe(const std::string& size_name) const;  // "0", "P-1", "log2(P)-2"
   bool operator==(const IndexRule&) const = default;
+};
+
+// kComponents: the ranks of one component as a function of P, `fixed` (> 0) or P x num / den
+// (num / den in lowest terms).
+struct ComponentSize {
+  std::int64_t fixed = 0;
+  std::int64_t num = 0, den = 1;
+  // Its ranks at `nprocs`; nullopt where P x num / den is not whole.
+  std::optional<std::int64_t> At(std::int64_t nprocs) const;
+  std::string Describe() const;  // "4", "P/4", "3P/4"
+  bool operator==(const ComponentSize&) const = default;
 };
 
 enum class StarDirection { kToRoot, kFromRoot, kBoth };
@@ -174,6 +190,12 @@ struct GeneralEquation {
   // `rivals` and `alternatives` are empty.
   std::vector<GeneralEquation> rivals;
   std::vector<GeneralEquation> terms;  // kUnion: destinations are the union of these
+  // kComponents: `terms` are the components' equations in their own ranks, in rank order;
+  // the sizes of every component but the last, which holds the rest of the ranks.
+  std::vector<ComponentSize> component_sizes;
+  // kComponents: every component's ranks at `nprocs` (nullopt where one is not whole or
+  // not at least 1).
+  std::optional<std::vector<std::int64_t>> ComponentSizesAt(std::int64_t nprocs) const;
 
   // One line in words, e.g. "torus: +1 along x, periodic, on a sqrt(P) x sqrt(P) grid
   // (x fastest); valid counts: perfect squares >= 4".
@@ -228,7 +250,8 @@ class GeneralEquation::AtCount {
   std::vector<std::int64_t> extents_;
   std::vector<std::int64_t> strides_;
   int log2_ = 0;
-  std::vector<AtCount> terms_;  // kUnion
+  std::vector<AtCount> terms_;         // kUnion; kComponents: each at its component's size
+  std::vector<std::int64_t> offsets_;  // kComponents: each component's first rank, then P
 };
 
 struct FitOptions {
@@ -262,6 +285,16 @@ GeneralEquation FitGeneralEquation(const std::vector<CommMap>& maps,
                                    const FitOptions& options = {});
 GeneralEquation FitGeneralEquation(const std::vector<LocalEquation>& locals,
                                    const FitOptions& options = {});
+
+// A world split into components of unequal sizes, each with partners in its own ranks only
+// (Family::kComponents): `layouts` are the groups of the communicators the calls were made
+// on, one per map (same counts). Each count's groups must be blocks of consecutive ranks
+// covering the world in rank order, as many at every count; each component's size is a
+// fixed count or the same fraction of P at every count; its partners (in its own ranks) are
+// fitted with FitGeneralEquation. Throws PatternFitError saying what does not hold.
+GeneralEquation FitComponents(const std::vector<CommMap>& maps,
+                              const std::vector<CommunicatorLayout>& layouts,
+                              const FitOptions& options = {});
 
 // Every family that reproduces the maps, in preference order (empty if none). For tests and
 // for explaining ambiguity to users. With `components`, also on grids of components

@@ -46,6 +46,8 @@
 //                           "maps": [{"nprocs", "dests": [[...] per rank]}],
 //                           "recv_maps": [...], "communicator": "<words>",
 //                           "layouts": [{"nprocs", "groups": [[...]]}],
+//                           "p2p_layouts" (the same for point-to-point calls made on
+//                             sub-communicators; optional, absent = on the world),
 //                           "root_points": [[comm size, root index], ...],
 //                           "root_step" and "root_cpu_ns" (only for a root that moves),
 //                           "bytes", "recv_bytes", "root_bytes", "root_recv_bytes",
