@@ -143,7 +143,11 @@
  *      MPI_Waitall, work N^2 / P; P even
  *  48  mode 38 split unequally: the first P / 4 ranks and the other 3 P / 4, each a periodic
  *      2-D halo on its own MPI_Dims_create grid; P a multiple of 4 (refused: partners are not
- *      yet fitted in a communicator's own ranks) */
+ *      yet fitted in a communicator's own ranks)
+ *  49  ring broadcast from a root that moves (HPL's panel broadcast, "1ring"): in iteration
+ *      k the root is k mod P; it works, sends N / P doubles to root + 1, and each other rank
+ *      receives from rank - 1 and, unless rank + 1 is the root, passes it on (MPI_Send /
+ *      MPI_Recv), then works */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -1022,6 +1026,21 @@ int main(int argc, char** argv) {
         MPI_Isend(sbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k, cart, &req[4 + k]);
       MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
       work(lx * ly / 2);
+    }
+  } else if (mode == 49) {
+    long n = N / P;
+    double* a = calloc(n + 1, sizeof(double));
+    const int right = (rank + 1) % P, left = (rank - 1 + P) % P;
+    for (int it = 0; it < iters; ++it) {
+      const int root = it % P;
+      if (rank == root) {
+        work(n * 20);
+        MPI_Send(a, (int)n, MPI_DOUBLE, right, 4, MPI_COMM_WORLD);
+      } else {
+        MPI_Recv(a, (int)n, MPI_DOUBLE, left, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        if (right != root) MPI_Send(a, (int)n, MPI_DOUBLE, right, 4, MPI_COMM_WORLD);
+      }
+      work(n * 10);
     }
   } else if (mode == 34) {
     long n = N / P;
