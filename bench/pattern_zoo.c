@@ -147,7 +147,9 @@
  *  49  ring broadcast from a root that moves (HPL's panel broadcast, "1ring"): in iteration
  *      k the root is k mod P; it works, sends N / P doubles to root + 1, and each other rank
  *      receives from rank - 1 and, unless rank + 1 is the root, passes it on (MPI_Send /
- *      MPI_Recv), then works */
+ *      MPI_Recv), then works
+ *  50  mode 48 with each component reducing a norm over its own communicator every iteration
+ *      (MPI_Allreduce on groups of P / 4 and 3 P / 4 ranks) */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -884,9 +886,9 @@ int main(int argc, char** argv) {
     double* all = rank == 0 ? calloc((size_t)(n * P + 1), sizeof(double)) : NULL;
     double* mine = calloc(n + 1, sizeof(double));
     MPI_Gather(mine, (int)n, MPI_DOUBLE, all, (int)n, MPI_DOUBLE, 0, MPI_COMM_WORLD);
-  } else if (mode == 38 || mode == 39 || mode == 40 || mode == 42 || mode == 48) {
+  } else if (mode == 38 || mode == 39 || mode == 40 || mode == 42 || mode == 48 || mode == 50) {
     MPI_Comm half, cart;
-    const int first = mode == 48 ? P / 4 : P / 2;  // the first component's ranks
+    const int first = mode == 48 || mode == 50 ? P / 4 : P / 2;  // the first component's ranks
     MPI_Comm_split(MPI_COMM_WORLD, mode == 39 ? rank % 2 : (rank < first ? 0 : 1), rank, &half);
     int hp, dims[2] = {0, 0}, periods[2] = {1, 1};
     MPI_Comm_size(half, &hp);
@@ -918,7 +920,7 @@ int main(int argc, char** argv) {
         MPI_Isend(out + d * (n + 1), (int)n, MPI_DOUBLE, nb[d ^ 1], d, comm, &req[4 + d]);
       MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
       work(n * 20);
-      if (mode == 40 || (mode == 42 && it % 5 == 4)) {  // each half's own norm
+      if (mode == 40 || mode == 50 || (mode == 42 && it % 5 == 4)) {  // each half's own norm
         double r = it, sum;
         MPI_Allreduce(&r, &sum, 1, MPI_DOUBLE, MPI_SUM, half);
       }

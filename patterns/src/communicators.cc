@@ -22,6 +22,19 @@ CommunicatorRule::AtCount::AtCount(const CommunicatorRule* rule, std::int64_t np
     throw UserError("communicators (" + rule_->name + ") cannot be evaluated at " +
                     std::to_string(nprocs) + " processes: they need " + rule_->valid.Describe());
   }
+  if (!rule_->block_sizes.empty()) {
+    const auto sizes = BlockSizesAt(rule_->block_sizes, nprocs);
+    if (!sizes) {
+      throw UserError("communicators (" + rule_->name + ") cannot be evaluated at " +
+                      std::to_string(nprocs) + " processes: a block would hold no rank");
+    }
+    std::int64_t first = 0;
+    for (const std::int64_t size : *sizes) {
+      offsets_.push_back(first);
+      first += size;
+    }
+    offsets_.push_back(first);
+  }
   auto e = rule_->grid.Extents(nprocs);
   if (!e) {
     throw UserError("communicators (" + rule_->name + "): no " + rule_->grid.Describe() + " at " +
@@ -31,6 +44,13 @@ CommunicatorRule::AtCount::AtCount(const CommunicatorRule* rule, std::int64_t np
 }
 
 std::int64_t CommunicatorRule::AtCount::GroupSize() const {
+  if (!offsets_.empty()) {
+    std::int64_t largest = 0;
+    for (std::size_t i = 0; i + 1 < offsets_.size(); ++i) {
+      largest = std::max(largest, offsets_[i + 1] - offsets_[i]);
+    }
+    return largest;
+  }
   std::int64_t size = 1;
   for (std::size_t i = 0; i < extents_.size(); ++i) {
     if (rule_->group_dims[i]) size *= extents_[i];
@@ -38,12 +58,26 @@ std::int64_t CommunicatorRule::AtCount::GroupSize() const {
   return size;
 }
 
+std::int64_t CommunicatorRule::AtCount::GroupSizeOf(std::int64_t rank) const {
+  const std::int64_t group = GroupIndex(rank);
+  if (group < 0) return 0;
+  if (!offsets_.empty()) {
+    return offsets_[static_cast<std::size_t>(group) + 1] -
+           offsets_[static_cast<std::size_t>(group)];
+  }
+  return GroupSize();
+}
+
 std::int64_t CommunicatorRule::AtCount::NumGroups() const {
+  if (!offsets_.empty()) return static_cast<std::int64_t>(offsets_.size()) - 1;
   return rule_->only_group_of_rank0 ? 1 : nprocs_ / GroupSize();
 }
 
 std::int64_t CommunicatorRule::AtCount::GroupIndex(std::int64_t rank) const {
   if (rank < 0 || rank >= nprocs_) return -1;
+  if (!offsets_.empty()) {
+    return std::upper_bound(offsets_.begin(), offsets_.end(), rank) - offsets_.begin() - 1;
+  }
   // Index over the coordinates of the dimensions that do not vary inside a group.
   std::vector<std::int64_t> c = RankToCoords(rank, extents_);
   std::int64_t index = 0;
@@ -56,6 +90,7 @@ std::int64_t CommunicatorRule::AtCount::GroupIndex(std::int64_t rank) const {
 
 std::int64_t CommunicatorRule::AtCount::RankInGroup(std::int64_t rank) const {
   if (GroupIndex(rank) < 0) return -1;
+  if (!offsets_.empty()) return rank - offsets_[static_cast<std::size_t>(GroupIndex(rank))];
   std::vector<std::int64_t> c = RankToCoords(rank, extents_);
   std::int64_t index = 0;
   for (std::size_t i = extents_.size(); i-- > 0;) {
@@ -67,6 +102,11 @@ std::int64_t CommunicatorRule::AtCount::RankInGroup(std::int64_t rank) const {
 std::vector<std::int64_t> CommunicatorRule::AtCount::GroupOf(std::int64_t rank) const {
   std::vector<std::int64_t> members;
   if (GroupIndex(rank) < 0) return members;
+  if (!offsets_.empty()) {
+    const auto group = static_cast<std::size_t>(GroupIndex(rank));
+    for (std::int64_t m = offsets_[group]; m < offsets_[group + 1]; ++m) members.push_back(m);
+    return members;
+  }
   std::vector<std::int64_t> c = RankToCoords(rank, extents_);
   std::vector<std::size_t> dims;
   for (std::size_t i = 0; i < extents_.size(); ++i) {
@@ -228,6 +268,27 @@ CommunicatorRule FitCommunicators(const std::vector<CommunicatorLayout>& input,
     misses.push_back(grid.Describe() + ": " + (first_miss.empty() ? "fits" : first_miss));
   }
   if (fits.empty()) {
+    // Blocks of consecutive ranks of unequal sizes (components of a coupled model).
+    std::string blocks_miss;
+    try {
+      const BlockSplit split = FitBlockSplit(layouts, "");
+      CommunicatorRule rule;
+      rule.grid.shape = GridShape::kLinear;
+      rule.grid.ndims = 1;
+      rule.group_dims = {true};
+      rule.block_sizes = split.sizes;
+      rule.name = "blocks of consecutive ranks of unequal sizes (";
+      for (const ComponentSize& size : split.sizes) rule.name += size.Describe() + ", ";
+      rule.name += "the rest)";
+      rule.valid.rule = split.multiple > 1 ? CountRule::kMultiplesOf : CountRule::kAny;
+      rule.valid.factor = split.multiple;
+      rule.valid.min_count = counts.front();
+      rule.traced_counts = counts;
+      return rule;
+    } catch (const PatternFitError& e) {
+      blocks_miss = e.what();
+    }
+    misses.push_back("blocks of consecutive ranks of unequal sizes: " + blocks_miss);
     std::ostringstream msg;
     msg << where << ": no communicator rule (world, self, rows/columns/planes of a grid, "
         << "blocks, strides) reproduces the communicators traced at " << JoinCounts(counts)

@@ -171,18 +171,23 @@ std::string ComponentSize::Describe() const {
          (den == 1 ? std::string() : "/" + std::to_string(den));
 }
 
-std::optional<std::vector<std::int64_t>> GeneralEquation::ComponentSizesAt(
-    std::int64_t nprocs) const {
-  std::vector<std::int64_t> sizes;
+std::optional<std::vector<std::int64_t>> BlockSizesAt(const std::vector<ComponentSize>& sizes,
+                                                      std::int64_t nprocs) {
+  std::vector<std::int64_t> out;
   std::int64_t rest = nprocs;
-  for (const ComponentSize& c : component_sizes) {
+  for (const ComponentSize& c : sizes) {
     const std::optional<std::int64_t> size = c.At(nprocs);
     if (!size || *size < 1 || *size >= rest) return std::nullopt;
-    sizes.push_back(*size);
+    out.push_back(*size);
     rest -= *size;
   }
-  sizes.push_back(rest);
-  return sizes;
+  out.push_back(rest);
+  return out;
+}
+
+std::optional<std::vector<std::int64_t>> GeneralEquation::ComponentSizesAt(
+    std::int64_t nprocs) const {
+  return BlockSizesAt(component_sizes, nprocs);
 }
 
 GeneralEquation::AtCount::AtCount(const GeneralEquation* equation, std::int64_t nprocs)
@@ -2022,20 +2027,13 @@ std::vector<GeneralEquation> AllFittingEquations(const std::vector<CommMap>& map
   return Fit(traced, true, nullptr, false, components);
 }
 
-GeneralEquation FitComponents(const std::vector<CommMap>& maps,
-                              const std::vector<CommunicatorLayout>& layouts,
-                              const FitOptions& options) {
-  const std::string what = options.label.empty() ? "the communication" : options.label;
-  auto fail = [&what](const std::string& why) {
-    return PatternFitError(what +
-                           ": not components of the world, each with its own pattern: " + why);
-  };
-  if (maps.empty() || layouts.size() != maps.size()) throw fail("no communicator at some count");
-  // Per count: each component's first rank and size, checked to tile the world in order.
-  std::vector<std::vector<std::int64_t>> firsts(maps.size()), sizes(maps.size());
-  for (std::size_t k = 0; k < maps.size(); ++k) {
+BlockSplit FitBlockSplit(const std::vector<CommunicatorLayout>& layouts,
+                         const std::string& prefix) {
+  auto fail = [&prefix](const std::string& why) { return PatternFitError(prefix + why); };
+  if (layouts.empty()) throw fail("no communicator at any count");
+  std::vector<std::vector<std::int64_t>> sizes(layouts.size());
+  for (std::size_t k = 0; k < layouts.size(); ++k) {
     const CommunicatorLayout& layout = layouts[k];
-    if (layout.nprocs != maps[k].nprocs) throw fail("the communicators' counts differ");
     std::int64_t next = 0;
     for (const std::vector<int>& g : layout.groups) {
       for (std::size_t i = 0; i < g.size(); ++i) {
@@ -2045,7 +2043,6 @@ GeneralEquation FitComponents(const std::vector<CommMap>& maps,
                      "before it");
         }
       }
-      firsts[k].push_back(next);
       sizes[k].push_back(static_cast<std::int64_t>(g.size()));
       next += static_cast<std::int64_t>(g.size());
     }
@@ -2057,31 +2054,63 @@ GeneralEquation FitComponents(const std::vector<CommMap>& maps,
       throw fail("not as many groups (at least 2) at every count");
     }
   }
+  BlockSplit split;
+  for (std::size_t c = 0; c + 1 < sizes[0].size(); ++c) {
+    ComponentSize rule;
+    bool fixed = true;
+    for (std::size_t k = 0; k < layouts.size(); ++k) fixed = fixed && sizes[k][c] == sizes[0][c];
+    if (fixed && layouts.size() > 1) {
+      rule.fixed = sizes[0][c];
+    } else {
+      const std::int64_t n0 = layouts[0].nprocs;
+      const std::int64_t g = std::gcd(sizes[0][c], n0);
+      rule.num = sizes[0][c] / g;
+      rule.den = n0 / g;
+      for (std::size_t k = 0; k < layouts.size(); ++k) {
+        if (sizes[k][c] * rule.den != std::int64_t{layouts[k].nprocs} * rule.num) {
+          throw fail("component " + std::to_string(c + 1) + "'s size is neither fixed nor " +
+                     rule.Describe() + " at every count (" + std::to_string(sizes[k][c]) + " of " +
+                     std::to_string(layouts[k].nprocs) + ")");
+        }
+      }
+      split.multiple = std::lcm(split.multiple, rule.den);
+    }
+    split.sizes.push_back(rule);
+  }
+  return split;
+}
+
+GeneralEquation FitComponents(const std::vector<CommMap>& maps,
+                              const std::vector<CommunicatorLayout>& layouts,
+                              const FitOptions& options) {
+  const std::string what = options.label.empty() ? "the communication" : options.label;
+  auto fail = [&what](const std::string& why) {
+    return PatternFitError(what +
+                           ": not components of the world, each with its own pattern: " + why);
+  };
+  if (maps.empty() || layouts.size() != maps.size()) throw fail("no communicator at some count");
+  for (std::size_t k = 0; k < maps.size(); ++k) {
+    if (layouts[k].nprocs != maps[k].nprocs) throw fail("the communicators' counts differ");
+  }
+  const BlockSplit split =
+      FitBlockSplit(layouts, what + ": not components of the world, each with its own pattern: ");
   GeneralEquation eq;
   eq.family = Family::kComponents;
   eq.name = "components";
-  const std::size_t parts = sizes[0].size();
-  std::int64_t multiple = 1;
-  for (std::size_t c = 0; c + 1 < parts; ++c) {
-    ComponentSize rule;
-    bool fixed = true;
-    for (std::size_t k = 0; k < maps.size(); ++k) fixed = fixed && sizes[k][c] == sizes[0][c];
-    if (fixed && maps.size() > 1) {
-      rule.fixed = sizes[0][c];
-    } else {
-      const std::int64_t g = std::gcd(sizes[0][c], std::int64_t{maps[0].nprocs});
-      rule.num = sizes[0][c] / g;
-      rule.den = maps[0].nprocs / g;
-      for (std::size_t k = 0; k < maps.size(); ++k) {
-        if (sizes[k][c] * rule.den != std::int64_t{maps[k].nprocs} * rule.num) {
-          throw fail("component " + std::to_string(c + 1) + "'s size is neither fixed nor " +
-                     rule.Describe() + " at every count (" + std::to_string(sizes[k][c]) + " of " +
-                     std::to_string(maps[k].nprocs) + ")");
-        }
-      }
-      multiple = std::lcm(multiple, rule.den);
+  eq.component_sizes = split.sizes;
+  const std::int64_t multiple = split.multiple;
+  const std::size_t parts = split.sizes.size() + 1;
+  // Per count: each component's first rank and size.
+  std::vector<std::vector<std::int64_t>> firsts(maps.size()), sizes(maps.size());
+  for (std::size_t k = 0; k < maps.size(); ++k) {
+    std::int64_t next = 0;
+    const std::optional<std::vector<std::int64_t>> here = BlockSizesAt(split.sizes, maps[k].nprocs);
+    if (!here) throw fail("the blocks' sizes do not hold at " + std::to_string(maps[k].nprocs));
+    for (const std::int64_t size : *here) {
+      firsts[k].push_back(next);
+      sizes[k].push_back(size);
+      next += size;
     }
-    eq.component_sizes.push_back(rule);
   }
   // Each component's partners in its own ranks, one map per size it had.
   std::vector<std::map<std::int64_t, CommMap>> locals(parts);

@@ -154,6 +154,37 @@ ValidCounts ValidCountsFromJson(const json& j, const std::string& origin) {
   });
 }
 
+namespace {
+
+// Blocks' sizes (ComponentSize) of components and of communicators of unequal blocks.
+json SizesJson(const std::vector<ComponentSize>& sizes) {
+  json out = json::array();
+  for (const ComponentSize& c : sizes)
+    out.push_back({{"fixed", c.fixed}, {"num", c.num}, {"den", c.den}});
+  return out;
+}
+
+std::vector<ComponentSize> SizesFromJson(const json& j, const std::string& origin,
+                                         const std::string& what) {
+  std::vector<ComponentSize> sizes;
+  for (const json& c : j) {
+    ComponentSize size;
+    size.fixed = c.at("fixed").get<std::int64_t>();
+    size.num = c.at("num").get<std::int64_t>();
+    size.den = c.at("den").get<std::int64_t>();
+    if (size.fixed < 0 || size.den < 1 ||
+        (size.fixed == 0 && (size.num < 1 || size.num >= size.den))) {
+      throw UserError(origin + ": " + what +
+                      ": a block's size is \"fixed\" > 0 ranks or P x \"num\" / \"den\" "
+                      "with 0 < num < den");
+    }
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+}  // namespace
+
 json ToJson(const GeneralEquation& eq) {
   json bits = json::array();
   for (const IndexRule& b : eq.bits) bits.push_back(IndexJson(b));
@@ -161,10 +192,6 @@ json ToJson(const GeneralEquation& eq) {
   for (const GeneralEquation& t : eq.terms) terms.push_back(ToJson(t));
   json rivals = json::array();
   for (const GeneralEquation& r : eq.rivals) rivals.push_back(ToJson(r));
-  json components = json::array();
-  for (const ComponentSize& c : eq.component_sizes) {
-    components.push_back({{"fixed", c.fixed}, {"num", c.num}, {"den", c.den}});
-  }
   return {{"family", NameOf(kFamilies, eq.family)},
           {"name", eq.name},
           {"description", eq.Describe()},
@@ -190,7 +217,7 @@ json ToJson(const GeneralEquation& eq) {
           {"alternatives", eq.alternatives},
           {"rivals", rivals},
           {"terms", terms},
-          {"component_sizes", components}};
+          {"component_sizes", SizesJson(eq.component_sizes)}};
 }
 
 GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin) {
@@ -248,19 +275,8 @@ GeneralEquation GeneralEquationFromJson(const json& j, const std::string& origin
     }
     // Absent in files written before components existed: none.
     if (j.contains("component_sizes")) {
-      for (const json& c : j.at("component_sizes")) {
-        ComponentSize size;
-        size.fixed = c.at("fixed").get<std::int64_t>();
-        size.num = c.at("num").get<std::int64_t>();
-        size.den = c.at("den").get<std::int64_t>();
-        if (size.fixed < 0 || size.den < 1 || (size.fixed == 0 && size.num < 1) ||
-            (size.fixed == 0 && size.num >= size.den)) {
-          throw UserError(origin + ": communication equation \"" + eq.name +
-                          "\": a component's size is \"fixed\" > 0 ranks or P x \"num\" / "
-                          "\"den\" with 0 < num < den");
-        }
-        eq.component_sizes.push_back(size);
-      }
+      eq.component_sizes = SizesFromJson(j.at("component_sizes"), origin,
+                                         "communication equation \"" + eq.name + "\"");
     }
     if (eq.family == Family::kComponents && eq.component_sizes.size() + 1 != eq.terms.size()) {
       throw UserError(origin + ": communication equation \"" + eq.name +
@@ -317,7 +333,8 @@ json ToJson(const CommunicatorRule& rule) {
           {"valid", ToJson(rule.valid)},
           {"traced_counts", rule.traced_counts},
           {"alternatives", rule.alternatives},
-          {"rivals", rivals}};
+          {"rivals", rivals},
+          {"block_sizes", SizesJson(rule.block_sizes)}};
 }
 
 CommunicatorRule CommunicatorRuleFromJson(const json& j, const std::string& origin) {
@@ -330,6 +347,11 @@ CommunicatorRule CommunicatorRuleFromJson(const json& j, const std::string& orig
     rule.valid = ValidCountsFromJson(j.at("valid"), origin);
     rule.traced_counts = j.at("traced_counts").get<std::vector<std::int64_t>>();
     rule.alternatives = j.at("alternatives").get<std::vector<std::string>>();
+    // Absent in files written before blocks of unequal sizes: none.
+    if (j.contains("block_sizes")) {
+      rule.block_sizes =
+          SizesFromJson(j.at("block_sizes"), origin, "communicator rule \"" + rule.name + "\"");
+    }
     if (j.contains("rivals")) {  // absent in files written before rivals were kept
       for (const json& r : j.at("rivals")) {
         rule.rivals.push_back(CommunicatorRuleFromJson(r, origin));

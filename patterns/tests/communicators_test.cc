@@ -113,6 +113,43 @@ TEST(Communicators, IrregularGroupsAreAClearError) {
   EXPECT_THROW(FitCommunicators(bad), UserError);
 }
 
+// A world split into a block of P/4 ranks and one of the rest (a coupled model's ocean and
+// atmosphere): no grid's rows or blocks, so consecutive blocks of unequal sizes.
+TEST(Communicators, BlocksOfUnequalSizes) {
+  std::vector<CommunicatorLayout> layouts;
+  for (const int p : {8, 12, 16, 20}) {
+    CommunicatorLayout l{p, std::vector<std::vector<int>>(2)};
+    for (int r = 0; r < p; ++r) l.groups[r < p / 4 ? 0 : 1].push_back(r);
+    layouts.push_back(l);
+  }
+  const CommunicatorRule rule = FitCommunicators(layouts);
+  EXPECT_EQ(rule.Describe(),
+            "blocks of consecutive ranks of unequal sizes (P/4, the rest); valid counts: "
+            "multiples of 4 >= 8");
+  const auto at = rule.At(40);
+  EXPECT_EQ(at.NumGroups(), 2);
+  EXPECT_EQ(at.GroupSize(), 30);  // the largest
+  EXPECT_EQ(at.GroupSizeOf(9), 10);
+  EXPECT_EQ(at.GroupSizeOf(10), 30);
+  EXPECT_EQ(at.GroupIndex(10), 1);
+  EXPECT_EQ(at.RankInGroup(12), 2);
+  EXPECT_EQ(at.GroupOf(3).size(), 10u);
+  EXPECT_EQ(at.GroupOf(39).front(), 10);
+  EXPECT_EQ(at.Layout().groups.size(), 2u);
+  EXPECT_THROW(rule.At(42), UserError);
+  // Sizes that are neither fixed nor one fraction of P: still an error, saying so.
+  layouts[1] = {12, {{0, 1, 2, 3}, {4, 5, 6, 7, 8, 9, 10, 11}}};
+  try {
+    FitCommunicators(layouts);
+    FAIL() << "blocks of 2 of 8 and 4 of 12 were fitted";
+  } catch (const PatternFitError& e) {
+    EXPECT_NE(std::string(e.what()).find("blocks of consecutive ranks of unequal sizes: "
+                                         "component 1's size is neither fixed nor P/4"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Communicators, RootRule) {
   EXPECT_EQ(FitRankRule({{4, 0}, {9, 0}}).At(49), 0);
   IndexRule last = FitRankRule({{4, 3}, {9, 8}});

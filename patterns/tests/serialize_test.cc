@@ -280,6 +280,18 @@ TEST(Serialize, ComponentsRoundTrip) {
   }
 }
 
+TEST(Serialize, BlocksOfUnequalSizesRoundTrip) {
+  std::vector<CommunicatorLayout> layouts = {
+      {8, {{0, 1}, {2, 3, 4, 5, 6, 7}}},
+      {12, {{0, 1, 2}, {3, 4, 5, 6, 7, 8, 9, 10, 11}}},
+      {16, {{0, 1, 2, 3}, {4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}}}};
+  const CommunicatorRule rule = FitCommunicators(layouts);
+  const CommunicatorRule back = CommunicatorRuleFromJson(ToJson(rule), "m.json");
+  EXPECT_EQ(back.Describe(), rule.Describe());
+  EXPECT_EQ(back.At(400).GroupSizeOf(0), 100);
+  EXPECT_EQ(back.At(400).GroupSizeOf(399), 300);
+}
+
 TEST(Serialize, BadFieldsNameTheFileAndField) {
   GeneralEquation eq = FitGeneralEquation(std::vector<CommMap>{testing::Ring(4), testing::Ring(6)});
   nlohmann::json j = ToJson(eq);

@@ -232,8 +232,20 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
       try {
         const auto at = s.communicator->At(nprocs);
         const std::int64_t groups = at.NumGroups();
-        grid = std::to_string(groups) + (groups == 1 ? " group of " : " groups of ") +
-               std::to_string(at.GroupSize()) + " ranks (" + grid + ")";
+        std::string sizes = std::to_string(at.GroupSize());
+        if (!s.communicator->block_sizes.empty()) {  // blocks of unequal sizes: each
+          if (const auto each = patterns::BlockSizesAt(s.communicator->block_sizes, nprocs)) {
+            sizes.clear();
+            for (std::size_t i = 0; i < each->size(); ++i) {
+              sizes += (i == 0                  ? ""
+                        : i + 1 == each->size() ? " and "
+                                                : ", ") +
+                       std::to_string((*each)[i]);
+            }
+          }
+        }
+        grid = std::to_string(groups) + (groups == 1 ? " group of " : " groups of ") + sizes +
+               " ranks (" + grid + ")";
       } catch (const UserError&) {
         // not a valid count of this rule: the rule alone
       }

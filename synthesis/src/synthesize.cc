@@ -993,7 +993,7 @@ class SynthRank : public RankEventSource {
       if (!Made(k) || !IsRooted(m.kind) || m.root_step != phases::RootStep::kFixed) continue;
       const SlotAt& s = slots[k];
       const bool world = s.comm_is_world || !s.comm;
-      const std::int64_t size = world ? trace_->nprocs() : s.comm->GroupSize();
+      const std::int64_t size = world ? trace_->nprocs() : s.comm->GroupSizeOf(rank_);
       std::int64_t index = m.root ? m.root->At(size) : 0;
       index = std::clamp<std::int64_t>(index, 0, size - 1);
       if (world ? index == rank_ : s.comm->RankInGroup(rank_) == index) return true;
@@ -1207,7 +1207,7 @@ class SynthRank : public RankEventSource {
     if (!s.comm_is_world) {
       group = s.comm->GroupIndex(rank_);
       comm = s.comm_base + static_cast<CommId>(group);
-      size = s.comm->GroupSize();
+      size = s.comm->GroupSizeOf(rank_);
     }
     std::int32_t root = kNoRank;
     bool is_root = false;
@@ -1251,7 +1251,7 @@ class SynthRank : public RankEventSource {
     std::int64_t size = trace_->nprocs(), me = rank_;
     if (!s.comm_is_world) {
       comm = s.comm_base + static_cast<CommId>(s.comm->GroupIndex(rank_));
-      size = s.comm->GroupSize();
+      size = s.comm->GroupSizeOf(rank_);
       me = s.comm->RankInGroup(rank_);
     }
     const std::int64_t last = LastRoot(s.model->kind, comm);

@@ -1562,6 +1562,27 @@ TEST(CommunicatorGridTest, ComponentsOfUnequalSizesArePredicted) {
   } catch (const UserError& e) {
     EXPECT_NE(std::string(e.what()).find("multiples of 4"), std::string::npos) << e.what();
   }
+  // Each component reducing a norm over its own communicator: an allreduce on blocks of
+  // unequal sizes, every member of each block in its collective.
+  testing::AppParams norms = few;
+  norms.part_norm = true;
+  sigs.clear();
+  for (int n : {8, 12, 16, 20}) {
+    sigs.push_back(testing::Analyze(testing::CoupledHalves(n, norms, false, false, n / 4)));
+  }
+  const AppModel normed = BuildModel(sigs);
+  EXPECT_NE(DescribeModel(normed).find("allreduce on blocks of consecutive ranks of unequal "
+                                       "sizes (P/4, the rest)"),
+            std::string::npos)
+      << DescribeModel(normed);
+  for (const int n : {24, 36}) {
+    const Validation v =
+        testing::QuickValidate(sigs, testing::CoupledHalves(n, norms, false, false, n / 4));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
+    EXPECT_DOUBLE_EQ(v.collective_match, 1.0) << n;
+    EXPECT_LT(v.time_error, 0.05) << n;
+  }
+  EXPECT_GT(Predict(normed, 1024, testing::TestMachine()).predicted_time_s, 0);
   sigs.clear();
   for (int n : {8, 12, 16, 20}) {
     sigs.push_back(testing::Analyze(testing::CoupledHalves(n, few, false, false, n / 4 + 1)));

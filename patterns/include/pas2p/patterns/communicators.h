@@ -22,6 +22,10 @@ struct CommunicatorRule {
   GridRule grid;                     // kLinear with group_dims {true}: the world
   std::vector<bool> group_dims;      // dims that vary inside a group (fastest first); none: self
   bool only_group_of_rank0 = false;  // only one communicator exists: the one with rank 0
+  // Non-empty: the groups are blocks of consecutive ranks of unequal sizes (a coupled model's
+  // components), these sizes for all but the last, which holds the rest (the grid and
+  // group_dims are then the world's and unused). Tried when no rule above fits.
+  std::vector<ComponentSize> block_sizes;
   std::string name;  // "world", "rows", "columns", "blocks of 4", "4 interleaved groups (rank % 4)"
   ValidCounts valid;
   std::vector<std::int64_t> traced_counts;
@@ -41,7 +45,10 @@ class CommunicatorRule::AtCount {
  public:
   std::int64_t nprocs() const { return nprocs_; }
   std::int64_t NumGroups() const;
+  // The size of every group; with unequal blocks (block_sizes), the largest.
   std::int64_t GroupSize() const;
+  // The size of the group `rank` belongs to (0 if in none), in O(1).
+  std::int64_t GroupSizeOf(std::int64_t rank) const;
   // Members (world ranks, communicator-rank order) of the group `rank` belongs to; empty if
   // `rank` is in none.
   std::vector<std::int64_t> GroupOf(std::int64_t rank) const;
@@ -57,6 +64,7 @@ class CommunicatorRule::AtCount {
   const CommunicatorRule* rule_;
   std::int64_t nprocs_;
   std::vector<std::int64_t> extents_;
+  std::vector<std::int64_t> offsets_;  // block_sizes: each block's first rank, then P
 };
 
 // Throws PatternFitError if no rule reproduces every layout, UserError on malformed input.

@@ -102,6 +102,22 @@ struct ComponentSize {
   bool operator==(const ComponentSize&) const = default;
 };
 
+// Each of consecutive blocks' ranks at `nprocs`: `sizes` for all but the last, which holds the
+// rest; nullopt where one is not whole or not at least 1.
+std::optional<std::vector<std::int64_t>> BlockSizesAt(const std::vector<ComponentSize>& sizes,
+                                                      std::int64_t nprocs);
+
+// Blocks of consecutive ranks that tile the world in rank order at every traced count, as
+// many at each, each block's size fixed or the same fraction of P (the last the rest).
+struct BlockSplit {
+  std::vector<ComponentSize> sizes;  // all blocks but the last
+  std::int64_t multiple = 1;         // P must be a multiple of this for the sizes to be whole
+};
+// From the groups at each count. Throws PatternFitError(`prefix` + why) when they are not such
+// blocks (a group of ranks that are not consecutive, not as many groups at every count, a
+// size that is neither fixed nor one fraction of P).
+BlockSplit FitBlockSplit(const std::vector<CommunicatorLayout>& layouts, const std::string& prefix);
+
 enum class StarDirection { kToRoot, kFromRoot, kBoth };
 enum class BitPermutation { kRotate, kRotateHalf, kReverse, kTransposeHigh };
 
