@@ -183,6 +183,26 @@ static void post_ring(long n, double* s0, double* s1, double* r0, double* r1, in
   MPI_Isend(s0, n, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &sends[0]);
   MPI_Isend(s1, n, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &sends[1]);
 }
+/* A periodic 2-D MPI_Cart_create grid of MPI_Dims_create(P, 2) with its first extent preset
+ * to `first` (0: free): the neighbours along dimension 0 (-1, +1) and 1 (-1, +1) in nb, the
+ * local block lx x ly of an N x N domain, each neighbour's face, and a send and a receive
+ * buffer of 4 faces. */
+static MPI_Comm cart2d(int P, int first, long N, int nb[4], long* lx, long* ly, long face[4],
+                       double** sbuf, double** rbuf) {
+  int dims[2] = {first, 0}, periods[2] = {1, 1};
+  MPI_Dims_create(P, 2, dims);
+  MPI_Comm cart;
+  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+  MPI_Cart_shift(cart, 0, 1, &nb[0], &nb[1]);
+  MPI_Cart_shift(cart, 1, 1, &nb[2], &nb[3]);
+  *lx = N / dims[0];
+  *ly = N / dims[1];
+  face[0] = face[1] = *ly;
+  face[2] = face[3] = *lx;
+  *sbuf = calloc(4 * (*lx + *ly), sizeof(double));
+  *rbuf = calloc(4 * (*lx + *ly), sizeof(double));
+  return cart;
+}
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, P;
@@ -258,17 +278,10 @@ int main(int argc, char** argv) {
       MPI_Bcast(mine, 16, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     }
   } else if (mode == 5) {
-    int dims[2] = {0, 0}, periods[2] = {1, 1};
-    MPI_Dims_create(P, 2, dims);
-    MPI_Comm cart;
-    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
     int nb[4];
-    MPI_Cart_shift(cart, 0, 1, &nb[0], &nb[1]);
-    MPI_Cart_shift(cart, 1, 1, &nb[2], &nb[3]);
-    long lx = N / dims[0], ly = N / dims[1];
-    long face[4] = {ly, ly, lx, lx};
-    double* sbuf = calloc(4 * (lx + ly), sizeof(double));
-    double* rbuf = calloc(4 * (lx + ly), sizeof(double));
+    long lx, ly, face[4];
+    double *sbuf, *rbuf;
+    MPI_Comm cart = cart2d(P, 0, N, nb, &lx, &ly, face, &sbuf, &rbuf);
     double v = 1, s = 0;
     for (int it = 0; it < iters; ++it) {
       MPI_Request rr[4], sr[4];
@@ -1009,17 +1022,10 @@ int main(int argc, char** argv) {
       }
     }
   } else if (mode == 47) {
-    int dims[2] = {2, 0}, periods[2] = {1, 1};
-    MPI_Dims_create(P, 2, dims);
-    MPI_Comm cart;
-    MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
     int nb[4];
-    MPI_Cart_shift(cart, 0, 1, &nb[0], &nb[1]);
-    MPI_Cart_shift(cart, 1, 1, &nb[2], &nb[3]);
-    long lx = N / dims[0], ly = N / dims[1];
-    long face[4] = {ly, ly, lx, lx};
-    double* sbuf = calloc(4 * (lx + ly), sizeof(double));
-    double* rbuf = calloc(4 * (lx + ly), sizeof(double));
+    long lx, ly, face[4];
+    double *sbuf, *rbuf;
+    MPI_Comm cart = cart2d(P, 2, N, nb, &lx, &ly, face, &sbuf, &rbuf);
     for (int it = 0; it < iters; ++it) {
       MPI_Request req[8];
       for (int k = 0; k < 4; ++k)
