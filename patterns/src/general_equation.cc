@@ -193,6 +193,19 @@ std::optional<std::vector<std::int64_t>> GeneralEquation::ComponentSizesAt(
 GeneralEquation::AtCount::AtCount(const GeneralEquation* equation, std::int64_t nprocs)
     : equation_(equation), nprocs_(nprocs) {
   const GeneralEquation& eq = *equation_;
+  if (eq.family == Family::kComponents && eq.valid.IsValid(nprocs)) {
+    // The sizes are whole: say which component's own pattern has no count there.
+    const auto sizes = eq.ComponentSizesAt(nprocs);
+    for (std::size_t c = 0; sizes && c < sizes->size() && c < eq.terms.size(); ++c) {
+      const GeneralEquation& term = eq.terms[c];
+      if (!term.IsValidCount((*sizes)[c])) {
+        throw UserError(eq.name + " pattern cannot be evaluated at " + std::to_string(nprocs) +
+                        " processes: component " + std::to_string(c + 1) + " would have " +
+                        std::to_string((*sizes)[c]) + " ranks, and its " + term.name + " needs " +
+                        ValidCountSet(term.ValidRules()).Describe());
+      }
+    }
+  }
   if (!eq.IsValidCount(nprocs)) {
     throw UserError(eq.name + " pattern cannot be evaluated at " + std::to_string(nprocs) +
                     " processes: it needs " + ValidCountSet(eq.ValidRules()).Describe());

@@ -935,6 +935,34 @@ TEST(Components, BlocksOfUnequalSizesEachWithTheirOwnPattern) {
   EXPECT_EQ(servers.At(1000).Dests(1), (std::vector<std::int64_t>{0}));
   EXPECT_EQ(servers.At(1000).Dests(999), (std::vector<std::int64_t>{2}));
   EXPECT_TRUE(servers.IsValidCount(7));
+  // A component whose own pattern has no count at its size is named: blocks of P/4 and the
+  // rest, each a torus on a sqrt(P) x sqrt(P) grid (traced at 16 and 64: blocks of 4 and 12,
+  // 16 and 48, fitted separately), at 32 would have 8 ranks, no square.
+  maps.clear();
+  layouts.clear();
+  for (const int p : {16, 64}) {
+    CommMap map;
+    map.nprocs = p;
+    map.dests.resize(static_cast<std::size_t>(p));
+    const int q = p / 4, side = testing::Side(q);
+    for (int r = 0; r < q; ++r) {  // the first block: east on its square grid
+      map.dests[static_cast<std::size_t>(r)] = {(r / side) * side + (r % side + 1) % side};
+    }
+    for (int r = q; r < p; ++r) map.dests[static_cast<std::size_t>(r)] = {r == p - 1 ? q : r + 1};
+    CommunicatorLayout layout{p, std::vector<std::vector<int>>(2)};
+    for (int r = 0; r < p; ++r) layout.groups[r < q ? 0 : 1].push_back(r);
+    maps.push_back(map);
+    layouts.push_back(layout);
+  }
+  const GeneralEquation squares = FitComponents(maps, layouts);
+  try {
+    squares.At(32);
+    FAIL() << squares.Describe();
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("component 1 would have 8 ranks, and its"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Components, WhatIsNotComponentsIsSaid) {
