@@ -208,6 +208,14 @@ Event MakeSend(std::int32_t peer, std::int32_t tag, std::uint64_t bytes, CommId 
 Event MakeRecv(std::int32_t peer, std::int32_t tag, std::uint64_t bytes, CommId comm) {
   return MakeP2P(EventKind::kRecv, peer, tag, bytes, 0, comm);
 }
+Event MakeSendrecv(std::int32_t peer, std::int32_t recv_peer, std::int32_t tag, std::uint64_t bytes,
+                   std::uint64_t recv_bytes, CommId comm) {
+  Event e = MakeP2P(EventKind::kSendrecv, peer, tag, bytes, 0, comm);
+  e.recv_peer = recv_peer;
+  e.recv_tag = tag;
+  e.recv_bytes = recv_bytes;
+  return e;
+}
 Event MakeIsend(std::int32_t peer, std::int32_t tag, std::uint64_t bytes, RequestId request,
                 CommId comm) {
   return MakeP2P(EventKind::kIsend, peer, tag, bytes, request, comm);

@@ -536,12 +536,7 @@ TraceData MakeFoldedDoubling(int nprocs, int iterations, EventKind check) {
       std::vector<std::int64_t> ready(static_cast<std::size_t>(p2));
       for (int r = 0; r < p2; ++r) ready[r] = std::max(g.clock(r), g.clock(r ^ mask));
       for (int r = 0; r < p2; ++r) {
-        Event e;
-        e.kind = EventKind::kSendrecv;
-        e.peer = e.recv_peer = r ^ mask;
-        e.tag = e.recv_tag = 2;
-        e.bytes = e.recv_bytes = 8192;
-        g.Blocking(r, e, ready[r] + 5000);
+        g.Blocking(r, MakeSendrecv(r ^ mask, r ^ mask, 2, 8192, 8192), ready[r] + 5000);
       }
     }
     for (int r = 0; r + p2 < nprocs; ++r) g.Local(r, MakeSend(r + p2, 3, 8192));
@@ -890,15 +885,7 @@ TEST(Phases, RunsOfOneLoopMergeAlikeOnEveryRank) {
         ready[r] = std::max(g.clock((r + 1) % n), g.clock((r + n - 1) % n));
       }
       for (int r = 0; r < n; ++r) {
-        Event e;
-        e.kind = EventKind::kSendrecv;
-        e.peer = (r + 1) % n;
-        e.tag = 1;
-        e.bytes = 4096;
-        e.recv_peer = (r + n - 1) % n;
-        e.recv_tag = 1;
-        e.recv_bytes = 4096;
-        g.Blocking(r, e, ready[r] + 5000);
+        g.Blocking(r, MakeSendrecv((r + 1) % n, (r + n - 1) % n, 1, 4096, 4096), ready[r] + 5000);
       }
     }
   };

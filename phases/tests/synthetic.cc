@@ -503,15 +503,10 @@ TraceData MakeCgLike(int nprocs, int dots, int halos) {
         ready[r] = std::max(g.clock((r + 1) % nprocs), g.clock((r + nprocs - 1) % nprocs));
       }
       for (int r = 0; r < nprocs; ++r) {
-        Event e;
-        e.kind = EventKind::kSendrecv;
-        e.peer = (r + dir + nprocs) % nprocs;
-        e.tag = 7;
-        e.bytes = 65536;
-        e.recv_peer = (r - dir + nprocs) % nprocs;
-        e.recv_tag = 7;
-        e.recv_bytes = 65536;
-        g.Blocking(r, e, ready[r] + 5000);
+        g.Blocking(
+            r,
+            MakeSendrecv((r + dir + nprocs) % nprocs, (r - dir + nprocs) % nprocs, 7, 65536, 65536),
+            ready[r] + 5000);
       }
     }
     for (int r = 0; r < nprocs; ++r) g.Compute(r, 20000);

@@ -420,12 +420,7 @@ TraceData OddEvenSort(int nprocs, const AppParams& p) {
       for (int k = 0; k < nprocs; ++k) {
         const int partner = (k + r) % 2 == 0 ? r + 1 : r - 1;
         if (partner < 0 || partner >= nprocs) continue;
-        Event e;
-        e.kind = EventKind::kSendrecv;
-        e.peer = e.recv_peer = partner;
-        e.tag = e.recv_tag = 3;
-        e.bytes = e.recv_bytes = bytes;
-        ev.push_back(e);
+        ev.push_back(MakeSendrecv(partner, partner, 3, bytes, bytes));
         ev.push_back(MakeCompute(cpu / 8));
       }
     }
@@ -923,14 +918,9 @@ TraceData CartHalo3D(int nprocs, const AppParams& p) {
                 MakeCompute((dim == 0 && way == 0 ? cpu : 0) +
                             static_cast<std::int64_t>(std::llround(p.pack_ns_per_byte * packed))));
           }
-          Event e;
-          e.kind = EventKind::kSendrecv;
-          e.peer = way == 0 ? hi : lo;
-          e.recv_peer = way == 0 ? lo : hi;
-          e.tag = e.recv_tag = 3 * way + dim;
-          e.bytes = face;
-          e.recv_bytes = e.recv_peer == kProcNull ? 0 : face;
-          d.ranks[r].push_back(e);
+          const std::int32_t from = way == 0 ? lo : hi;
+          d.ranks[r].push_back(MakeSendrecv(way == 0 ? hi : lo, from, 3 * way + dim, face,
+                                            from == kProcNull ? 0 : face));
         }
       }
     }
@@ -1576,13 +1566,7 @@ TraceData PairwiseExchange(int nprocs, const AppParams& p) {
     for (int it = 0; it < p.iterations; ++it) {
       ev.push_back(MakeCompute(cpu));
       for (int i = 1; i < nprocs; ++i) {
-        Event e;
-        e.kind = EventKind::kSendrecv;
-        e.peer = (r + i) % nprocs;
-        e.recv_peer = (r - i + nprocs) % nprocs;
-        e.tag = e.recv_tag = 5;
-        e.bytes = e.recv_bytes = bytes;
-        ev.push_back(e);
+        ev.push_back(MakeSendrecv((r + i) % nprocs, (r - i + nprocs) % nprocs, 5, bytes, bytes));
       }
     }
   }
@@ -1599,13 +1583,8 @@ TraceData Dissemination(int nprocs, const AppParams& p) {
     for (int it = 0; it < p.iterations; ++it) {
       ev.push_back(MakeCompute(cpu));
       for (int k = 1; k < nprocs; k *= 2) {
-        Event e;
-        e.kind = EventKind::kSendrecv;
-        e.peer = (r - k + nprocs) % nprocs;
-        e.recv_peer = (r + k) % nprocs;
-        e.tag = e.recv_tag = 6;
-        e.bytes = e.recv_bytes = block * static_cast<std::uint64_t>(std::min(k, nprocs - k));
-        ev.push_back(e);
+        const std::uint64_t bytes = block * static_cast<std::uint64_t>(std::min(k, nprocs - k));
+        ev.push_back(MakeSendrecv((r - k + nprocs) % nprocs, (r + k) % nprocs, 6, bytes, bytes));
       }
       if (p.check_every == 1) ev.push_back(MakeCollective(EventKind::kAllreduce, 8, 8));
     }

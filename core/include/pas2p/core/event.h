@@ -188,6 +188,9 @@ Event MakeIsend(std::int32_t peer, std::int32_t tag, std::uint64_t bytes, Reques
                 CommId comm = kCommWorld);
 Event MakeIrecv(std::int32_t peer, std::int32_t tag, std::uint64_t bytes, RequestId request,
                 CommId comm = kCommWorld);
+// MPI_Sendrecv: `bytes` to `peer` and `recv_bytes` from `recv_peer`, both with `tag`.
+Event MakeSendrecv(std::int32_t peer, std::int32_t recv_peer, std::int32_t tag, std::uint64_t bytes,
+                   std::uint64_t recv_bytes, CommId comm = kCommWorld);
 Event MakeWaitall(std::vector<RequestId> requests);
 Event MakeCollective(EventKind kind, std::uint64_t send_bytes, std::uint64_t recv_bytes,
                      std::int32_t root = kNoRank, CommId comm = kCommWorld);
