@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -1256,8 +1257,10 @@ std::vector<double> FaceMargins() {
 // A line instead (bytes = c / the extent along the exchange's own dimension: a vector split
 // over the ranks of a row, reduced along the row) when it predicts the left-out counts
 // strictly better than the face.
+//
+// `chosen_loo`, when given, gets the leave-one-out error of the face it keeps.
 void FitFaceBytes(SlotModel* slot, const std::vector<regression::Point>& bytes,
-                  const std::vector<regression::Point>& recv_bytes) {
+                  const std::vector<regression::Point>& recv_bytes, double* chosen_loo = nullptr) {
   const int dim = ExchangeDim(*slot);
   if (dim < 0 || bytes.size() < 3 || !slot->bytes.present) return;
   bool line = false;
@@ -1383,6 +1386,7 @@ void FitFaceBytes(SlotModel* slot, const std::vector<regression::Point>& bytes,
   slot->face_bytes = coef;
   slot->face_recv_bytes = rcoef;
   slot->face_margin = margin;
+  if (chosen_loo) *chosen_loo = loo;
 }
 
 // The points a fitted quantity was fitted to, per rank (undoing the x P form).
@@ -1455,6 +1459,92 @@ void UnlessSupported(Quantity* q) {
   q->divided_by_p = false;
 }
 
+// A call on components of unequal sizes takes a bytes law per component only when each
+// predicts its left-out counts better than the call's one law predicts the mean, by at least
+// this much (relative leave-one-out error).
+constexpr double kComponentBytesGain = 1e-3;
+
+// SlotModel::component_bytes from the traced messages (SlotModel::rank_messages), once the
+// partners' equation is fitted. Each component's messages get a law of their own: of the
+// component's size (or of P, for a component as large at every traced count) and, on a grid,
+// the face of the component's own grid, whichever predicts its left-out counts better (as
+// the call's own bytes are chosen). A loaded model, which has no messages, keeps its own.
+void FitComponentBytes(SlotModel* slot, const std::string& what) {
+  if (slot->rank_messages.empty()) return;
+  slot->component_bytes.clear();
+  if (!slot->peer || slot->peer->family != patterns::Family::kComponents || !slot->bytes.present ||
+      slot->face_dim >= 0 || slot->subtree_bytes || slot->step_blocks ||
+      slot->bytes_per_occurrence || slot->wildcard || slot->reply) {
+    return;
+  }
+  const patterns::GeneralEquation& eq = *slot->peer;
+  const std::size_t k = eq.terms.size();
+  struct CountMean {
+    double nprocs, size, bytes, recv_bytes;
+  };
+  std::vector<std::vector<CountMean>> means(k);
+  std::vector<std::set<std::int64_t>> sizes_seen(k);
+  for (const auto& [n, messages] : slot->rank_messages) {
+    const auto sizes = eq.ComponentSizesAt(n);
+    if (!sizes || sizes->size() != k) return;
+    std::vector<std::int64_t> ends(k);
+    std::partial_sum(sizes->begin(), sizes->end(), ends.begin());
+    std::vector<double> sum(k), recv_sum(k), count(k);
+    for (const SlotModel::RankMessage& m : messages) {
+      const auto c = static_cast<std::size_t>(std::upper_bound(ends.begin(), ends.end(), m.rank) -
+                                              ends.begin());
+      if (c >= k) return;
+      sum[c] += m.bytes;
+      recv_sum[c] += m.recv_bytes;
+      ++count[c];
+    }
+    for (std::size_t c = 0; c < k; ++c) {
+      sizes_seen[c].insert((*sizes)[c]);
+      if (count[c] > 0) {
+        means[c].push_back({static_cast<double>(n), static_cast<double>((*sizes)[c]),
+                            sum[c] / count[c], recv_sum[c] / count[c]});
+      }
+    }
+  }
+  const bool sendrecv = slot->kind == EventKind::kSendrecv;
+  std::vector<ComponentBytes> laws(k);
+  double worst = 0;
+  for (std::size_t c = 0; c < k; ++c) {
+    if (means[c].size() < 3) return;  // too few counts for a law of its own
+    ComponentBytes& law = laws[c];
+    law.own_ranks = sizes_seen[c].size() > 1;
+    std::vector<regression::Point> sent, received;
+    for (const CountMean& m : means[c]) {
+      const double x = law.own_ranks ? m.size : m.nprocs;
+      sent.push_back({x, m.bytes});
+      received.push_back({x, m.recv_bytes});
+    }
+    const std::string label = what + "component " + std::to_string(c) + ": ";
+    SlotModel alone;  // the component's messages as a call of their own
+    alone.kind = slot->kind;
+    alone.peer = eq.terms[c];
+    alone.bytes = FitQuantity(sent, label + (sendrecv ? "bytes sent" : "bytes per message"));
+    if (sendrecv) alone.recv_bytes = FitQuantity(received, label + "bytes received");
+    double loo = alone.bytes.model.loo_error;
+    if (law.own_ranks) {
+      double face_loo = 0;
+      FitFaceBytes(&alone, sent, sendrecv ? received : std::vector<regression::Point>{}, &face_loo);
+      if (alone.face_dim >= 0) loo = face_loo;
+    }
+    worst = std::max(worst, loo);
+    law.bytes = std::move(alone.bytes);
+    law.recv_bytes = std::move(alone.recv_bytes);
+    law.face_dim = alone.face_dim;
+    law.face_line = alone.face_line;
+    law.face_bytes = alone.face_bytes;
+    law.face_recv_bytes = alone.face_recv_bytes;
+    law.face_margin = alone.face_margin;
+  }
+  if (worst + kComponentBytesGain < slot->bytes.model.loo_error) {
+    slot->component_bytes = std::move(laws);
+  }
+}
+
 // FitFaceBytes again after the slot's equation changed (HarmonizeGrids).
 void RefitFaceBytes(SlotModel* slot) {
   slot->face_dim = -1;
@@ -1467,6 +1557,7 @@ void RefitFaceBytes(SlotModel* slot) {
   FitFaceBytes(slot, TrainingPoints(slot->bytes),
                sendrecv && slot->recv_bytes.present ? TrainingPoints(slot->recv_bytes)
                                                     : std::vector<regression::Point>{});
+  FitComponentBytes(slot, "a call on components: ");
 }
 
 // The share of the within-rank variance of a slot's bursts at one count that every rank
@@ -1805,6 +1896,12 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
           ++nb;
           rank_moved = true;
           if (subtree_alike) subtree_msgs[ci].push_back({r, e->peer, e->bytes.mean});
+          if (p2p) {
+            if (slot.rank_messages.empty() || slot.rank_messages.back().first != n) {
+              slot.rank_messages.emplace_back(n, std::vector<SlotModel::RankMessage>{});
+            }
+            slot.rank_messages.back().second.push_back({r, e->bytes.mean, e->recv_bytes.mean});
+          }
         }
       }
       if (rank_moved) ++ranks_moved;
@@ -2056,6 +2153,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
         slot.recv_bytes = FitQuantity(recv_occ, what + "bytes received over an occurrence");
     }
   }
+  FitComponentBytes(&slot, what);
   if (rooted) {
     slot.root_bytes = FitQuantity(root_bytes, what + "bytes sent by the root");
     slot.root_recv_bytes = FitQuantity(root_recv, what + "bytes received by the root");
@@ -5390,7 +5488,49 @@ std::int64_t SubtreeRanks(std::int64_t rank, std::int64_t partner, std::int64_t 
   return std::min(child - std::min(v, w), nprocs - child);
 }
 
+SlotModel::ComponentsAt SlotModel::ComponentBytesAt(std::int64_t nprocs, int side,
+                                                    bool recv) const {
+  ComponentsAt out;
+  if (component_bytes.empty() || !peer || peer->family != patterns::Family::kComponents) return out;
+  const auto sizes = peer->ComponentSizesAt(nprocs);
+  if (!sizes || sizes->size() != component_bytes.size() ||
+      peer->terms.size() != component_bytes.size()) {
+    return out;
+  }
+  for (std::size_t c = 0; c < component_bytes.size(); ++c) {
+    const ComponentBytes& law = component_bytes[c];
+    const std::int64_t size = (*sizes)[c];
+    const double face = recv ? law.face_recv_bytes : law.face_bytes;
+    if (law.face_dim >= 0 && face > 0) {
+      out.bytes.push_back(
+          face * FaceFactor(peer->terms[c], law.face_dim, size, law.face_line, law.face_margin));
+    } else {
+      const double x = static_cast<double>(law.own_ranks ? size : nprocs);
+      out.bytes.push_back((recv ? law.recv_bytes : law.bytes).At(x, side));
+    }
+  }
+  out.sizes = *sizes;
+  return out;
+}
+
+namespace {
+
+// The mean over the ranks of each component's bytes (SlotModel::ComponentBytesAt).
+double RankMean(const SlotModel::ComponentsAt& at) {
+  double sum = 0, ranks = 0;
+  for (std::size_t c = 0; c < at.bytes.size(); ++c) {
+    sum += at.bytes[c] * static_cast<double>(at.sizes[c]);
+    ranks += static_cast<double>(at.sizes[c]);
+  }
+  return ranks > 0 ? sum / ranks : 0;
+}
+
+}  // namespace
+
 double SlotModel::BytesAt(std::int64_t nprocs, int side) const {
+  if (const ComponentsAt at = ComponentBytesAt(nprocs, side); !at.bytes.empty()) {
+    return RankMean(at);
+  }
   if (face_dim >= 0 && peer) {
     return face_bytes * FaceFactor(*peer, face_dim, nprocs, face_line, face_margin);
   }
@@ -5411,6 +5551,9 @@ double SlotModel::BytesAt(std::int64_t nprocs, int side) const {
 }
 
 double SlotModel::RecvBytesAt(std::int64_t nprocs, int side) const {
+  if (const ComponentsAt at = ComponentBytesAt(nprocs, side, true); !at.bytes.empty()) {
+    return RankMean(at);
+  }
   if (face_dim >= 0 && peer && face_recv_bytes > 0) {
     return face_recv_bytes * FaceFactor(*peer, face_dim, nprocs, face_line, face_margin);
   }
@@ -6293,6 +6436,33 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
 // ---------------------------------------------------------------------------------------
 // Words.
 
+namespace {
+
+// A face law in words (SlotModel::face_dim and the rest): "bytes per message ≈ ...".
+std::string FaceWords(int dim, bool line, double bytes, double margin) {
+  char buf[288];
+  if (line) {
+    std::snprintf(buf, sizeof buf,
+                  "bytes per message ≈ %.6g / the grid's extent along dimension %d (a line of "
+                  "the local block, exchanged along it)",
+                  bytes, dim);
+  } else if (margin > 0) {
+    std::snprintf(buf, sizeof buf,
+                  "bytes per message ≈ %.6g x the product of (1/extent + %.4g) over the grid's "
+                  "other dimensions (a face of the local block with a halo %.4g of the domain "
+                  "wide; exchanged along dimension %d)",
+                  bytes, margin, margin / 2, dim);
+  } else {
+    std::snprintf(buf, sizeof buf,
+                  "bytes per message ≈ %.6g x the product of 1/extent over the grid's other "
+                  "dimensions (a face of the local block; exchanged along dimension %d)",
+                  bytes, dim);
+  }
+  return buf;
+}
+
+}  // namespace
+
 std::string SlotModel::Describe() const {
   std::ostringstream out;
   out << EventKindName(kind);
@@ -6377,28 +6547,22 @@ std::string SlotModel::Describe() const {
       out << "; " << qq.Describe(what);
     }
   };
-  if (face_dim >= 0 && face_line) {
-    char buf[224];
-    std::snprintf(buf, sizeof buf,
-                  "; bytes per message ≈ %.6g / the grid's extent along dimension %d (a line of "
-                  "the local block, exchanged along it)",
-                  face_bytes, face_dim);
-    out << buf;
-  } else if (face_dim >= 0 && face_margin > 0) {
-    char buf[288];
-    std::snprintf(buf, sizeof buf,
-                  "; bytes per message ≈ %.6g x the product of (1/extent + %.4g) over the grid's "
-                  "other dimensions (a face of the local block with a halo %.4g of the domain "
-                  "wide; exchanged along dimension %d)",
-                  face_bytes, face_margin, face_margin / 2, face_dim);
-    out << buf;
+  if (!component_bytes.empty()) {
+    const bool two = kind == EventKind::kSendrecv;
+    for (std::size_t c = 0; c < component_bytes.size(); ++c) {
+      const ComponentBytes& law = component_bytes[c];
+      out << "; in component " << c;
+      if (law.face_dim >= 0) {
+        out << ", on its own grid: "
+            << FaceWords(law.face_dim, law.face_line, law.face_bytes, law.face_margin);
+      } else {
+        const std::string of = law.own_ranks ? " (P: the component's ranks)" : "";
+        out << ": " << law.bytes.Describe((two ? "bytes sent" : "bytes per message") + of);
+        if (two) out << "; " << law.recv_bytes.Describe("bytes received" + of);
+      }
+    }
   } else if (face_dim >= 0) {
-    char buf[224];
-    std::snprintf(buf, sizeof buf,
-                  "; bytes per message ≈ %.6g x the product of 1/extent over the grid's other "
-                  "dimensions (a face of the local block; exchanged along dimension %d)",
-                  face_bytes, face_dim);
-    out << buf;
+    out << "; " << FaceWords(face_dim, face_line, face_bytes, face_margin);
   } else if (subtree_bytes) {
     q(bytes,
       "bytes per message per rank of the subtree it carries (x min(2^b, P - child): a binomial "
@@ -6662,8 +6826,12 @@ Quantity QuantityFromJson(const json& j) {
 // folded exchange may fold in pairs ("fold_pairs", as MPI libraries fold), a sendrecv's
 // sources have an order of their own ("recv_order"), and an equation may be a dissemination
 // ("shift_sign"); an older pas2p would read the first as the fold onto the first
-// 2^floor(log2 P) ranks and take the sources in the sends' order.
-constexpr int kModelVersion = 9;
+// 2^floor(log2 P) ranks and take the sources in the sends' order. Version 9: a block's bytes
+// may be per occurrence ("bytes_per_occurrence") and calls may be on components of unequal
+// sizes (family "components", "block_sizes"). Version 10: a call on components may have a
+// bytes law per component ("component_bytes"); an older pas2p would give every rank the
+// call's one law.
+constexpr int kModelVersion = 10;
 
 std::string ModelToJson(const AppModel& model) {
   json j;
@@ -6734,6 +6902,22 @@ std::string ModelToJson(const AppModel& model) {
       if (s.subtree_bytes) sj["subtree_bytes"] = true;
       if (s.step_blocks) sj["step_blocks"] = true;
       if (s.bytes_per_occurrence) sj["bytes_per_occurrence"] = true;
+      if (!s.component_bytes.empty()) {
+        json laws = json::array();
+        for (const ComponentBytes& law : s.component_bytes) {
+          json lj{{"own_ranks", law.own_ranks}, {"bytes", QuantityJson(law.bytes)}};
+          if (law.recv_bytes.present) lj["recv_bytes"] = QuantityJson(law.recv_bytes);
+          if (law.face_dim >= 0) {
+            lj["face_dim"] = law.face_dim;
+            lj["face_bytes"] = law.face_bytes;
+            if (law.face_recv_bytes > 0) lj["face_recv_bytes"] = law.face_recv_bytes;
+            if (law.face_line) lj["face_line"] = true;
+            if (law.face_margin > 0) lj["face_margin"] = law.face_margin;
+          }
+          laws.push_back(std::move(lj));
+        }
+        sj["component_bytes"] = std::move(laws);
+      }
       if (s.element_bytes > 1) sj["element_bytes"] = s.element_bytes;
       sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["cpu_spread_shared"] = s.cpu_spread_shared;
@@ -7009,6 +7193,38 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
                           std::to_string(p.slots.size()) +
                           ": bytes_per_occurrence needs a repeated block (\"block\": true) and "
                           "a call with partners, without step_blocks or subtree_bytes");
+        }
+        if (sj.contains("component_bytes")) {
+          const std::string call = origin + ": phase " + std::to_string(p.index) + " call " +
+                                   std::to_string(p.slots.size()) + ": component_bytes";
+          const json& laws = sj.at("component_bytes");
+          if (!laws.is_array() || !s.peer || s.peer->family != patterns::Family::kComponents ||
+              laws.size() != s.peer->terms.size() || s.face_dim >= 0 || s.step_blocks ||
+              s.subtree_bytes || s.bytes_per_occurrence) {
+            throw UserError(call + " needs a call on components (family \"components\") and " +
+                            "one law per component (" +
+                            std::to_string(s.peer ? s.peer->terms.size() : 0) +
+                            " here), without a face, step_blocks, subtree_bytes or "
+                            "bytes_per_occurrence");
+          }
+          for (const json& lj : laws) {
+            ComponentBytes law;
+            law.own_ranks = lj.at("own_ranks").get<bool>();
+            law.bytes = QuantityFromJson(lj.at("bytes"));
+            if (lj.contains("recv_bytes")) law.recv_bytes = QuantityFromJson(lj.at("recv_bytes"));
+            law.face_dim = lj.value("face_dim", -1);
+            law.face_bytes = lj.value("face_bytes", 0.0);
+            law.face_recv_bytes = lj.value("face_recv_bytes", 0.0);
+            law.face_line = lj.value("face_line", false);
+            law.face_margin = lj.value("face_margin", 0.0);
+            if (law.face_dim >= 0 &&
+                (!law.own_ranks || !(law.face_bytes > 0) || !(law.face_margin >= 0) ||
+                 !std::isfinite(law.face_bytes) || !std::isfinite(law.face_margin))) {
+              throw UserError(call + ": a component's face needs \"own_ranks\": true, " +
+                              "\"face_bytes\" > 0 and \"face_margin\" >= 0");
+            }
+            s.component_bytes.push_back(std::move(law));
+          }
         }
         s.element_bytes = sj.value("element_bytes", std::int64_t{1});
         if (s.element_bytes < 1 || s.element_bytes > kLargestElementBytes ||

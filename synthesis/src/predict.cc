@@ -254,12 +254,20 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
     const double bytes =
         IsRooted(s.kind) ? std::max(s.BytesAt(nprocs), s.RecvBytesAt(nprocs)) : s.BytesAt(nprocs);
     const bool moving = s.root_step != phases::RootStep::kFixed;
+    // A law per component: from the least to the most a component's messages carry.
+    double least = bytes, most = -1;
+    if (const SlotModel::ComponentsAt parts = s.ComponentBytesAt(nprocs); !parts.bytes.empty()) {
+      const auto [lo, hi] = std::minmax_element(parts.bytes.begin(), parts.bytes.end());
+      least = *lo;
+      if (*hi > *lo + 0.5) most = *hi;
+    }
     if (!runs.empty() && runs.back().kind == s.kind && runs.back().grid == grid &&
-        runs.back().moving_root == moving && std::fabs(runs.back().bytes - bytes) <= 0.5) {
+        runs.back().moving_root == moving && std::fabs(runs.back().bytes - least) <= 0.5 &&
+        std::fabs(runs.back().max_bytes - most) <= 0.5) {
       ++runs.back().calls;
       continue;
     }
-    runs.push_back(Run{s.kind, 1, grid, bytes, moving});
+    runs.push_back(Run{s.kind, 1, grid, least, moving, most});
   }
   // Many runs (a 27-point halo's 26 receives: faces, edges and corners of three sizes, in
   // direction order; a tree's levels, a receive and a send each) read better as one run per
@@ -273,7 +281,7 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
       });
       if (same != merged.end()) {
         Run& m = *same;
-        const double hi = std::max({m.bytes, m.max_bytes, r.bytes});
+        const double hi = std::max({m.bytes, m.max_bytes, r.bytes, r.max_bytes});
         m.bytes = std::min(m.bytes, r.bytes);
         m.max_bytes = hi > m.bytes + 0.5 ? hi : -1;
         m.calls += r.calls;

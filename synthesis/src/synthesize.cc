@@ -57,11 +57,32 @@ struct SynthesizedTrace::SlotAt {
   // slot's messages are `bytes` each).
   double subtree_unit = 0;
   std::int64_t subtree_root = 0;  // the tree's root at this count
-  // The bytes of a message to or from `partner` (its subtree's, for a tree that carries them).
+  // SlotModel::component_bytes: each component's bytes per message, and the rank past each
+  // component's last (empty: `bytes` on every rank).
+  std::vector<std::uint64_t> component_bytes;
+  std::vector<std::int64_t> component_ends;
+  std::size_t ComponentOf(std::int64_t rank) const {
+    return static_cast<std::size_t>(
+        std::upper_bound(component_ends.begin(), component_ends.end(), rank) -
+        component_ends.begin());
+  }
+  // The bytes of a message to or from `partner` (its subtree's, for a tree that carries them;
+  // its component's, for a call with a law per component).
   std::uint64_t BytesWith(std::int64_t rank, std::int64_t partner, std::int64_t nprocs) const {
+    if (!component_bytes.empty()) {
+      const std::size_t c = ComponentOf(rank);
+      return c < component_bytes.size() ? component_bytes[c] : bytes;
+    }
     if (subtree_unit <= 0) return bytes;
     return static_cast<std::uint64_t>(std::llround(
         subtree_unit * static_cast<double>(SubtreeRanks(rank, partner, nprocs, subtree_root))));
+  }
+  // The largest message of this slot in component `c` of `ends` (any component: c past the
+  // end), for a receive's room.
+  std::uint64_t LargestIn(const std::vector<std::int64_t>& ends, std::size_t c) const {
+    if (component_bytes.empty()) return bytes;
+    if (ends == component_ends && c < component_bytes.size()) return component_bytes[c];
+    return *std::max_element(component_bytes.begin(), component_bytes.end());
   }
   std::int64_t cpu_ns = 0;
   std::int64_t root_cpu_ns = 0;  // a root that moves: the burst at the root on its turn
@@ -1094,12 +1115,13 @@ class SynthRank : public RankEventSource {
       event->peer = i < dests_.size() ? static_cast<std::int32_t>(dests_[i]) : kProcNull;
       event->recv_peer = i < sources_.size() ? static_cast<std::int32_t>(sources_[i]) : kProcNull;
       event->tag = event->recv_tag = m.tag;
-      event->bytes = s.bytes;
+      event->bytes = s.BytesWith(rank_, event->peer, trace_->nprocs());
       // What the receive half gets is the message its partner's same call sends (the tracer
       // records the bytes received, MPI_Get_count of the status): nothing from MPI_PROC_NULL.
       // Not the fitted mean of the receive half, which counts a mesh's open boundary as 0 and
-      // so would receive less than the partner sends (a truncated receive in MPI terms).
-      event->recv_bytes = event->recv_peer == kProcNull ? 0 : s.bytes;
+      // so would receive less than the partner sends (a truncated receive in MPI terms). (A
+      // call on components has its partners in the rank's own component, of the same size.)
+      event->recv_bytes = event->recv_peer == kProcNull ? 0 : event->bytes;
       return;
     }
     auto peer = static_cast<std::int32_t>(dests_[i]);
@@ -1424,6 +1446,14 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       const int side = options_.side;
       at.bytes = Round(sm.BytesAt(nprocs, side));
       at.recv_bytes = Round(sm.RecvBytesAt(nprocs, side));
+      if (const SlotModel::ComponentsAt parts = sm.ComponentBytesAt(nprocs, side);
+          !parts.bytes.empty()) {
+        std::int64_t end = 0;
+        for (std::size_t c = 0; c < parts.bytes.size(); ++c) {
+          at.component_bytes.push_back(Round(parts.bytes[c]));
+          at.component_ends.push_back(end += parts.sizes[c]);
+        }
+      }
       if (sm.subtree_bytes) {
         at.subtree_unit = sm.bytes.At(p, side);
         if (sm.peer) at.subtree_root = sm.peer->root.At(nprocs);
@@ -1497,7 +1527,11 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         const EventKind k = other.model->kind;
         if ((k == EventKind::kSend || k == EventKind::kIsend || k == EventKind::kSendrecv) &&
             other.model->tag == at.model->tag && other.model->sub_comm == at.model->sub_comm) {
-          at.bytes = std::max(at.bytes, other.bytes);
+          at.bytes = std::max(at.bytes, other.LargestIn({}, 0));
+          for (std::size_t c = 0; c < at.component_bytes.size(); ++c) {
+            at.component_bytes[c] =
+                std::max(at.component_bytes[c], other.LargestIn(at.component_ends, c));
+          }
         }
       }
     }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <nlohmann/json.hpp>
 
 #include "pas2p/core/error.h"
 #include "pas2p/phases/analyze.h"
@@ -1545,17 +1546,75 @@ TEST(CommunicatorGridTest, ComponentsOfUnequalSizesArePredicted) {
             std::string::npos)
       << words;
   EXPECT_NE(words.find("valid counts: multiples of 4 >= 8"), std::string::npos) << words;
+  EXPECT_NE(words.find("; in component 1, on its own grid: bytes per message ≈ 40320 x the "
+                       "product of 1/extent over the grid's other dimensions"),
+            std::string::npos)
+      << words;
   EXPECT_EQ(DescribeModel(ModelFromJson(ModelToJson(m), "m.json")), words);
   for (const int n : {24, 36, 48}) {
     const Validation v =
         testing::QuickValidate(sigs, testing::CoupledHalves(n, few, false, false, n / 4));
     EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
-    // Each component sends the faces of its own grid; the call's bytes are one law of P over
-    // both (no law per component): 7.5%, 17% and 12% off.
-    EXPECT_LT(v.bytes_error, 0.2) << n;
+    // Each component sends the faces of its own grid: a law per component, each the face
+    // of its own grid (one law of P over both was 7.5%, 17% and 12% off).
+    EXPECT_LT(v.bytes_error, 1e-9) << n;
     EXPECT_LT(v.time_error, 0.05) << n;
   }
   EXPECT_GT(Predict(m, 1024, testing::TestMachine()).predicted_time_s, 0);  // no deadlock
+  {
+    // A model file whose call on components has fewer bytes laws than components is refused.
+    nlohmann::json j = nlohmann::json::parse(ModelToJson(m));
+    nlohmann::json& laws = j.at("phases").at(1).at("slots").at(0).at("component_bytes");
+    ASSERT_EQ(laws.size(), 2u);
+    laws.erase(1);
+    try {
+      ModelFromJson(j.dump(), "cut.json");
+      FAIL() << "a call on 2 components with 1 bytes law was read";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("cut.json: phase 1 call 0: component_bytes needs a "
+                                           "call on components"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("(2 here)"), std::string::npos) << e.what();
+    }
+  }
+  // Each component on a domain of its own (the second twice the first's side): its own faces.
+  testing::AppParams domains = few;
+  domains.second_domain = 2 * few.domain;
+  std::vector<phases::Signature> own;
+  for (int n : {8, 12, 16, 20}) {
+    own.push_back(testing::Analyze(testing::CoupledHalves(n, domains, false, false, n / 4)));
+  }
+  for (const int n : {24, 36}) {
+    const Validation v =
+        testing::QuickValidate(own, testing::CoupledHalves(n, domains, false, false, n / 4));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
+    EXPECT_LT(v.bytes_error, 1e-9) << n;
+  }
+  // predict names both sizes: at 1024 the components are 16 x 16 and 32 x 24 grids, faces of
+  // 8 x 5040 / 16 = 2520 B, and 8 x 10080 / 32 = 2520 B or / 24 = 3360 B.
+  const std::string at1024 = DescribePhaseAt(BuildModel(own).phases.at(1), 1024);
+  EXPECT_NE(at1024.find("2 isend on components of 256 and 768 ranks, 2.5 KiB to 3.3 KiB each; "
+                        "2 isend on components of 256 and 768 ranks, 2.5 KiB each"),
+            std::string::npos)
+      << at1024;
+  // A component of 2 ranks at every count (its messages a law of P, its grid the same) before
+  // the rest (a grid of P - 2 ranks).
+  own.clear();
+  for (int n : {8, 12, 16, 20}) {
+    own.push_back(testing::Analyze(testing::CoupledHalves(n, domains, false, false, 2)));
+  }
+  const std::string fixed_words = DescribeModel(BuildModel(own));
+  EXPECT_NE(fixed_words.find("; in component 0: bytes per message = 4.032·10^4 (constant)"),
+            std::string::npos)
+      << fixed_words;
+  for (const int n : {24, 36}) {
+    const Validation v =
+        testing::QuickValidate(own, testing::CoupledHalves(n, domains, false, false, 2));
+    EXPECT_DOUBLE_EQ(v.pattern_match, 1.0) << n;
+    // (The traced faces are whole bytes cut down, 80640 / 11 -> 7330; the face law's 7331.)
+    EXPECT_LT(v.bytes_error, 1e-4) << n;
+  }
   try {
     Predict(m, 1026, testing::TestMachine());
     FAIL() << "1026 ranks, not a multiple of 4, were predicted";

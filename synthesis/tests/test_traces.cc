@@ -871,10 +871,12 @@ TraceData CoupledHalves(int nprocs, const AppParams& p, bool on_world, bool inte
     d.ranks[r].push_back(
         MakeCommCreate(kCommWorld, 100 + static_cast<CommId>(part), CommOrigin::kSplit, members));
     const std::array<std::int32_t, 4> nb = CartNeighbours(dims, local, base, stride);
+    AppParams own = p;  // the part's own domain
+    if (part == 1 && p.second_domain > 0) own.domain = p.second_domain;
     RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {
       d.ranks[r].push_back(MakeCompute(cpu));
-      CartExchange(&d.ranks[r], nb, dims, p, &next, comm);
+      CartExchange(&d.ranks[r], nb, dims, own, &next, comm);
       const bool check = p.check_every > 0 && (it + 1) % p.check_every == 0;
       if (p.part_norm || (p.part_norm_at_check && check)) {
         d.ranks[r].push_back(MakeCompute(500));

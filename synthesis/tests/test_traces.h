@@ -25,6 +25,7 @@ struct AppParams {
   // (check_every), just before it: a phase of their own, apart from the exchanges.
   bool part_norm_at_check = false;
   double domain = 5040;          // global side: messages carry 8 * domain / side bytes
+  double second_domain = 0;      // CoupledHalves: the second part's global side (0: domain)
   double compute_ns = 4e9;       // total compute per iteration, split over the ranks
   int stages = 1;                // MeshSweeps: forward stages, then as many backward, per iteration
   double stage_compute_ns = -1;  // Butterfly: compute before each later stage (-1: as the first)

@@ -166,6 +166,23 @@ std::int64_t SubtreeRanks(std::int64_t rank, std::int64_t partner, std::int64_t 
 // multiples of 16 B are as often doubles in pairs as double complex values.
 inline constexpr std::int64_t kLargestElementBytes = 8;
 
+// The bytes of a call's messages within one component of a world split into blocks of
+// unequal sizes (patterns::Family::kComponents; SlotModel::component_bytes). An ocean of P/4
+// ranks and an atmosphere of 3P/4 each send the faces of their own grid, of their own
+// domain: one law of P over both mixes two grids whose shapes part differently with P.
+struct ComponentBytes {
+  // The laws are of the component's own ranks (its size at N), and a face is of its own
+  // grid; false: of P (a component whose size is the same at every traced count, such as a
+  // few I/O servers, whose messages can still scale with the world's split).
+  bool own_ranks = true;
+  Quantity bytes;       // per message (sendrecv: sent)
+  Quantity recv_bytes;  // sendrecv: received
+  // As SlotModel's face fields, on the component's own grid (its equation at its size).
+  int face_dim = -1;
+  bool face_line = false;
+  double face_bytes = 0, face_recv_bytes = 0, face_margin = 0;
+};
+
 struct SlotModel {
   EventKind kind = EventKind::kCompute;
   std::int32_t tag = 0;
@@ -256,13 +273,33 @@ struct SlotModel {
   // cpu_per_occurrence, when it predicts the left-out counts better, and only when the
   // partners' equation counts every traced rank's messages.
   bool bytes_per_occurrence = false;
+  // A call on components of unequal sizes (peer of Family::kComponents): one bytes law per
+  // component, in the peer's component order, each fitted to that component's messages
+  // alone. Chosen when every component's law predicts its left-out counts better than the
+  // call's one law predicts the mean (by kComponentBytesGain). Empty: `bytes` for every rank.
+  std::vector<ComponentBytes> component_bytes;
+  // Training only (not saved): per traced count, (rank, bytes, received bytes) of each
+  // message the call moved (FitComponentBytes reads them once the partners are fitted).
+  struct RankMessage {
+    std::int64_t rank = 0;
+    double bytes = 0, recv_bytes = 0;
+  };
+  std::vector<std::pair<std::int64_t, std::vector<RankMessage>>> rank_messages;
+  // component_bytes at `nprocs`: each component's bytes per message (received: the sendrecv
+  // receive half), and its ranks; empty without component_bytes or where the components'
+  // sizes are not whole.
+  struct ComponentsAt {
+    std::vector<double> bytes;
+    std::vector<std::int64_t> sizes;
+  };
+  ComponentsAt ComponentBytesAt(std::int64_t nprocs, int side = 0, bool recv = false) const;
   // The size of one value the call moves, as far as the traces show it: the largest of 1, 2,
   // 4 and 8 bytes that divides every traced message size of the slot (8 for a code that
   // sends doubles; 1 for a call that moved no bytes). A prediction that puts less than this per
   // partner splits the traced problem finer than one value (predict's `limits`).
   std::int64_t element_bytes = 1;
   // Bytes per message at `nprocs`; with subtree_bytes, the largest: the full subtree of the
-  // level's first child (2^b ranks, cut at P).
+  // level's first child (2^b ranks, cut at P); with component_bytes, the mean over the ranks.
   double BytesAt(std::int64_t nprocs, int side = 0) const;
   double RecvBytesAt(std::int64_t nprocs, int side = 0) const;
 
