@@ -142,14 +142,18 @@
  *      MPI_Irecv and an MPI_Isend to each of the 4 neighbours (faces of N / extent doubles),
  *      MPI_Waitall, work N^2 / P; P even
  *  48  mode 38 split unequally: the first P / 4 ranks and the other 3 P / 4, each a periodic
- *      2-D halo on its own MPI_Dims_create grid; P a multiple of 4 (refused: partners are not
- *      yet fitted in a communicator's own ranks)
+ *      2-D halo on its own MPI_Dims_create grid; P a multiple of 4
  *  49  ring broadcast from a root that moves (HPL's panel broadcast, "1ring"): in iteration
  *      k the root is k mod P; it works, sends N / P doubles to root + 1, and each other rank
  *      receives from rank - 1 and, unless rank + 1 is the root, passes it on (MPI_Send /
  *      MPI_Recv), then works
  *  50  mode 48 with each component reducing a norm over its own communicator every iteration
- *      (MPI_Allreduce on groups of P / 4 and 3 P / 4 ranks) */
+ *      (MPI_Allreduce on groups of P / 4 and 3 P / 4 ranks)
+ *  51  a coupled model whose components have domains of their own: the first P / 4 ranks
+ *      on an N x N domain and the other 3 P / 4 on 2N x 2N, each a periodic 2-D halo on its
+ *      own MPI_Dims_create grid sending the faces of its own local block (MPI_Irecv and
+ *      MPI_Isend, MPI_Waitall), work over the block; a world MPI_Allreduce every 5 iterations;
+ *      P a multiple of 4 */
 #include <math.h>
 #include <mpi.h>
 #include <stdio.h>
@@ -183,16 +187,17 @@ static void post_ring(long n, double* s0, double* s1, double* r0, double* r1, in
   MPI_Isend(s0, n, MPI_DOUBLE, right, 1, MPI_COMM_WORLD, &sends[0]);
   MPI_Isend(s1, n, MPI_DOUBLE, left, 2, MPI_COMM_WORLD, &sends[1]);
 }
-/* A periodic 2-D MPI_Cart_create grid of MPI_Dims_create(P, 2) with its first extent preset
- * to `first` (0: free): the neighbours along dimension 0 (-1, +1) and 1 (-1, +1) in nb, the
- * local block lx x ly of an N x N domain, each neighbour's face, and a send and a receive
- * buffer of 4 faces. */
-static MPI_Comm cart2d(int P, int first, long N, int nb[4], long* lx, long* ly, long face[4],
-                       double** sbuf, double** rbuf) {
-  int dims[2] = {first, 0}, periods[2] = {1, 1};
+/* A periodic 2-D MPI_Cart_create grid of MPI_Dims_create(size of parent, 2) with its first
+ * extent preset to `first` (0: free): the neighbours along dimension 0 (-1, +1) and 1 (-1, +1)
+ * in nb, the local block lx x ly of an N x N domain, each neighbour's face, and a send and a
+ * receive buffer of 4 faces. */
+static MPI_Comm cart2d(MPI_Comm parent, int first, long N, int nb[4], long* lx, long* ly,
+                       long face[4], double** sbuf, double** rbuf) {
+  int P, dims[2] = {first, 0}, periods[2] = {1, 1};
+  MPI_Comm_size(parent, &P);
   MPI_Dims_create(P, 2, dims);
   MPI_Comm cart;
-  MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+  MPI_Cart_create(parent, 2, dims, periods, 0, &cart);
   MPI_Cart_shift(cart, 0, 1, &nb[0], &nb[1]);
   MPI_Cart_shift(cart, 1, 1, &nb[2], &nb[3]);
   *lx = N / dims[0];
@@ -281,7 +286,7 @@ int main(int argc, char** argv) {
     int nb[4];
     long lx, ly, face[4];
     double *sbuf, *rbuf;
-    MPI_Comm cart = cart2d(P, 0, N, nb, &lx, &ly, face, &sbuf, &rbuf);
+    MPI_Comm cart = cart2d(MPI_COMM_WORLD, 0, N, nb, &lx, &ly, face, &sbuf, &rbuf);
     double v = 1, s = 0;
     for (int it = 0; it < iters; ++it) {
       MPI_Request rr[4], sr[4];
@@ -998,9 +1003,8 @@ int main(int argc, char** argv) {
       work(N / P);
       for (int k = 1; k < P; k *= 2) {
         const int blocks = k < P - k ? k : P - k;
-        MPI_Sendrecv(a, (int)(blocks * n), MPI_DOUBLE, (rank - k + P) % P, 6, b,
-                     (int)(blocks * n), MPI_DOUBLE, (rank + k) % P, 6, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
+        MPI_Sendrecv(a, (int)(blocks * n), MPI_DOUBLE, (rank - k + P) % P, 6, b, (int)(blocks * n),
+                     MPI_DOUBLE, (rank + k) % P, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         work(blocks * n);
       }
     }
@@ -1025,7 +1029,7 @@ int main(int argc, char** argv) {
     int nb[4];
     long lx, ly, face[4];
     double *sbuf, *rbuf;
-    MPI_Comm cart = cart2d(P, 2, N, nb, &lx, &ly, face, &sbuf, &rbuf);
+    MPI_Comm cart = cart2d(MPI_COMM_WORLD, 2, N, nb, &lx, &ly, face, &sbuf, &rbuf);
     for (int it = 0; it < iters; ++it) {
       MPI_Request req[8];
       for (int k = 0; k < 4; ++k)
@@ -1034,6 +1038,30 @@ int main(int argc, char** argv) {
         MPI_Isend(sbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k, cart, &req[4 + k]);
       MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
       work(lx * ly / 2);
+    }
+  } else if (mode == 51) {
+    /* A coupled model: the first P/4 ranks (an ocean on an N x N domain) and the rest (an
+     * atmosphere on 2N x 2N), each a periodic 2-D halo on its own MPI_Dims_create grid, its
+     * faces those of its own domain; a world allreduce every 5 iterations. */
+    const int ocean = rank < P / 4;
+    MPI_Comm part;
+    MPI_Comm_split(MPI_COMM_WORLD, ocean ? 0 : 1, rank, &part);
+    int nb[4];
+    long lx, ly, face[4];
+    double *sbuf, *rbuf;
+    MPI_Comm cart = cart2d(part, 0, ocean ? N : 2 * N, nb, &lx, &ly, face, &sbuf, &rbuf);
+    for (int it = 0; it < iters; ++it) {
+      MPI_Request req[8];
+      for (int k = 0; k < 4; ++k)
+        MPI_Irecv(rbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k ^ 1, cart, &req[k]);
+      for (int k = 0; k < 4; ++k)
+        MPI_Isend(sbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k, cart, &req[4 + k]);
+      MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
+      work(lx * ly / 2);
+      if (it % 5 == 4) {
+        double r = it, sum;
+        MPI_Allreduce(&r, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      }
     }
   } else if (mode == 49) {
     long n = N / P;
