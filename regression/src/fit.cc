@@ -782,6 +782,9 @@ bool Options::IsValid(std::string* error) const {
   }
   if (!(occam_factor >= 1)) return fail("occam_factor must be >= 1");
   if (!(occam_absolute_tolerance >= 0)) return fail("occam_absolute_tolerance must be >= 0");
+  if (!(level_off_share >= 0 && level_off_share <= 1)) {
+    return fail("level_off_share must be in [0, 1]");
+  }
   if (!(interval_model_factor >= 1)) return fail("interval_model_factor must be >= 1");
   if (interval_max_competitors < 0) return fail("interval_max_competitors must be >= 0");
   if (bootstrap_samples < 10) {
@@ -1033,6 +1036,30 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
     throw UserError("cannot fit " + std::string(quantity) + " at counts " + ListCounts(sorted) +
                     ": no candidate model could be fitted with one count left out");
   }
+  // A falling law that keeps falling gives way to one that levels off (Options::
+  // level_off_share), its left-out counts predicted better (its LOO error computed here if
+  // its fit error pruned it).
+  bool levelled = false;
+  if (options.level_off_share > 0 && FallsToZero(candidates[selected].curve)) {
+    const double p_max = sorted.back().p;
+    int level = -1;
+    for (int i = 0; i < static_cast<int>(candidates.size()); ++i) {
+      auto& c = candidates[i];
+      const std::optional<double> at = FallingLevel(c.curve);
+      if (!at || !(*at >= options.level_off_share * c.curve.Evaluate(p_max))) continue;
+      if (!std::isfinite(c.loo_error)) {
+        c.loo_error = LooError(c.curve, data, options, nullptr);
+        c.score = penalised(c.loo_error, c.curve);
+        c.pruned = !std::isfinite(c.loo_error);
+      }
+      if (c.pruned || !(c.loo_error < candidates[selected].loo_error)) continue;
+      if (level < 0 || c.loo_error < candidates[level].loo_error) level = i;
+    }
+    if (level >= 0) {
+      selected = level;
+      levelled = true;
+    }
+  }
   const CandidateScore& chosen = candidates[selected];
   model.curve = chosen.curve;
   SnapIntegerCoefficients(data, &model.curve);
@@ -1108,6 +1135,11 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
         static_cast<int>(std::count_if(candidates.begin(), candidates.end(),
                                        [](const CandidateScore& c) { return c.pruned; })));
     summary->occam_rule = buffer;
+    if (levelled) {
+      summary->occam_rule +=
+          "; then a law that levels off, which predicts the left-out counts better, over one "
+          "that keeps falling (level_off_share)";
+    }
   }
   return model;
 }

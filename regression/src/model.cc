@@ -255,6 +255,26 @@ int ParameterCount(CurveKind kind) {
   return 0;
 }
 
+std::optional<double> FallingLevel(const Curve& c) {
+  const auto& k = c.coefficients;
+  if (c.kind == CurveKind::kNormalForm && k.size() == 2 && c.exponent_denominator > 0 &&
+      c.exponent_numerator < 0 && c.log_exponent == 0 && k[0] > 0 && k[1] > 0) {
+    return k[0];
+  }
+  if (c.kind == CurveKind::kPowerLawOffset && k.size() == 3 && k[0] > 0 && k[1] < 0 && k[2] > 0) {
+    return k[2];
+  }
+  return std::nullopt;
+}
+
+bool FallsToZero(const Curve& c) {
+  const auto& k = c.coefficients;
+  if (c.kind == CurveKind::kSingleTerm) {
+    return k.size() == 1 && k[0] > 0 && c.exponent_denominator > 0 && c.exponent_numerator < 0;
+  }
+  return c.kind == CurveKind::kPowerLaw && k.size() == 2 && k[0] > 0 && k[1] < 0;
+}
+
 bool IsBlockKind(CurveKind kind) {
   return kind == CurveKind::kBlockCeil || kind == CurveKind::kBlockFloor;
 }

@@ -579,5 +579,55 @@ TEST(SteepLaws, AreOnlyBelievedWhenTheyAreExact) {
   EXPECT_NEAR(c.Evaluate(64), 3 + 2 * 64.0 * 64 * 64, 1e-6 * 64 * 64 * 64) << c.Describe("cubic");
 }
 
+// A rank's CPU in a ring allreduce written by hand (pattern zoo mode 46, traced at 4-16: one
+// large burst per iteration and 2(P - 1) small ones, so the work over the run falls towards
+// the small bursts' total). Within a noise floor of 5% the one-term P^(-1/2) wins the Occam
+// rule and keeps falling: 6x less at 1024 than at 16. The law with a level (c0 + c1 / P, its
+// level 65% of the value at 16) predicts the left-out counts better and is taken.
+TEST(LevelOff, AFallingSeriesWithALargeLevelLevelsOff) {
+  const std::vector<Point> run = {{4, 286195765.75},
+                                  {6, 223024964.83},
+                                  {8, 192151935.37},
+                                  {12, 156633542.17},
+                                  {16, 140705740.12}};
+  Options options;
+  options.positive = true;
+  options.no_turn_beyond = true;
+  options.occam_absolute_tolerance = 0.05;
+  const FittedModel falling = Fit(run, options, "CPU ns");
+  EXPECT_TRUE(FallsToZero(falling.curve)) << falling.Describe("CPU ns", 1024);
+  EXPECT_LT(falling.Evaluate(1024), 0.2 * run.back().y);
+  options.level_off_share = 0.25;
+  FitSummary summary;
+  const FittedModel level = Fit(run, options, "CPU ns", &summary);
+  ASSERT_TRUE(FallingLevel(level.curve).has_value()) << level.Describe("CPU ns", 1024);
+  EXPECT_LT(level.loo_error, falling.loo_error);
+  EXPECT_GT(level.Evaluate(1024), 0.6 * run.back().y) << level.Describe("CPU ns", 1024);
+  EXPECT_LT(level.Evaluate(1024), run.back().y);
+  EXPECT_NE(summary.occam_rule.find("a law that levels off"), std::string::npos)
+      << summary.occam_rule;
+  options.level_off_share = 1.5;
+  std::string why;
+  EXPECT_FALSE(options.IsValid(&why));
+  EXPECT_NE(why.find("level_off_share must be in [0, 1]"), std::string::npos) << why;
+}
+
+// A burst that falls as 1/P with a few percent of noise keeps falling: a level fitted to the
+// noise holds far less than a quarter of the last value.
+TEST(LevelOff, ABurstThatFallsAsOneOverPKeepsFalling) {
+  const double wobble[] = {0.02, -0.015, 0.01, -0.02, 0.015};
+  std::vector<Point> burst;
+  int k = 0;
+  for (double p : {4.0, 6.0, 8.0, 12.0, 16.0}) burst.push_back({p, 1e6 / p * (1 + wobble[k++])});
+  Options options;
+  options.positive = true;
+  options.no_turn_beyond = true;
+  options.occam_absolute_tolerance = 0.05;
+  options.level_off_share = 0.25;
+  const FittedModel fit = Fit(burst, options, "CPU ns");
+  EXPECT_FALSE(FallingLevel(fit.curve).has_value()) << fit.Describe("CPU ns", 1024);
+  EXPECT_NEAR(fit.Evaluate(1024), 1e6 / 1024, 0.1 * 1e6 / 1024) << fit.Describe("CPU ns", 1024);
+}
+
 }  // namespace
 }  // namespace pas2p::regression

@@ -110,6 +110,14 @@ struct Options {
   // fits count as equally exact.
   double occam_factor = 2.0;
   double occam_absolute_tolerance = 1e-9;
+  // > 0: a selected curve that falls towards 0 (FallsToZero) gives way to the candidate that
+  // falls towards a level (FallingLevel) and predicts the left-out counts better, when that
+  // level is at least this share of its value at the largest count. Under the Occam rule a
+  // noisy series (occam_absolute_tolerance of a few %) keeps its one-term law whenever that
+  // is within the noise, and a burst that falls as 1/P towards a fixed overhead (a rank's
+  // work split over more calls as P grows) is then a power that keeps falling: 16x too little
+  // at 1024 from 4-16. A level that large is no noise the constant fitted. 0: off.
+  double level_off_share = 0;
 
   IntervalMethod interval_method = IntervalMethod::kLooEnvelope;
   // Competing candidates whose penalised score is below this factor times the selected one's join

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -94,6 +95,14 @@ struct Curve {
 
   friend bool operator==(const Curve&, const Curve&) = default;
 };
+
+// A curve that falls towards a level beyond the traced counts: c0 + c1·P^i with i < 0 and no
+// log factor, or a·P^b + c with b < 0, their falling term and their level both > 0. Returns
+// the level (c0, c); nullopt for every other curve.
+std::optional<double> FallingLevel(const Curve& c);
+// A curve that falls towards 0 beyond the traced counts: c1·P^i·log2(P)^j with i < 0, or
+// a·P^b with b < 0 (a > 0).
+bool FallsToZero(const Curve& c);
 
 // How FittedModel::Interval was built.
 enum class IntervalMethod {
