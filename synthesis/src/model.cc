@@ -840,6 +840,11 @@ enum class Precision { kExact, kMeasured };
 constexpr double kMeasuredNoiseFloor = 0.05;
 // The regression's Occam factor (regression::Options::occam_factor).
 constexpr double kOccamFactor = 2.0;
+// A measured series that falls towards a level holding at least this share of its value at
+// the largest count levels off, rather than keeping on falling as one power of P within the
+// noise (regression::Options::level_off_share): five times the noise floor, so that a level
+// the noise alone could fit never stands in for a burst that falls as 1/P.
+constexpr double kLevelOffShare = 5 * kMeasuredNoiseFloor;
 
 // The regression options for a quantity of this precision.
 regression::Options FitOptions(Precision precision) {
@@ -852,6 +857,7 @@ regression::Options FitOptions(Precision precision) {
   if (precision == Precision::kMeasured) {
     options.occam_absolute_tolerance = kMeasuredNoiseFloor;
     options.interval_model_factor = 1.0;
+    options.level_off_share = kLevelOffShare;
     // Few noisy points cannot tell P^3 from a wobble: measured quantities get exponents in
     // [-1, 1] (with the x P form, per-rank values from P^-2 to P^1), at most one log factor,
     // and no exponential laws.
@@ -976,7 +982,21 @@ Quantity FitQuantity(const std::vector<regression::Point>& points, const std::st
   const double floor = precision == Precision::kMeasured ? kMeasuredNoiseFloor : 0.0;
   const double own = std::max(q.model.loo_error, floor), tot = std::max(total.loo_error, floor);
   const bool simpler = total.curve.coefficients.size() < q.model.curve.coefficients.size();
-  if (tot < own || (tot == own && simpler)) {
+  // A quantity that levels off (as the fit chose it, over a law that keeps falling) keeps that
+  // level unless the total predicts better outright: within the noise the total's one-term
+  // law is the falling one again (c P^(1/2) over P: P^(-1/2)). Only a level as large as the
+  // fit's own rule takes (regression::Options::level_off_share): a small one (NAS CG's burst
+  // at 8-32, 11% of the value at 32) is the noise's, and the total's law stays the simpler.
+  const std::optional<double> level = regression::FallingLevel(q.model.curve);
+  const double p_max = std::max_element(points.begin(), points.end(),
+                                        [](const regression::Point& a, const regression::Point& b) {
+                                          return a.p < b.p;
+                                        })
+                           ->p;
+  const bool levels = precision == Precision::kMeasured && level &&
+                      *level >= kLevelOffShare * q.model.curve.Evaluate(p_max) &&
+                      q.model.loo_error <= total.loo_error;
+  if (tot < own || (tot == own && simpler && !levels)) {
     q.model = std::move(total);
     q.divided_by_p = true;
   }
@@ -3627,6 +3647,10 @@ void FitDataBoundCpu(PhaseModel* pm) {
   }
 }
 
+// A phase's occurrences grow with P when its traced weight at the largest count is at least
+// this many times the smallest count's (FitPhaseCpuTotal's work over the run).
+constexpr double kRunWeightGrowth = 1.5;
+
 // PhaseModel::cpu_total: the sum of the totalled slots' per-rank bursts at each traced count,
 // fitted as one measured quantity, kept when its leave-one-out error is at most half the
 // sum's of the slots' own models (each refitted without the left-out count, in its own
@@ -3634,14 +3658,31 @@ void FitDataBoundCpu(PhaseModel* pm) {
 // few noisy points that one law happens to follow slightly better do not change the model. Not for
 // repeated blocks (their slots mix per-iteration and per-occurrence bursts) nor self-scheduled
 // phases (a task's compute is the workers').
+//
+// Where the phase's occurrences grow with P (its traced weights by kRunWeightGrowth or more
+// from the smallest count to the largest), the same sum times the weight (a rank's work in
+// the phase over the run) is fitted too, and taken (PhaseModel::cpu_total_per_run) when it
+// predicts the left-out counts better than the per-occurrence models, as a repeated block's
+// per-occurrence compute is (one slot is enough for it).
 void FitPhaseCpuTotal(PhaseModel* pm, const std::vector<int>& counts) {
   pm->cpu_total = Quantity{};
+  pm->cpu_total_per_run = false;
   if (pm->block || pm->scheduled || counts.size() < 3) return;
   std::vector<std::size_t> totalled;
   for (std::size_t s = 0; s < pm->slots.size(); ++s) {
     if (pm->TotalledSlot(s)) totalled.push_back(s);
   }
-  if (totalled.size() < 2) return;
+  // The traced weights at the counts, when the phase's occurrences grow with P.
+  std::vector<double> weights;
+  for (const int c : counts) {
+    for (const regression::Point& w : pm->weight.model.training) {
+      if (w.p == static_cast<double>(c) && w.y > 0) weights.push_back(w.y);
+    }
+  }
+  const bool growing = pm->weight.present && !pm->weight.divided_by_p &&
+                       weights.size() == counts.size() &&
+                       weights.back() >= kRunWeightGrowth * weights.front();
+  if (totalled.size() < 2 && !(growing && !totalled.empty())) return;
   std::vector<regression::Point> sums;
   for (int c : counts) sums.push_back({static_cast<double>(c), 0.0});
   for (std::size_t s : totalled) {
@@ -3672,13 +3713,30 @@ void FitPhaseCpuTotal(PhaseModel* pm, const std::vector<int>& counts) {
     sq += e * e;
   }
   const double slots_loo = std::sqrt(sq / static_cast<double>(sums.size()));
-  Quantity total = FitQuantity(
-      sums,
-      "phase " + std::to_string(pm->index) + ": CPU time per rank and occurrence, summed (ns)",
+  double best = slots_loo;  // the per-occurrence models' leave-one-out error
+  if (totalled.size() >= 2) {
+    Quantity total = FitQuantity(
+        sums,
+        "phase " + std::to_string(pm->index) + ": CPU time per rank and occurrence, summed (ns)",
+        Precision::kMeasured);
+    if (std::max(total.model.loo_error, kMeasuredNoiseFloor) * kOccamFactor <=
+        std::max(slots_loo, kMeasuredNoiseFloor)) {
+      best = total.model.loo_error;
+      pm->cpu_total = std::move(total);
+    }
+  }
+  // (From at least 4 counts, as a block's bytes per occurrence: from 3 the choice is luck.)
+  if (!growing || counts.size() < kOccurrenceBytesCounts) return;
+  // The weights are exact: an error in the run's work at a count is the same error in its
+  // occurrences' (the relative leave-one-out errors compare as they are).
+  std::vector<regression::Point> run = sums;
+  for (std::size_t k = 0; k < run.size(); ++k) run[k].y *= weights[k];
+  Quantity over_run = FitQuantity(
+      run, "phase " + std::to_string(pm->index) + ": CPU time per rank over the run, summed (ns)",
       Precision::kMeasured);
-  if (std::max(total.model.loo_error, kMeasuredNoiseFloor) * kOccamFactor <=
-      std::max(slots_loo, kMeasuredNoiseFloor)) {
-    pm->cpu_total = std::move(total);
+  if (over_run.present && over_run.model.loo_error < best) {
+    pm->cpu_total = std::move(over_run);
+    pm->cpu_total_per_run = true;
   }
 }
 
@@ -4883,7 +4941,13 @@ double PhaseModel::CpuScaleAt(double p, int side) const {
   for (std::size_t s = 0; s < slots.size(); ++s) {
     if (TotalledSlot(s)) sum += SlotCpuAt(s, p);
   }
-  return sum > 0 ? cpu_total.At(p, side) / sum : 1;
+  double total = cpu_total.At(p, side);
+  if (cpu_total_per_run) {
+    const double occurrences = weight.At(p);
+    if (!(occurrences > 0)) return 1;
+    total /= occurrences;
+  }
+  return sum > 0 ? total / sum : 1;
 }
 
 std::int64_t FieldBits(patterns::BitField field, std::int64_t nprocs) {
@@ -6742,7 +6806,19 @@ std::string DescribeModel(const AppModel& model, std::int64_t target) {
       out << " (rank classes and calls seen at fewer than 3 counts take their traced share of "
              "it)\n";
     }
-    if (p.cpu_total.present) {
+    if (p.cpu_total.present && p.cpu_total_per_run) {
+      out << "  compute: "
+          << p.cpu_total.Describe(
+                 "CPU ns per rank over the run (all the phase's occurrences), summed over the "
+                 "calls");
+      if (target > 0) {
+        out << "; at P = " << target << ": " << p.cpu_total.At(double(target)) << ", "
+            << p.cpu_total.At(double(target)) / std::max(1.0, p.weight.At(double(target)))
+            << " per occurrence";
+      }
+      out << " (predicts the left-out counts better than a law per occurrence; the calls' own "
+             "models are scaled to it keeping their shares)\n";
+    } else if (p.cpu_total.present) {
       out << "  compute: "
           << p.cpu_total.Describe("CPU ns per rank and occurrence, summed over the calls");
       if (target > 0) out << "; at P = " << target << ": " << p.cpu_total.At(double(target));
@@ -6829,8 +6905,9 @@ Quantity QuantityFromJson(const json& j) {
 // 2^floor(log2 P) ranks and take the sources in the sends' order. Version 9: a block's bytes
 // may be per occurrence ("bytes_per_occurrence") and calls may be on components of unequal
 // sizes (family "components", "block_sizes"). Version 10: a call on components may have a
-// bytes law per component ("component_bytes"); an older pas2p would give every rank the
-// call's one law.
+// bytes law per component ("component_bytes"), and a phase's compute may be over the run
+// ("cpu_total_per_run"); an older pas2p would give every rank the call's one law, and read
+// the run's work as one occurrence's.
 constexpr int kModelVersion = 10;
 
 std::string ModelToJson(const AppModel& model) {
@@ -6874,6 +6951,7 @@ std::string ModelToJson(const AppModel& model) {
     }
     pj["traced_time_s"] = p.traced_time_s;
     if (p.cpu_total.present) pj["cpu_total"] = QuantityJson(p.cpu_total);
+    if (p.cpu_total_per_run) pj["cpu_total_per_run"] = true;
     if (p.rank_cpu_total.present) pj["rank_cpu_total"] = QuantityJson(p.rank_cpu_total);
     json slots = json::array();
     for (const auto& s : p.slots) {
@@ -7076,6 +7154,11 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
       }
       p.traced_time_s = pj.at("traced_time_s").get<std::vector<double>>();
       if (pj.contains("cpu_total")) p.cpu_total = QuantityFromJson(pj.at("cpu_total"));
+      p.cpu_total_per_run = pj.value("cpu_total_per_run", false);
+      if (p.cpu_total_per_run && (!p.cpu_total.present || !p.weight.present)) {
+        throw UserError(origin + ": phase " + std::to_string(p.index) +
+                        ": cpu_total_per_run needs \"cpu_total\" and \"weight\"");
+      }
       if (pj.contains("rank_cpu_total")) {
         p.rank_cpu_total = QuantityFromJson(pj.at("rank_cpu_total"));
       }

@@ -1662,6 +1662,35 @@ TEST(CommunicatorGridTest, ComponentsOfUnequalSizesArePredicted) {
   }
 }
 
+// A ring allreduce written by hand (pattern zoo mode 46): its one sendrecv is made 2(P - 1)
+// times per iteration, and its mean burst, (2P + 8) / (2P (P - 1)) of the work, follows no
+// law of P; a rank's work over the run, (2 + 8 / P) per iteration, does (c0 + c1 / P). The
+// phase's compute is fitted over the run and split over its occurrences at N.
+TEST(PhaseCpuTest, WorkOverTheRunOfAPhaseMadeMoreOftenAtMoreRanks) {
+  testing::AppParams few;
+  few.iterations = 3;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12, 16})
+    sigs.push_back(testing::Analyze(testing::RingAllreduceByHand(n, few)));
+  const AppModel m = BuildModel(sigs);
+  const PhaseModel* ring = nullptr;
+  for (const PhaseModel& p : m.phases) {
+    if (!p.slots.empty() && p.slots[0].kind == EventKind::kSendrecv) ring = &p;
+  }
+  ASSERT_NE(ring, nullptr) << DescribeModel(m);
+  EXPECT_TRUE(ring->cpu_total_per_run) << DescribeModel(m);
+  EXPECT_NE(DescribeModel(m).find("CPU ns per rank over the run (all the phase's occurrences)"),
+            std::string::npos)
+      << DescribeModel(m);
+  for (const int n : {64, 256}) {
+    const double truth = few.iterations * (2.0 * n + 8) * std::floor(few.compute_ns / n);
+    EXPECT_NEAR(testing::SynthesizedCpu(m, n, 0), truth, 0.01 * truth) << n;
+  }
+  const AppModel loaded = ModelFromJson(ModelToJson(m), "ring.json");
+  EXPECT_EQ(DescribeModel(loaded), DescribeModel(m));
+  EXPECT_EQ(testing::SynthesizedCpu(loaded, 256, 3), testing::SynthesizedCpu(m, 256, 3));
+}
+
 TEST(SlotTagTest, TagsAreTakenWhereThePartnerTellsTheCallsApart) {
   testing::AppParams few;
   few.iterations = 6;

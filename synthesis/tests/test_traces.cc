@@ -893,6 +893,24 @@ TraceData CoupledHalves(int nprocs, const AppParams& p, bool on_world, bool inte
   return d;
 }
 
+TraceData RingAllreduceByHand(int nprocs, const AppParams& p) {
+  TraceData d = Begin("ring_allreduce", nprocs);
+  const auto step = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  const auto chunk = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(10 * step));
+      for (int s = 0; s < 2 * (nprocs - 1); ++s) {
+        d.ranks[r].push_back(
+            MakeSendrecv((r + 1) % nprocs, (r + nprocs - 1) % nprocs, 8, chunk, chunk));
+        d.ranks[r].push_back(MakeCompute(step));
+      }
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData CartHalo3D(int nprocs, const AppParams& p) {
   TraceData d = Begin("cart_halo3d", nprocs);
   const std::vector<std::int64_t> dims = patterns::DimsCreate(nprocs, 3);  // row-major

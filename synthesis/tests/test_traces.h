@@ -66,6 +66,11 @@ TraceData TorusStencil(int nprocs, const AppParams& p = {});
 // The paper's BT example: every rank isends to its east neighbour on a sqrt(P) torus and
 // irecvs from the west, waitall; the phase moves `phase_kb` KB in total (all ranks).
 TraceData EastShift(int nprocs, double phase_kb, int iterations = 50);
+// A ring allreduce written by hand: per iteration a burst of 10 x compute_ns / P, then
+// 2(P - 1) MPI_Sendrecv steps to rank + 1 (from rank - 1) of 8 x domain / P bytes, each
+// followed by a burst of compute_ns / P (the chunk reduced). A rank's work over an
+// iteration, (2P + 8) compute_ns / P, levels off at 2 compute_ns.
+TraceData RingAllreduceByHand(int nprocs, const AppParams& p = {});
 // Pipelined sweep on a non-periodic sqrt(P) x sqrt(P) mesh: blocking recv from the north
 // and west neighbours that exist, compute, blocking send to the south and east ones.
 TraceData MeshWavefront(int nprocs, const AppParams& p = {});

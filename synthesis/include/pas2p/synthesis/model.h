@@ -459,6 +459,14 @@ struct PhaseModel {
   // each slot's share of the sum at N and scales the slots to the total (CpuScaleAt). The
   // slots summed are those with a CPU model fitted at every traced count (TotalledSlot).
   Quantity cpu_total;
+  // cpu_total is over the run: per rank, summed over the calls and over the phase's
+  // occurrences (the traced weight); an occurrence at N computes cpu_total / weight there.
+  // A phase made 2(P - 1) times per iteration (a ring allreduce written by hand) splits a
+  // rank's fixed work over more calls as P grows: each burst falls as 1/P towards a constant,
+  // which a law of the burst alone can follow only as a power that keeps falling, while the
+  // work over the run levels off as it does. Tried when the weight grows with P, chosen when
+  // it predicts the left-out counts better than the per-occurrence models.
+  bool cpu_total_per_run = false;
   bool TotalledSlot(std::size_t slot) const;
   // The phase's mean CPU per rank and occurrence, over all the calls each rank makes, as a
   // function of P (present when a rank class of the phase needs it: ClassCompute::
