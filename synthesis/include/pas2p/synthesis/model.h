@@ -33,6 +33,8 @@
 //                 version 1 wrote a flat [[phase index, repetitions], ...], read as such),
 //    "phases": [{"index", "ids": [phase id per count], "description", "relevant",
 //                "weight": Quantity, "traced_time_s": [per count],
+//                "cpu_total", "rank_cpu_total": Quantity (optional),
+//                "cpu_total_per_run" (optional, absent = false: cpu_total per occurrence),
 //                "scheduled", "master", "tasks": Quantity (only for self-scheduled phases),
 //                "rounds": Quantity (only for a self-scheduled phase of several rounds),
 //                "reordered_ranks": RankSetName ("even", "odd", "rank 0", "last rank",
@@ -57,6 +59,11 @@
 //                           "cpu_noise_shape" ([standardized bins], optional, absent = symmetric),
 //                           "cpu_per_occurrence" (optional, absent = false),
 //                           "bytes_per_occurrence" (optional, absent = false),
+//                           "component_bytes": [{"own_ranks", "bytes", "recv_bytes"
+//                                                (optional), "face_dim", "face_bytes",
+//                                                "face_recv_bytes", "face_line",
+//                                                "face_margin" (optional)}] (optional, one
+//                                                per component of a "components" peer),
 //                           "element_bytes" (1, 2, 4 or 8; optional, absent = 1),
 //                           "class_compute": [{"mask", "cpu_ns", "instructions",
 //                                              "cpu_relative" (optional), "spread_within"
