@@ -208,6 +208,17 @@ static MPI_Comm cart2d(MPI_Comm parent, int first, long N, int nb[4], long* lx, 
   *rbuf = calloc(4 * (*lx + *ly), sizeof(double));
   return cart;
 }
+/* One halo swap on cart2d's grid: an MPI_Irecv and an MPI_Isend of each of the 4 faces
+ * (tags by direction, slots `stride` doubles apart in the buffers), then MPI_Waitall. */
+static void swap4(MPI_Comm cart, const int nb[4], long stride, const long face[4], double* sbuf,
+                  double* rbuf) {
+  MPI_Request req[8];
+  for (int k = 0; k < 4; ++k)
+    MPI_Irecv(rbuf + k * stride, (int)face[k], MPI_DOUBLE, nb[k], k ^ 1, cart, &req[k]);
+  for (int k = 0; k < 4; ++k)
+    MPI_Isend(sbuf + k * stride, (int)face[k], MPI_DOUBLE, nb[k], k, cart, &req[4 + k]);
+  MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
+}
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, P;
@@ -1031,12 +1042,7 @@ int main(int argc, char** argv) {
     double *sbuf, *rbuf;
     MPI_Comm cart = cart2d(MPI_COMM_WORLD, 2, N, nb, &lx, &ly, face, &sbuf, &rbuf);
     for (int it = 0; it < iters; ++it) {
-      MPI_Request req[8];
-      for (int k = 0; k < 4; ++k)
-        MPI_Irecv(rbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k ^ 1, cart, &req[k]);
-      for (int k = 0; k < 4; ++k)
-        MPI_Isend(sbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k, cart, &req[4 + k]);
-      MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
+      swap4(cart, nb, lx + ly, face, sbuf, rbuf);
       work(lx * ly / 2);
     }
   } else if (mode == 51) {
@@ -1051,12 +1057,7 @@ int main(int argc, char** argv) {
     double *sbuf, *rbuf;
     MPI_Comm cart = cart2d(part, 0, ocean ? N : 2 * N, nb, &lx, &ly, face, &sbuf, &rbuf);
     for (int it = 0; it < iters; ++it) {
-      MPI_Request req[8];
-      for (int k = 0; k < 4; ++k)
-        MPI_Irecv(rbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k ^ 1, cart, &req[k]);
-      for (int k = 0; k < 4; ++k)
-        MPI_Isend(sbuf + k * (lx + ly), face[k], MPI_DOUBLE, nb[k], k, cart, &req[4 + k]);
-      MPI_Waitall(8, req, MPI_STATUSES_IGNORE);
+      swap4(cart, nb, lx + ly, face, sbuf, rbuf);
       work(lx * ly / 2);
       if (it % 5 == 4) {
         double r = it, sum;
