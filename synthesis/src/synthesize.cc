@@ -94,6 +94,7 @@ struct SynthesizedTrace::SlotAt {
   // raises its mean: 1.9 for a spread of 3.4), so the spread keeps the model's mean compute
   // (the three factors are independent: the mean of their product is the product of means).
   double between_norm = 1, within_norm = 1, shared_norm = 1;
+  double shared_square = 1;  // E[s^2] of the shared factor (SharedSquare)
   // The ranks' between factors are the spread's quantiles at the midpoints of nprocs strata,
   // rank r taking stratum (between_stride x r + between_offset) mod nprocs (a permutation,
   // keyed by the slot): the synthesized ranks spread as the model says, not as a sample of
@@ -308,6 +309,27 @@ double ClippedFactorNorm(double spread, const NoiseShape& shape = {}) {
   auto clipped = [spread](double z) { return std::max(0.0, 1 + spread * z); };
   const double mean = shape.empty() ? NormalishMean(clipped) : ShapeMean(shape, clipped);
   return mean > 0 ? 1 / mean : 1;
+}
+
+// E[s^2] of the shared factor s = norm x max(0, 1 + spread z) (mean 1): 1 + its variance.
+double SharedSquare(double spread, double norm) {
+  if (spread <= 0) return 1;
+  return norm * norm * NormalishMean([spread](double z) {
+           const double f = std::max(0.0, 1 + spread * z);
+           return f * f;
+         });
+}
+
+// The own spread to draw under a shared factor whose E[s^2] is `shared_square`. The traced
+// own spread (SlotModel::cpu_spread_within) is what is left of a burst around its rank's and
+// its occurrence's means, relative to the mean burst; the synthesized burst multiplies the
+// factors, so its own deviation is the shared factor times the own one, and without this the
+// bursts would vary sqrt(E[s^2]) times more than traced. A ring of P - 1 steps whose bursts
+// are one large one and many small ones per iteration (shared spread 2.04, clipped at 0:
+// E[s^2] 2.14) drew an own spread of 36% around the mean burst where the trace has 25%, at every
+// step, and its replay waited 3x longer than the trace for that noise.
+double OwnUnderShared(double own, double shared_square) {
+  return shared_square > 1 ? own / std::sqrt(shared_square) : own;
 }
 
 // The quantile of Normalish's variable at u in (0, 1): (x - 2) sqrt 3 where x, the sum of 4
@@ -1424,7 +1446,10 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         // of the means, but leaving out the traced sampling part there made the bundled
         // checks 0.1% worse on average (4.77% against 4.66%).
         at.spread_between = time_noise ? sm.cpu_spread_between : sm.cpu_spread_persistent;
-        at.spread_within = time_noise ? sm.cpu_spread_within : 0;
+        at.spread_shared = time_noise ? sm.cpu_spread_shared : 0;
+        at.shared_norm = ClippedFactorNorm(at.spread_shared);
+        at.shared_square = SharedSquare(at.spread_shared, at.shared_norm);
+        at.spread_within = time_noise ? OwnUnderShared(sm.cpu_spread_within, at.shared_square) : 0;
         if (at.spread_between > 0) {
           at.between_strata = nprocs;
           at.between_stride = StrataStride(static_cast<std::uint64_t>(nprocs));
@@ -1434,8 +1459,6 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         }
         at.within_shape = ShapeOf(sm.cpu_noise_shape);
         at.within_norm = ClippedFactorNorm(at.spread_within, at.within_shape);
-        at.spread_shared = time_noise ? sm.cpu_spread_shared : 0;
-        at.shared_norm = ClippedFactorNorm(at.spread_shared);
       }
       if (sm.peer) at.peer.emplace(sm.peer->At(nprocs));
       if (sm.recv_peer) at.recv_peer.emplace(sm.recv_peer->At(nprocs));
@@ -1490,7 +1513,7 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
                              ? static_cast<std::int64_t>(Round(cc.instructions.At(p, side)))
                              : kNotMeasured;
         if (options_.spread && time_noise && cc.spread_within >= 0) {
-          v.spread_within = cc.spread_within;
+          v.spread_within = OwnUnderShared(cc.spread_within, at.shared_square);
           v.within_norm = ClippedFactorNorm(v.spread_within, at.within_shape);
         }
         at.root_class =
@@ -1617,6 +1640,16 @@ void SynthesizedTrace::BuildSchedule() {
     at.between_norm = 1;
     at.spread_shared = 0;
     at.shared_norm = 1;
+    // Without the shared factor the own spread is drawn as traced (OwnUnderShared undone).
+    const double undo = std::sqrt(at.shared_square);
+    at.shared_square = 1;
+    at.spread_within *= undo;
+    at.within_norm = ClippedFactorNorm(at.spread_within, at.within_shape);
+    for (SlotAt::ClassValues& v : at.classes) {
+      if (v.spread_within <= 0) continue;
+      v.spread_within *= undo;
+      v.within_norm = ClippedFactorNorm(v.spread_within, at.within_shape);
+    }
   }
   if (sch.master < 0 || sch.master >= nprocs_) {
     throw UserError("the self-scheduled phase " + std::to_string(sch.phase) +

@@ -359,6 +359,87 @@ TEST(SpreadTest, OwnNoiseIsDrawnFromItsShapeAndKeepsTheMeanAndSpread) {
   }
 }
 
+// Per rank, the compute before each call of the run (0 where a burst was drawn at 0).
+std::vector<std::int64_t> ComputeBeforeCalls(const TraceSource& trace, int rank) {
+  std::vector<std::int64_t> out;
+  auto source = trace.OpenRank(rank);
+  Event e;
+  std::int64_t pending = 0;
+  while (source->Next(&e)) {
+    if (e.kind == EventKind::kCompute) {
+      pending += e.cpu_ns;
+    } else {
+      out.push_back(pending);
+      pending = 0;
+    }
+  }
+  return out;
+}
+
+// The traced own spread is what is left of a burst around its occurrence's mean, relative to
+// the mean burst; the synthesized burst is the model's value times the shared factor times
+// the own one. Drawn as traced, the own deviations would be the shared factor times the own
+// spread: sqrt(E[s^2]) = 1.28 times too wide with a shared spread of 1 (a ring whose bursts
+// are one large one and many small ones per iteration waited 3x longer than its trace).
+// The residual around each occurrence's mean over the ranks keeps the traced own spread.
+TEST(SpreadTest, OwnNoiseUnderASharedFactorKeepsTheTracedResidual) {
+  AppModel model = BuildModel(Stencils());
+  const int main_phase = LastRelevantPhase(model);
+  ASSERT_GE(main_phase, 0);
+  for (const double shared : {0.0, 0.5, 1.0}) {
+    for (auto& ph : model.phases) {
+      for (auto& s : ph.slots) {
+        s.cpu_spread_between = s.cpu_spread_persistent = 0;
+        s.cpu_spread_shared = shared;
+        s.cpu_spread_within = 0.3;
+        s.cpu_noise_shape.clear();
+      }
+    }
+    SynthOptions run;
+    run.only_phase = main_phase;
+    run.repetitions = 400;
+    SynthOptions flat = run;
+    flat.spread = false;
+    const SynthesizedTrace drawn(model, 64, run), plain(model, 64, flat);
+    const std::vector<std::int64_t> mean_bursts = ComputeBeforeCalls(plain, 0);
+    std::vector<std::vector<std::int64_t>> ranks;
+    for (int r = 0; r < 64; ++r) {
+      ranks.push_back(ComputeBeforeCalls(drawn, r));
+      ASSERT_EQ(ranks.back().size(), mean_bursts.size()) << "rank " << r;
+      ASSERT_EQ(ComputeBeforeCalls(plain, r), mean_bursts) << "rank " << r;  // every rank alike
+    }
+    // Bursts i of every rank are one occurrence of one slot: their mean over the ranks is
+    // the shared draw, the rest is each rank's own.
+    double residual = 0, mean = 0;
+    int n = 0;
+    std::vector<double> occurrence_means;
+    for (std::size_t i = 0; i < mean_bursts.size(); ++i) {
+      if (mean_bursts[i] < 1000) continue;
+      double sum = 0;
+      for (const auto& b : ranks) sum += static_cast<double>(b[i]);
+      const double occ = sum / 64;
+      occurrence_means.push_back(occ / static_cast<double>(mean_bursts[i]));
+      for (const auto& b : ranks) {
+        const double d = (static_cast<double>(b[i]) - occ) / static_cast<double>(mean_bursts[i]);
+        residual += d * d;
+        mean += static_cast<double>(b[i]) / static_cast<double>(mean_bursts[i]);
+        ++n;
+      }
+    }
+    ASSERT_GT(n, 10000);
+    EXPECT_NEAR(mean / n, 1.0, 0.02) << "shared " << shared;
+    // Over 64 ranks the residual around their own mean is sqrt(63 / 64) of the spread.
+    EXPECT_NEAR(std::sqrt(residual / n * 64 / 63), 0.3, 0.02) << "shared " << shared;
+    // The shared draws are still the traced shared spread (clipped at 0 and normed: the
+    // spread of max(0, 1 + z) x norm is 0.80 for a spread of 1).
+    const Moments m = MomentsOf(occurrence_means);
+    EXPECT_NEAR(m.mean, 1.0, 0.02) << "shared " << shared;
+    if (shared > 0) {
+      EXPECT_GT(m.sd, 0.7 * shared) << "shared " << shared;
+    }
+  }
+}
+
 // TorusStencil (60 iterations) whose bursts are now and then held up: 1 in 8 bursts takes an
 // exponentially distributed delay, 50% of the burst on average (an OS daemon, a page fault).
 TraceData HeldUpStencil(int n) {

@@ -62,8 +62,10 @@ struct SynthOptions {
   // bursts are the model's value times (1 + between x z_rank) (1 + within x z_rank,occurrence)
   // (1 + shared x z_occurrence), each factor clipped at 0 and scaled to keep the mean, z
   // deterministic pseudo-normal numbers of (phase, slot) and the rank and/or occurrence: the
-  // shared factor is the same on every rank in the same occurrence of the phase; false =
-  // every rank computes exactly the model's value.
+  // shared factor is the same on every rank in the same occurrence of the phase, and `within`
+  // is the traced own spread over sqrt(E[shared factor^2]), so that a burst's deviation from
+  // its occurrence's mean is the traced one; false = every rank computes exactly the
+  // model's value.
   bool spread = true;
   // With spread, false leaves out the noise that varies in time: each rank's own draw per
   // burst and the draw the ranks share in an occurrence. Of the spread between ranks (a rank
