@@ -1743,22 +1743,19 @@ void AddOccurrenceStats(const RankInstances& ranks, Phase* phase) {
       const Occurrences& acc = by_call.at(keys[i]);
       ComputeStats& c = rp.events[i].compute;
       double ranks_sum = 0;
-      std::vector<double> residuals, means;
+      std::vector<double> residuals;
       residuals.reserve(o.kept);
-      means.reserve(o.kept);
       const double own_mean = mean_of(o);
       for (std::size_t k = 0; k < o.kept; ++k) {
         if (o.RootTurn(k) || acc.count[k] == 0) continue;
         const double mean =
             acc.base[k] > 0 ? own_mean * acc.sum[k] / acc.base[k] : acc.sum[k] / acc.count[k];
         c.occurrence_cpu_ns.Add(mean);
-        means.push_back(mean);
         residuals.push_back(static_cast<double>(o.at(k)) - mean);
         c.residual_cpu_ns.Add(residuals.back());
         ranks_sum += acc.count[k];
       }
       c.residual_shape = ShapeBins(std::move(residuals));
-      c.occurrence_shape = ShapeBins(std::move(means));
       if (c.occurrence_cpu_ns.n > 0) {
         c.occurrence_ranks = static_cast<std::int32_t>(
             std::lround(ranks_sum / static_cast<double>(c.occurrence_cpu_ns.n)));

@@ -115,7 +115,6 @@ Json ComputeJson(const ComputeStats& c) {
     j["residual_cpu_ns"] = StatsJson(c.residual_cpu_ns);
     j["occurrence_ranks"] = c.occurrence_ranks;
     if (!c.residual_shape.empty()) j["residual_shape"] = c.residual_shape;
-    if (!c.occurrence_shape.empty()) j["occurrence_shape"] = c.occurrence_shape;
   }
   return j;
 }
@@ -131,9 +130,6 @@ ComputeStats ComputeFrom(const Json& j) {
     c.occurrence_ranks = j.at("occurrence_ranks").get<std::int32_t>();
     if (j.contains("residual_shape")) {
       c.residual_shape = j.at("residual_shape").get<std::vector<float>>();
-    }
-    if (j.contains("occurrence_shape")) {
-      c.occurrence_shape = j.at("occurrence_shape").get<std::vector<float>>();
     }
   }
   return c;

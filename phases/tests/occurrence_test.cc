@@ -130,37 +130,6 @@ TEST(Occurrence, ResidualShapeKeepsALongTail) {
   }
 }
 
-// The shape of what the ranks share: every rank's burst is three times its length in the same
-// occurrences, one in 16 (a loop whose first step holds the iteration's work). The occurrence
-// means are then the burst 15 times in 16 and three times it once, with nothing left as the
-// ranks' own: the 16 bins of the 64 sampled occurrences are exactly that, and the signature
-// file keeps them.
-TEST(Occurrence, OccurrenceShapeKeepsWhatTheRanksShare) {
-  testing::StencilSpec spec;  // 4 x 4 ranks, 200 iterations, 200 us bursts
-  spec.noise = 0;
-  TraceData data = MakeStencil(spec);
-  for (auto& events : data.ranks) {
-    std::size_t k = 0;
-    for (Event& e : events) {
-      if (e.kind != EventKind::kCompute || e.cpu_ns < spec.cpu_ns / 2) continue;
-      if (k++ % 16 == 0) e.cpu_ns *= 3;
-    }
-  }
-  const Signature sig = Analyze(std::move(data));
-  const Signature back = SignatureFromJson(SignatureToJson(sig), "mem");
-  for (int rank : {0, 7, 15}) {
-    const ComputeStats& c = MainBurst(sig, rank).compute;
-    ASSERT_EQ(c.occurrence_shape.size(), kNoiseShapeBins) << "rank " << rank;
-    const auto base = static_cast<double>(spec.cpu_ns);
-    for (std::size_t j = 0; j + 1 < kNoiseShapeBins; ++j) {
-      EXPECT_NEAR(c.occurrence_shape[j], base, 1e-3 * base) << "rank " << rank << " bin " << j;
-    }
-    EXPECT_NEAR(c.occurrence_shape.back(), 3 * base, 1e-3 * base) << "rank " << rank;
-    for (float b : c.residual_shape) EXPECT_NEAR(b, 0, 1e-3 * base) << "rank " << rank;
-    EXPECT_EQ(MainBurst(back, rank).compute.occurrence_shape, c.occurrence_shape);
-  }
-}
-
 TEST(Occurrence, PlainCallsCarryNoOccurrenceStatistics) {
   const Signature sig = Analyze(MakeStencil(testing::StencilSpec{}));
   for (const Phase& p : sig.phases) {

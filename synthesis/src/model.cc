@@ -1608,25 +1608,20 @@ double SharedShare(const std::vector<const phases::ComputeStats*>& events) {
 // The shape of the ranks' own part of the bursts (SlotModel::cpu_noise_shape): each rank's
 // residual bins (phases::ComputeStats::residual_shape) standardized, averaged over the ranks
 // bin by bin (the quantiles of a shape that the ranks share), and standardized again. Empty
-// when no rank measured one or none has a spread. With `bins` =
-// &phases::ComputeStats::occurrence_shape, the same of the shared part
-// (SlotModel::cpu_shared_shape).
-std::vector<double> NoiseShapeOf(
-    const std::vector<const phases::ComputeStats*>& events,
-    std::vector<float> phases::ComputeStats::*bins = &phases::ComputeStats::residual_shape) {
+// when no rank measured one or none has a spread.
+std::vector<double> OwnNoiseShape(const std::vector<const phases::ComputeStats*>& events) {
   constexpr std::size_t kBins = phases::kNoiseShapeBins;
   std::vector<double> pooled(kBins, 0.0);
   int ranks = 0;
   for (const phases::ComputeStats* c : events) {
-    const std::vector<float>& shape = c->*bins;
-    if (c->occurrence_ranks < 2 || shape.size() != kBins) continue;
+    if (c->occurrence_ranks < 2 || c->residual_shape.size() != kBins) continue;
     double mean = 0, var = 0;
-    for (float b : shape) mean += b;
+    for (float b : c->residual_shape) mean += b;
     mean /= kBins;
-    for (float b : shape) var += (b - mean) * (b - mean);
+    for (float b : c->residual_shape) var += (b - mean) * (b - mean);
     const double sd = std::sqrt(var / kBins);
     if (!(sd > 0)) continue;
-    for (std::size_t j = 0; j < kBins; ++j) pooled[j] += (shape[j] - mean) / sd;
+    for (std::size_t j = 0; j < kBins; ++j) pooled[j] += (c->residual_shape[j] - mean) / sd;
     ++ranks;
   }
   if (ranks == 0) return {};
@@ -1745,8 +1740,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   std::vector<double> spread_between, spread_persistent, spread_within, spread_shared, spread_own;
   // Per class of ranks (mask): its own spread at the largest count that has it.
   std::map<std::string, double> class_own;
-  std::vector<double> shape_own;     // the own part's shape at the last count that measured it
-  std::vector<double> shape_shared;  // the same of the shared part
+  std::vector<double> shape_own;  // the own part's shape at the last count that measured it
   std::vector<double> occ_between, occ_within, occ_shared, occ_own;  // block: per occurrence
   // Messages as a subtree's data (SubtreeEvidence): kept per count (rank, partner, bytes) and
   // read once the partners' equation names the tree's root (subtree_alike: still a candidate).
@@ -2058,13 +2052,8 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
           class_own[mask] = shared >= 0 ? w * std::sqrt(1 - shared) : w;
         }
       }
-      if (std::vector<double> shape = NoiseShapeOf(occurrence_stats); !shape.empty()) {
+      if (std::vector<double> shape = OwnNoiseShape(occurrence_stats); !shape.empty()) {
         shape_own = std::move(shape);
-      }
-      if (std::vector<double> shape =
-              NoiseShapeOf(occurrence_stats, &phases::ComputeStats::occurrence_shape);
-          !shape.empty()) {
-        shape_shared = std::move(shape);
       }
       if (!occ_within.empty() && occ_within.size() == spread_within.size()) {
         const double w = occ_within.back();
@@ -2107,7 +2096,6 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   slot.cpu_spread_shared = median(spread_shared);
   slot.cpu_spread_within = spread_own.empty() ? 0.0 : spread_own.back();
   slot.cpu_noise_shape = shape_own;
-  slot.cpu_shared_shape = shape_shared;
   int most = 0;
   for (const auto& [tag, times] : tags_seen) {
     if (times > most) {
@@ -2215,7 +2203,6 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
       slot.cpu_spread_shared = median(occ_shared);
       slot.cpu_spread_within = occ_own.empty() ? 0.0 : occ_own.back();
       slot.cpu_noise_shape.clear();  // the shape of a sum of the iterations' bursts: not measured
-      slot.cpu_shared_shape.clear();
       slot.instructions =
           FitQuantity(instr_occ, what + "instructions before the call over an occurrence",
                       Precision::kMeasured);
@@ -2839,7 +2826,6 @@ void DecideCompletions(PhaseBuild* build, const std::vector<int>& counts) {
       m->cpu_spread_between = m->cpu_spread_within = m->cpu_spread_shared = 0;
       m->cpu_spread_persistent = 0;
       m->cpu_noise_shape.clear();
-      m->cpu_shared_shape.clear();
     }
   }
 }
@@ -5159,7 +5145,6 @@ void CopyCompute(const SlotModel& from, SlotModel* to) {
   to->cpu_spread_within = from.cpu_spread_within;
   to->cpu_spread_shared = from.cpu_spread_shared;
   to->cpu_noise_shape = from.cpu_noise_shape;
-  to->cpu_shared_shape = from.cpu_shared_shape;
   to->cpu_per_occurrence = from.cpu_per_occurrence;
   to->cpu_ns_per_byte = from.cpu_ns_per_byte;
   to->cpu_bytes_with_previous = from.cpu_bytes_with_previous;
@@ -6922,10 +6907,8 @@ Quantity QuantityFromJson(const json& j) {
 // sizes (family "components", "block_sizes"). Version 10: a call on components may have a
 // bytes law per component ("component_bytes"), and a phase's compute may be over the run
 // ("cpu_total_per_run"); an older pas2p would give every rank the call's one law, and read
-// the run's work as one occurrence's. Version 11: a call's shared noise may have a shape
-// ("cpu_shared_shape"); an older pas2p would draw it symmetric, and its own noise, drawn
-// narrower under the shared factor since then, around the wrong factors.
-constexpr int kModelVersion = 11;
+// the run's work as one occurrence's.
+constexpr int kModelVersion = 10;
 
 std::string ModelToJson(const AppModel& model) {
   json j;
@@ -7017,7 +7000,6 @@ std::string ModelToJson(const AppModel& model) {
       sj["cpu_spread_within"] = s.cpu_spread_within;
       sj["cpu_spread_shared"] = s.cpu_spread_shared;
       if (!s.cpu_noise_shape.empty()) sj["cpu_noise_shape"] = s.cpu_noise_shape;
-      if (!s.cpu_shared_shape.empty()) sj["cpu_shared_shape"] = s.cpu_shared_shape;
       if (s.cpu_per_occurrence) sj["cpu_per_occurrence"] = true;
       if (s.cpu_ns_per_byte > 0) {
         sj["cpu_ns_per_byte"] = s.cpu_ns_per_byte;
@@ -7219,13 +7201,6 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
           if (s.cpu_noise_shape.size() < 2) {
             throw UserError(origin + ": phase " + std::to_string(p.index) +
                             ": cpu_noise_shape needs at least 2 values");
-          }
-        }
-        if (sj.contains("cpu_shared_shape")) {
-          s.cpu_shared_shape = sj.at("cpu_shared_shape").get<std::vector<double>>();
-          if (s.cpu_shared_shape.size() < 2) {
-            throw UserError(origin + ": phase " + std::to_string(p.index) +
-                            ": cpu_shared_shape needs at least 2 values");
           }
         }
         s.cpu_per_occurrence = sj.value("cpu_per_occurrence", false);

@@ -90,7 +90,6 @@ struct SynthesizedTrace::SlotAt {
   std::uint64_t id = 0;  // (phase, slot) as one number, for the spread's random stream
   double spread_between = 0, spread_within = 0, spread_shared = 0;
   NoiseShape within_shape;  // the own part's shape (SlotModel::cpu_noise_shape)
-  NoiseShape shared_shape;  // the shared part's (SlotModel::cpu_shared_shape)
   // 1 / the mean of max(0, 1 + spread x z) (a spread over ~0.3 clips the factor at 0, which
   // raises its mean: 1.9 for a spread of 3.4), so the spread keeps the model's mean compute
   // (the three factors are independent: the mean of their product is the product of means).
@@ -312,15 +311,13 @@ double ClippedFactorNorm(double spread, const NoiseShape& shape = {}) {
   return mean > 0 ? 1 / mean : 1;
 }
 
-// E[s^2] of the shared factor s = norm x max(0, 1 + spread z) (mean 1), z from `shape`
-// (empty: Normalish's variable): 1 + its variance.
-double SharedSquare(double spread, double norm, const NoiseShape& shape = {}) {
+// E[s^2] of the shared factor s = norm x max(0, 1 + spread z) (mean 1): 1 + its variance.
+double SharedSquare(double spread, double norm) {
   if (spread <= 0) return 1;
-  auto square = [spread](double z) {
-    const double f = std::max(0.0, 1 + spread * z);
-    return f * f;
-  };
-  return norm * norm * (shape.empty() ? NormalishMean(square) : ShapeMean(shape, square));
+  return norm * norm * NormalishMean([spread](double z) {
+           const double f = std::max(0.0, 1 + spread * z);
+           return f * f;
+         });
 }
 
 // The own spread to draw under a shared factor whose E[s^2] is `shared_square`. The traced
@@ -381,18 +378,12 @@ std::uint64_t StrataStride(std::uint64_t reps) {
   return stride;
 }
 
-// The quantile of z at u: from `shape` when it has one, else Normalish's variable's.
-double StrataZ(const NoiseShape& shape, double u) {
-  return shape.empty() ? NormalishQuantile(u) : shape.At(u);
-}
-
-// 1 / the mean of max(0, 1 + spread z) over the R strata midpoints of z (1 with no clipping
-// and a symmetric z).
-double StrataNorm(double spread, std::int64_t reps, const NoiseShape& shape = {}) {
+// 1 / the mean of max(0, 1 + spread z) over the R strata midpoints of z (1 with no clipping).
+double StrataNorm(double spread, std::int64_t reps) {
   double sum = 0;
   for (std::int64_t i = 0; i < reps; ++i) {
     const double u = (static_cast<double>(i) + 0.5) / static_cast<double>(reps);
-    sum += std::max(0.0, 1 + spread * StrataZ(shape, u));
+    sum += std::max(0.0, 1 + spread * NormalishQuantile(u));
   }
   return sum > 0 ? static_cast<double>(reps) / sum : 1;
 }
@@ -785,8 +776,7 @@ class SynthRank : public RankEventSource {
     const auto reps = static_cast<std::uint64_t>(std::max<std::int64_t>(reps_, 0));
     const auto k = static_cast<std::uint64_t>(rep_);
     if (k >= reps) {  // not in a counted run: an independent draw
-      return std::max(0.0, 1 + spread * OwnZ(at->shared_shape, key ^ SplitMix(k))) *
-             at->shared_norm;
+      return std::max(0.0, 1 + spread * Normalish(key ^ SplitMix(k))) * at->shared_norm;
     }
     const SlotAt::RunStrata* strata = nullptr;
     for (const SlotAt::RunStrata& r : at->run_strata) {
@@ -797,7 +787,7 @@ class SynthRank : public RankEventSource {
     const auto index = static_cast<std::uint64_t>(
         (static_cast<Wide>(stride) * k + static_cast<Wide>(key % reps)) % reps);
     const double z =
-        StrataZ(at->shared_shape, (static_cast<double>(index) + 0.5) / static_cast<double>(reps));
+        NormalishQuantile((static_cast<double>(index) + 0.5) / static_cast<double>(reps));
     return std::max(0.0, 1 + spread * z) * (strata ? strata->norm : at->shared_norm);
   }
 
@@ -1457,9 +1447,8 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
         // checks 0.1% worse on average (4.77% against 4.66%).
         at.spread_between = time_noise ? sm.cpu_spread_between : sm.cpu_spread_persistent;
         at.spread_shared = time_noise ? sm.cpu_spread_shared : 0;
-        at.shared_shape = ShapeOf(sm.cpu_shared_shape);
-        at.shared_norm = ClippedFactorNorm(at.spread_shared, at.shared_shape);
-        at.shared_square = SharedSquare(at.spread_shared, at.shared_norm, at.shared_shape);
+        at.shared_norm = ClippedFactorNorm(at.spread_shared);
+        at.shared_square = SharedSquare(at.spread_shared, at.shared_norm);
         at.spread_within = time_noise ? OwnUnderShared(sm.cpu_spread_within, at.shared_square) : 0;
         if (at.spread_between > 0) {
           at.between_strata = nprocs;
@@ -1621,8 +1610,8 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       if (!(at.spread_shared > 0)) continue;
       for (const std::int64_t r : runs) {
         if (r >= 1 && r <= kStrataNorms) {
-          at.run_strata.push_back({r, StrataStride(static_cast<std::uint64_t>(r)),
-                                   StrataNorm(at.spread_shared, r, at.shared_shape)});
+          at.run_strata.push_back(
+              {r, StrataStride(static_cast<std::uint64_t>(r)), StrataNorm(at.spread_shared, r)});
         }
       }
     }

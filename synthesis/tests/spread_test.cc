@@ -487,59 +487,6 @@ TEST(SpreadTest, ALongTailOfBurstsCostsWhatItCostInTheTracedRuns) {
   EXPECT_GT(plain.time_error, 1.5 * skewed.time_error);
 }
 
-// A ring allreduce written by hand (RingAllreduceByHand: per iteration one burst of 11 steps
-// and 2 (P - 1) - 1 of one step before 2 (P - 1) sendrecvs) whose bursts each vary by +-30%
-// of their own length, uniformly, on each rank apart: every rank's large burst comes in the
-// same occurrence, and the noise is where the work is.
-TraceData NoisyRingAllreduce(int n) {
-  testing::AppParams params;
-  params.iterations = 6;
-  TraceData d = testing::RingAllreduceByHand(n, params);
-  std::mt19937_64 rng(static_cast<std::uint64_t>(n) * 7919);
-  std::uniform_real_distribution<double> u(-0.3, 0.3);
-  for (auto& events : d.ranks) {
-    for (Event& e : events) {
-      if (e.kind == EventKind::kCompute && e.cpu_ns > 0) {
-        e.cpu_ns = std::llround(static_cast<double>(e.cpu_ns) * (1 + u(rng)));
-      }
-    }
-  }
-  return d;
-}
-
-// What the ranks share in an occurrence is one large burst and many small ones, not a spread
-// around their mean. Drawn symmetric (the traces' occurrence shapes removed, as older
-// signatures read), the shared factor of the large burst is spread over every step, and each
-// rank's own noise, a factor on it, makes every step's partner wait: the prediction at 16
-// from 4-12 is too slow. Drawn from the traced shape it is within 3%.
-TEST(SpreadTest, WhatTheRanksShareKeepsItsShape) {
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(NoisyRingAllreduce(n)));
-  const TraceData real = NoisyRingAllreduce(16);
-  const AppModel m = BuildModel(sigs);
-  const SlotModel& ring = MainBurst(m);
-  ASSERT_EQ(ring.cpu_shared_shape.size(), phases::kNoiseShapeBins);
-  // The large bursts are the top bin, far above the others.
-  EXPECT_GT(ring.cpu_shared_shape.back(), 3.0);
-  EXPECT_LT(ring.cpu_shared_shape.front(), 0.0);
-  const Validation shaped = testing::QuickValidate(sigs, real);
-  std::vector<phases::Signature> symmetric = sigs;
-  for (phases::Signature& sig : symmetric) {
-    for (phases::Phase& p : sig.phases) {
-      for (phases::RankPhase& rp : p.ranks) {
-        for (phases::PhaseEvent& e : rp.events) e.compute.occurrence_shape.clear();
-      }
-    }
-  }
-  const Validation plain = testing::QuickValidate(symmetric, real);
-  EXPECT_LT(shaped.compute_error, 0.02);
-  EXPECT_LT(shaped.time_error, 0.03) << "predicted " << shaped.predicted_time_s << " s, real "
-                                     << shaped.real_simulated_time_s << " s";
-  EXPECT_GT(plain.predicted_time_s, shaped.predicted_time_s);
-  EXPECT_GT(plain.time_error, 2 * shaped.time_error)
-      << "symmetric: predicted " << plain.predicted_time_s << " s";
-}
-
 // A load that follows the rank (rank r computes 2 (r + 1) / (P + 1) of the mean share) in an
 // all-to-all, at 4-12 ranks.
 testing::AppParams RampParams() {

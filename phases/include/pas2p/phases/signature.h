@@ -63,8 +63,7 @@
 // the "occurrence_ranks" ranks that make it in their k-th occurrence of the phase) and
 // "residual_cpu_ns" (Stats over the same k of this rank's burst minus the occurrence mean). The
 // sample is the first kOccurrenceSamples occurrences (see ComputeStats), and
-// "residual_shape" ([kNoiseShapeBins bin means of the sorted residuals, ns], optional) and
-// "occurrence_shape" (the same of the occurrence means, optional).
+// "residual_shape" ([kNoiseShapeBins bin means of the sorted residuals, ns], optional).
 #pragma once
 
 #include <cstddef>
@@ -119,11 +118,6 @@ struct ComputeStats {
   // short), and the long tail makes the stragglers; this keeps it. Empty when not measured
   // (fewer than 2 occurrences, older signatures).
   std::vector<float> residual_shape;
-  // The shape of the occurrence means m_k, binned the same way: what the ranks share is
-  // rarely a symmetric spread either. A loop whose body's first call holds the iteration's
-  // work and the others a little (a ring of P - 1 steps) shares one large burst and many
-  // small ones, and a spread drawn around the mean spreads the work over every step.
-  std::vector<float> occurrence_shape;
   bool operator==(const ComputeStats&) const = default;
 };
 

@@ -57,7 +57,6 @@
 //                           "cpu_spread_persistent" (optional, absent = cpu_spread_between),
 //                           "cpu_spread_within", "cpu_spread_shared" (optional, absent = 0),
 //                           "cpu_noise_shape" ([standardized bins], optional, absent = symmetric),
-//                           "cpu_shared_shape" (the same of the shared part, optional),
 //                           "cpu_per_occurrence" (optional, absent = false),
 //                           "bytes_per_occurrence" (optional, absent = false),
 //                           "component_bytes": [{"own_ranks", "bytes", "recv_bytes"
@@ -348,12 +347,6 @@ struct SlotModel {
   // linear quantile function through the bins), so a straggler at N is as likely, and as
   // long, as in the traced runs.
   std::vector<double> cpu_noise_shape;
-  // The shape of the shared part, the same way from the occurrence means
-  // (phases::ComputeStats::occurrence_shape; empty: drawn symmetric). A loop whose first step
-  // holds the iteration's work and the others a little (a ring of P - 1 steps) shares one
-  // large burst and many small ones; drawn from its shape the large one stays rare and
-  // large, and each rank's own noise, a factor on the shared one, falls where the work is.
-  std::vector<double> cpu_shared_shape;
   // Repeated-block phases (PhaseModel::block): cpu_ns and instructions are what a rank
   // computes before this call over a whole occurrence (all its iterations), not per
   // iteration; synthesis divides it by the rank's iterations at N. Chosen when it predicts
