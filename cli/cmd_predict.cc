@@ -21,6 +21,7 @@ struct PredictCliOptions {
   double efficiency = 0.5;
   std::size_t sweep_points = 12;
   bool json = false;
+  bool csv = false;
   bool allow_idle = false;
   bool allow_remainder = false;
   double bytes_tolerance = -1;  // < 0: pas2p chooses (synthesis::AnalyzeForModel)
@@ -87,6 +88,12 @@ void RunPredict(const PredictCliOptions& o) {
                                                        o.efficiency, o.sweep_points, po);
     if (o.json) {
       std::fputs(synthesis::SweepToJson(sweep).c_str(), stdout);
+    } else if (o.csv) {
+      // The table alone on stdout; what the text output says around it on stderr.
+      std::fputs(synthesis::SweepToCsv(sweep).c_str(), stdout);
+      for (const auto& n : sweep.notes) std::fprintf(stderr, "pas2p: note: %s\n", n.c_str());
+      std::fprintf(stderr, "pas2p: rule: %s; recommended: %s\n", sweep.rule.c_str(),
+                   sweep.recommended > 0 ? std::to_string(sweep.recommended).c_str() : "none");
     } else {
       std::printf("sweep of %s on %s (%s)\n", model.application.c_str(), machine.name.c_str(),
                   machine_path.c_str());
@@ -106,6 +113,8 @@ void RunPredict(const PredictCliOptions& o) {
   synthesis::WidenBySelfCheck(check, &p);
   if (o.json) {
     std::fputs(synthesis::PredictionToJson(p, machine.name).c_str(), stdout);
+  } else if (o.csv) {
+    std::fputs(synthesis::PredictionToCsv(p).c_str(), stdout);
   } else {
     std::printf("%s, traced at", model.application.c_str());
     for (int c : model.counts) std::printf(" %d", c);
@@ -158,8 +167,15 @@ void SetupPredict(CLI::App& root) {
       "--threads N runs up to N of the prediction's simulations at once (0, the default: the\n"
       "hardware threads, up to 4); each holds its own per-rank state (about 2 GiB at a\n"
       "million ranks). The prediction is the same whatever N.\n"
+      "--csv prints the same as one CSV table, a header line and a line per count (one for\n"
+      "--target): processes, time_s, interval_low_s, interval_high_s (a sweep predicts\n"
+      "without intervals: empty), quiet_time_s, speedup, efficiency (empty for --target),\n"
+      "core_hours, load_balance, communication_efficiency, beyond_problem (1: the problem is\n"
+      "too small to split there), recommended (1 on the recommended count); the rule and\n"
+      "the notes go to stderr.\n"
       "Examples: pas2p predict --target 1024 datasets/traces/stencil2d\n"
-      "          pas2p predict --sweep 64:4096 --json model.json");
+      "          pas2p predict --sweep 64:4096 --json model.json\n"
+      "          pas2p predict --sweep 64:4096 --csv datasets/traces/stencil2d > sweep.csv");
   cmd->add_option("inputs", o->inputs,
                   "Traces at >= 3 counts (or a directory of them), or a model file")
       ->required();
@@ -176,7 +192,10 @@ void SetupPredict(CLI::App& root) {
   cmd->add_option("--noise-replays", o->noise_replays,
                   "Replays with the compute noise drawn anew, held by the interval (runs of at "
                   "most 2 million events; default 4, 0: none)");
-  cmd->add_flag("--json", o->json, "Print JSON");
+  CLI::Option* json = cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_flag("--csv", o->csv,
+                "Print CSV (a header line, one line per count) for a spreadsheet or a plot")
+      ->excludes(json);
   AddBytesToleranceOption(cmd, &o->bytes_tolerance);
   cmd->add_flag("!--no-self-check", o->self_check,
                 "Do not check the model on the largest traced count (nor widen the interval)");

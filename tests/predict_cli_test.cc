@@ -90,6 +90,83 @@ TEST(PredictCli, SweepRowsSayWhyTheEfficiencyFalls) {
   }
 }
 
+// CSV lines as fields.
+std::vector<std::vector<std::string>> CsvRows(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const std::size_t end = text.find('\n', at);
+    const std::string line = text.substr(at, end - at);
+    at = end == std::string::npos ? text.size() : end + 1;
+    std::vector<std::string> fields;
+    std::size_t from = 0;
+    for (;;) {
+      const std::size_t comma = line.find(',', from);
+      fields.push_back(line.substr(from, comma - from));
+      if (comma == std::string::npos) break;
+      from = comma + 1;
+    }
+    rows.push_back(std::move(fields));
+  }
+  return rows;
+}
+
+// --csv: the sweep as one table for a spreadsheet, the same numbers as --json; the rule and
+// the recommendation on stderr, so that stdout is the table alone. One target gives one line
+// with its interval. --csv and --json together are refused.
+TEST(PredictCli, CsvIsTheSweepAsATable) {
+  const std::string pas2p = Binary("pas2p").string();
+  const json s = Predict({"--sweep", "64:1024", "--points", "3", Stencil()});
+  const RunResult r =
+      RunCommand({pas2p, "predict", "--csv", "--sweep", "64:1024", "--points", "3", Stencil()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = CsvRows(r.out);
+  ASSERT_EQ(rows.size(), 4u) << r.out;
+  const std::vector<std::string> header = {"processes",      "time_s",
+                                           "interval_low_s", "interval_high_s",
+                                           "quiet_time_s",   "speedup",
+                                           "efficiency",     "core_hours",
+                                           "load_balance",   "communication_efficiency",
+                                           "beyond_problem", "recommended"};
+  EXPECT_EQ(rows[0], header);
+  int recommended = 0;
+  for (std::size_t i = 1; i < rows.size(); ++i) {
+    const json& row = s.at("sweep")[i - 1];
+    ASSERT_EQ(rows[i].size(), header.size()) << r.out;
+    EXPECT_EQ(std::stoll(rows[i][0]), row.at("count").get<std::int64_t>());
+    EXPECT_NEAR(std::stod(rows[i][1]), row.at("predicted_time_s").get<double>(),
+                1e-8 * row.at("predicted_time_s").get<double>());
+    EXPECT_EQ(rows[i][2], "");  // a sweep predicts without intervals
+    EXPECT_NEAR(std::stod(rows[i][6]), row.at("efficiency").get<double>(), 1e-8);
+    EXPECT_NEAR(std::stod(rows[i][8]), row.at("load_balance").get<double>(), 1e-8);
+    if (rows[i][11] == "1") {
+      ++recommended;
+      EXPECT_EQ(row.at("count"), s.at("recommended"));
+    }
+  }
+  EXPECT_EQ(recommended, 1) << r.out;
+  EXPECT_NE(r.err.find("pas2p: rule: the largest count whose parallel efficiency"),
+            std::string::npos)
+      << r.err;
+
+  const RunResult one = RunCommand({pas2p, "predict", "--csv", "--target", "256", Stencil()});
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  const auto line = CsvRows(one.out);
+  ASSERT_EQ(line.size(), 2u) << one.out;
+  ASSERT_EQ(line[1].size(), header.size()) << one.out;
+  const double t = std::stod(line[1][1]), low = std::stod(line[1][2]), high = std::stod(line[1][3]);
+  EXPECT_LE(low, t);
+  EXPECT_GE(high, t);
+  EXPECT_EQ(line[1][5], "");   // no speedup without a baseline
+  EXPECT_EQ(line[1][11], "");  // nor a recommendation
+
+  const RunResult both =
+      RunCommand({pas2p, "predict", "--csv", "--json", "--target", "256", Stencil()});
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_NE((both.err + both.out).find("--json excludes --csv"), std::string::npos)
+      << both.err << both.out;
+}
+
 TEST(PredictCli, SameInputsGiveByteIdenticalOutput) {
   const std::vector<std::string> argv = {Binary("pas2p").string(), "predict", "--target", "1024",
                                          Stencil()};

@@ -1371,6 +1371,72 @@ std::string FormatSweep(const Sweep& sweep) {
   return out.str();
 }
 
+namespace {
+
+// One CSV field: the number, or nothing when it was not computed (negative, by convention).
+std::string CsvNumber(double x) {
+  if (x < 0 || !std::isfinite(x)) return "";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.9g", x);
+  return b;
+}
+
+struct CsvRow {
+  std::int64_t count = 0;
+  double time_s = -1, low_s = -1, high_s = -1, quiet_s = -1, speedup = -1, efficiency = -1;
+  double core_hours = -1, load_balance = -1, communication = -1;
+  bool beyond_problem = false;
+  int recommended = -1;  // 1 / 0, -1: no recommendation (a single target)
+};
+
+std::string CsvLine(const CsvRow& r) {
+  std::string line = std::to_string(r.count);
+  for (double x : {r.time_s, r.low_s, r.high_s, r.quiet_s, r.speedup, r.efficiency, r.core_hours,
+                   r.load_balance, r.communication}) {
+    line += "," + CsvNumber(x);
+  }
+  line += r.beyond_problem ? ",1" : ",0";
+  line += r.recommended < 0 ? std::string(",") : "," + std::to_string(r.recommended);
+  return line + "\n";
+}
+
+}  // namespace
+
+std::string SweepToCsv(const Sweep& sweep) {
+  std::string out = std::string(kCsvColumns) + "\n";
+  for (const SweepRow& s : sweep.rows) {
+    CsvRow r;
+    r.count = s.count;
+    r.time_s = s.time_s;
+    r.quiet_s = s.quiet_time_s;
+    r.speedup = s.speedup;
+    r.efficiency = s.efficiency;
+    r.core_hours = s.core_hours;
+    r.load_balance = s.load_balance;
+    r.communication = s.communication;
+    r.beyond_problem = s.beyond_problem;
+    r.recommended = s.count == sweep.recommended ? 1 : 0;
+    out += CsvLine(r);
+  }
+  return out;
+}
+
+std::string PredictionToCsv(const Prediction& p) {
+  CsvRow r;
+  r.count = p.run_count;
+  r.time_s = p.predicted_time_s;
+  r.low_s = p.interval_low_s;
+  r.high_s = p.interval_high_s;
+  r.quiet_s = p.quiet_time_s;
+  r.core_hours = static_cast<double>(p.run_count) * p.predicted_time_s / 3600.0;
+  if (p.efficiency_done) {
+    r.load_balance = p.efficiency.LoadBalance();
+    r.communication = p.efficiency.Communication();
+  }
+  r.beyond_problem = !p.limits.empty();
+  return std::string(kCsvColumns) + "\n" + CsvLine(r);
+}
+
 std::string SweepToJson(const Sweep& sweep) {
   json rows = json::array();
   for (const auto& r : sweep.rows) {

@@ -256,6 +256,15 @@ std::string FormatSweep(const Sweep& sweep);
 std::vector<std::int64_t> SweepPoints(const std::vector<std::int64_t>& counts,
                                       std::size_t max_points, int cpus_per_node);
 std::string SweepToJson(const Sweep& sweep);
+// CSV for a spreadsheet or a plot (predict --csv): a header line, then one line per count,
+// with the columns of kCsvColumns (seconds and ratios as plain numbers, an empty field where
+// a value was not computed: the interval in a sweep, the quiet time and POP metrics where
+// the run was predicted phase by phase, speedup and efficiency for a single target).
+inline constexpr const char* kCsvColumns =
+    "processes,time_s,interval_low_s,interval_high_s,quiet_time_s,speedup,efficiency,"
+    "core_hours,load_balance,communication_efficiency,beyond_problem,recommended";
+std::string SweepToCsv(const Sweep& sweep);
+std::string PredictionToCsv(const Prediction& p);
 
 // Validation: train on every signature but the one of the largest count, predict that count
 // and compare with its real trace.
