@@ -336,21 +336,35 @@ std::string DescribePhaseAt(const PhaseModel& phase, std::int64_t nprocs) {
 namespace {
 
 // Bytes one partner gets from one call of `s` at `nprocs` (the larger of the send and
-// receive sides), or nullopt where the call moves no data or its communicator's size is not
-// known. An all-to-all's buffers hold one block per member of the communicator: divided by
-// its size.
-// With `unrounded`, a block law's share of its split (N / sqrt(P) items, not the padded
-// ceil(N / sqrt(P)), which never falls below one item).
+// receive sides; on components with a law each, the smallest component's), or nullopt where
+// the call moves no data or its communicator's size is not known. An all-to-all's buffers hold one
+// block per member of the communicator: divided by its size. With `unrounded`, a block law's share
+// of its split (N / sqrt(P) items, not the padded ceil(N / sqrt(P)), which never falls below one
+// item).
 std::optional<double> PerPartnerBytes(const SlotModel& s, std::int64_t nprocs,
                                       bool unrounded = false) {
   if (!IsPointToPoint(s.kind) && !IsCollective(s.kind)) return std::nullopt;
   if (s.kind == EventKind::kBarrier || s.reply) return std::nullopt;
   const bool face = s.face_dim >= 0 && s.peer;
   const auto p = static_cast<double>(nprocs);
+  const bool both_sides = IsCollective(s.kind) || s.kind == EventKind::kSendrecv;
+  // A call on components with a law each (SlotModel::component_bytes): its smallest
+  // component's, since that one runs out of problem first (the mean over the ranks of a
+  // small component beside a large one stays far above a byte).
+  if (const auto sent = s.ComponentBytesAt(nprocs); !sent.bytes.empty()) {
+    const auto received = s.ComponentBytesAt(nprocs, 0, /*recv=*/true);
+    double smallest = -1;
+    for (std::size_t c = 0; c < sent.bytes.size(); ++c) {
+      double b = sent.bytes[c];
+      if (both_sides && c < received.bytes.size()) b = std::max(b, received.bytes[c]);
+      if (smallest < 0 || b < smallest) smallest = b;
+    }
+    if (smallest >= 0) return smallest;
+  }
   // A law per occurrence is split over the partners at nprocs (BytesAt); no padding to undo.
   const bool whole = face || s.bytes_per_occurrence;
   double bytes = unrounded && !whole ? s.bytes.UnroundedAt(p) : s.BytesAt(nprocs);
-  if (IsCollective(s.kind) || s.kind == EventKind::kSendrecv) {
+  if (both_sides) {
     const bool recv_face = face && s.face_recv_bytes > 0;
     bytes = std::max(bytes, unrounded && !recv_face && !s.bytes_per_occurrence
                                 ? s.recv_bytes.UnroundedAt(p)

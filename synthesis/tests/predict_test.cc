@@ -1334,6 +1334,37 @@ TEST(ProblemSizeLimitTest, MessagesUnderOneBytePerPartnerAreFlagged) {
   EXPECT_GT(s.recommended, 0) << FormatSweep(s);
 }
 
+// Two components of unequal sizes on domains of their own (CoupledHalves: P / 4 ranks on a
+// side of 12 points, the rest on one of 5040; each sends the faces of its own grid, whole
+// doubles). At 576 the small one's 12 x 12 grid has one point per rank along a side (8 B);
+// at 1024 its 16 x 16 grid would need 12 / 16 of one (6 B), while the large one's faces are
+// 8 x 5040 / 32 = 1260 B: the mean over the ranks (947 B) is far above a value, but the small
+// component cannot split its problem that far. The limit is read on the smallest
+// component's bytes.
+TEST(ProblemSizeLimitTest, TheSmallestComponentsBytesAreFlagged) {
+  testing::AppParams p;
+  p.iterations = 10;
+  p.domain = 12;
+  p.second_domain = 5040;
+  std::vector<phases::Signature> sigs;
+  for (int n : {8, 12, 16, 20}) {
+    sigs.push_back(testing::Analyze(testing::CoupledHalves(n, p, false, false, n / 4)));
+  }
+  const AppModel m = BuildModel(sigs);
+  bool components = false;
+  for (const auto& ph : m.phases) {
+    for (const auto& s : ph.slots) components = components || !s.component_bytes.empty();
+  }
+  ASSERT_TRUE(components) << DescribeModel(m);
+  EXPECT_TRUE(ProblemSizeLimits(m, 576).empty()) << DescribeModel(m, 576);
+  const auto limits = ProblemSizeLimits(m, 1024);
+  ASSERT_EQ(limits.size(), 1u) << DescribeModel(m, 1024);
+  EXPECT_NE(limits[0].find("at 1024 processes the model puts 6 B per partner in phase 1's"),
+            std::string::npos)
+      << limits[0];
+  EXPECT_NE(limits[0].find("under one 8-byte value"), std::string::npos) << limits[0];
+}
+
 // The same torus with messages of 8 * 60 / sqrt(P) bytes: 240, 160, 120, 96 and 80 B at
 // 4-36, every one a whole number of doubles. At 1024 ranks they carry 15 B, at 4096 7.5 B:
 // under one 8-byte value, which a code sending doubles cannot send, though more than a byte.
