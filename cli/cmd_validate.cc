@@ -19,6 +19,7 @@ struct ValidateOptions {
   std::string machine;
   std::string against;
   bool json = false;
+  bool csv = false;
   int noise_draws = 8;
   bool self_check = true;
   bool allow_remainder = false;
@@ -83,6 +84,8 @@ void RunValidate(const ValidateOptions& o) {
     if (!analyzed.note.empty()) v.model_warnings.insert(v.model_warnings.begin(), analyzed.note);
     if (o.json) {
       std::fputs(synthesis::ValidationToJson(v, app).c_str(), stdout);
+    } else if (o.csv) {
+      std::fputs(synthesis::ValidationToCsv(v, app).c_str(), stdout);
     } else {
       std::fputs(synthesis::FormatValidation(v, app).c_str(), stdout);
       std::printf("  machine: %s (%s)\n", machine.name.c_str(), machine_path.c_str());
@@ -204,6 +207,11 @@ void SetupValidate(CLI::App& root) {
       "                 real_quiet_s (null without noise draws or a full replay).\n"
       "--json prints those keys (fractions, 0.01 = 1%) and the totals behind them, and\n"
       "model_warnings: what the trained model warns about (also printed as \"warning:\").\n"
+      "--csv prints a header line and one line, to concatenate several checks into one\n"
+      "table: application, count, training_counts (space-separated), held_out_trace,\n"
+      "pattern_match, collective_match, bytes_error, compute_error, time_error,\n"
+      "noise_floor, quiet_error (empty where not measured), predicted_time_s,\n"
+      "real_simulated_time_s, interval_low_s, interval_high_s, in_interval (1 or 0).\n"
       "Needs at least 4 counts. Example: pas2p validate datasets/traces/stencil2d\n"
       "\n"
       "Held-out check: --against TRACE trains on EVERY given trace (>= 3 counts) and\n"
@@ -218,7 +226,11 @@ void SetupValidate(CLI::App& root) {
   cmd->add_option("--against", o->against,
                   "A run at a larger count, not trained on: train on all TRACES and predict it");
   cmd->add_option("-m,--machine", o->machine, "Machine file (default: the shipped default)");
-  cmd->add_flag("--json", o->json, "Print JSON");
+  CLI::Option* json = cmd->add_flag("--json", o->json, "Print JSON");
+  cmd->add_flag("--csv", o->csv,
+                "Print CSV: a header line and one line, to concatenate several checks into one "
+                "table (columns below)")
+      ->excludes(json);
   AddBytesToleranceOption(cmd, &o->bytes_tolerance);
   cmd->add_flag("!--no-self-check", o->self_check,
                 "Do not widen the interval by the training runs' self-check");

@@ -268,6 +268,49 @@ TEST(PredictCli, WrongSweepFlagsAreRefusedNamingTheFlag) {
   }
 }
 
+// validate --csv: the check as a header and one line, the same numbers as --json, so that
+// several applications' checks concatenate into one table; a path with a comma is quoted.
+TEST(ValidateCli, CsvIsTheCheckAsOneLine) {
+  const std::string pas2p = Binary("pas2p").string();
+  const std::string held =
+      (SourceDir() / "datasets" / "heldout" / "stencil2d" / "stencil2d.49").string();
+  const RunResult j = RunCommand({pas2p, "validate", "--json", "--against", held, Stencil()});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  const json v = json::parse(j.out);
+  const RunResult r = RunCommand({pas2p, "validate", "--csv", "--against", held, Stencil()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = CsvRows(r.out);
+  ASSERT_EQ(rows.size(), 2u) << r.out;
+  ASSERT_EQ(rows[0].size(), 16u) << r.out;
+  ASSERT_EQ(rows[1].size(), 16u) << r.out;
+  EXPECT_EQ(rows[0][0], "application");
+  EXPECT_EQ(rows[1][0], "stencil2d");
+  EXPECT_EQ(rows[1][1], "49");
+  EXPECT_EQ(rows[1][2], "4 9 16 25 36");
+  EXPECT_EQ(rows[1][3], held);
+  const std::vector<std::pair<int, const char*>> keys = {
+      {4, "pattern_match"},     {6, "bytes_error"},           {7, "compute_error"},
+      {8, "time_error"},        {9, "noise_floor"},           {10, "quiet_error"},
+      {11, "predicted_time_s"}, {12, "real_simulated_time_s"}};
+  for (const auto& [column, key] : keys) {
+    EXPECT_EQ(rows[0][column], key);
+    const double want = v.at(key);
+    EXPECT_NEAR(std::stod(rows[1][column]), want, 1e-8 * std::max(1.0, std::fabs(want))) << key;
+  }
+  EXPECT_EQ(rows[1][15], v.at("in_interval").get<bool>() ? "1" : "0");
+  // The same run under a path with a comma: that field is quoted.
+  TempDir tmp;
+  const std::filesystem::path odd = tmp.path() / "run,49" / "stencil2d.49";
+  std::filesystem::create_directories(odd.parent_path());
+  std::filesystem::copy(held, odd, std::filesystem::copy_options::recursive);
+  const RunResult q =
+      RunCommand({pas2p, "validate", "--csv", "--against", odd.string(), Stencil()});
+  ASSERT_EQ(q.exit_code, 0) << q.err;
+  EXPECT_NE(q.out.find(",\"" + odd.string() + "\","), std::string::npos) << q.out;
+  const RunResult both = RunCommand({pas2p, "validate", "--csv", "--json", Stencil()});
+  EXPECT_NE(both.exit_code, 0);
+}
+
 // Leave-largest-out analyzes every given count, the largest too; when that fails, the error
 // says so, since it may name the count the check does not train on (PETSc multigrid: "... at
 // 8, 12, 18, 27 processes" from a check trained on 8-18). Two counts: too few either way.

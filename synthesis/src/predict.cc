@@ -2388,6 +2388,36 @@ std::string FormatValidation(const Validation& v, const std::string& application
   return out.str();
 }
 
+namespace {
+
+// A text field of a CSV line, quoted when it holds a comma, a quote or a line break.
+std::string CsvText(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::string ValidationToCsv(const Validation& v, const std::string& application) {
+  std::string counts;
+  for (const auto c : v.training_counts) counts += (counts.empty() ? "" : " ") + std::to_string(c);
+  std::string line = CsvText(application) + "," + std::to_string(v.count) + "," + counts + "," +
+                     CsvText(v.held_out_trace);
+  for (double x :
+       {v.pattern_match, v.collective_match, v.bytes_error, v.compute_error, v.time_error,
+        v.noise_draws > 0 ? v.noise_floor : -1.0, v.real_quiet_s >= 0 ? v.quiet_error : -1.0,
+        v.predicted_time_s, v.real_simulated_time_s, v.interval_low_s, v.interval_high_s}) {
+    line += "," + CsvNumber(x);
+  }
+  line += v.in_interval ? ",1" : ",0";
+  return std::string(kValidationCsvColumns) + "\n" + line + "\n";
+}
+
 std::string ValidationToJson(const Validation& v, const std::string& application) {
   json j{
       {"application", application},

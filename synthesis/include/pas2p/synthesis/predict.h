@@ -401,5 +401,13 @@ Validation ValidateAgainst(const std::vector<phases::Signature>& training, const
 void WidenBySelfCheck(const SelfCheck& check, Validation* v);
 std::string FormatValidation(const Validation& v, const std::string& application);
 std::string ValidationToJson(const Validation& v, const std::string& application);
+// The check as CSV (validate --csv): a header line of kValidationCsvColumns and one line, so
+// that several applications' checks concatenate into one table (errors as fractions, an
+// empty field where not measured; the training counts space-separated in one field).
+inline constexpr const char* kValidationCsvColumns =
+    "application,count,training_counts,held_out_trace,pattern_match,collective_match,"
+    "bytes_error,compute_error,time_error,noise_floor,quiet_error,predicted_time_s,"
+    "real_simulated_time_s,interval_low_s,interval_high_s,in_interval";
+std::string ValidationToCsv(const Validation& v, const std::string& application);
 
 }  // namespace pas2p::synthesis
