@@ -739,6 +739,24 @@ bool PositiveBeyond(const Curve& curve, double p_max) {
   return true;
 }
 
+// Options::exact_tail_min_counts: how many of the largest counts share one value (within
+// occam_absolute_tolerance, relative) when they are at least that many, span a factor of
+// exact_tail_min_span in P and leave a smaller count that differs; else 0.
+int ExactTail(std::span<const Point> sorted, const Options& options) {
+  if (options.exact_tail_min_counts <= 0) return 0;
+  const double last = sorted.back().y;
+  const auto same = [&](double y) {
+    return std::fabs(y - last) <= options.occam_absolute_tolerance * std::fabs(last);
+  };
+  int tail = 0;
+  while (tail < static_cast<int>(sorted.size()) && same(sorted[sorted.size() - 1 - tail].y)) {
+    ++tail;
+  }
+  if (tail == static_cast<int>(sorted.size()) || tail < options.exact_tail_min_counts) return 0;
+  const double first_p = sorted[sorted.size() - tail].p;
+  return sorted.back().p >= options.exact_tail_min_span * first_p ? tail : 0;
+}
+
 }  // namespace
 
 bool Options::IsValid(std::string* error) const {
@@ -782,6 +800,11 @@ bool Options::IsValid(std::string* error) const {
   }
   if (!(occam_factor >= 1)) return fail("occam_factor must be >= 1");
   if (!(occam_absolute_tolerance >= 0)) return fail("occam_absolute_tolerance must be >= 0");
+  if (exact_tail_min_counts != 0 && exact_tail_min_counts < 3) {
+    return fail("exact_tail_min_counts must be 0 (off) or at least 3, got " +
+                std::to_string(exact_tail_min_counts));
+  }
+  if (!(exact_tail_min_span >= 1)) return fail("exact_tail_min_span must be >= 1");
   if (!(level_off_share >= 0 && level_off_share <= 1)) {
     return fail("level_off_share must be in [0, 1]");
   }
@@ -837,6 +860,18 @@ FittedModel Fit(std::span<const Point> points, const Options& options, std::stri
                   [&](const Point& point) { return point.y == sorted.front().y; })) {
     model.curve = Curve{CurveKind::kConstant, 0, 1, 0, {sorted.front().y}};
     if (summary != nullptr) summary->occam_rule = "all values identical: exact constant";
+    return model;
+  }
+  // Identical values at the largest counts over a range of P (Options::exact_tail_min_counts):
+  // the exact constant from there on, the smaller counts left as what they are.
+  if (const int tail = ExactTail(sorted, options); tail > 0) {
+    model.curve = Curve{CurveKind::kConstant, 0, 1, 0, {sorted.back().y}};
+    model.fit_error = FitError(model.curve, data);
+    if (summary != nullptr) {
+      summary->occam_rule = "the " + std::to_string(tail) +
+                            " largest counts have identical values: exact constant from P = " +
+                            FormatCount(sorted[n - tail].p) + " on";
+    }
     return model;
   }
 

@@ -444,7 +444,17 @@ std::string FittedModel::Describe(std::string_view quantity) const {
   const bool exact_constant = curve.kind == CurveKind::kConstant && loo_error == 0;
   out += exact_constant ? " = " : " \u2248 ";
   out += curve.Formula();
-  if (exact_constant) out += " (constant)";
+  if (exact_constant) {
+    // Rule 4's exact tail (fit.h): the counts from which every value is the constant.
+    // (At least 3 counts: a median kept as a constant can equal the last value by itself.)
+    std::size_t from = training.size();
+    const double c = curve.Evaluate(training.back().p);
+    while (from > 0 && std::fabs(training[from - 1].y - c) <= 1e-9 * std::fabs(c)) --from;
+    out += from == 0 || from + 3 > training.size()
+               ? " (constant)"
+               : " (constant from P = " + FormatNumber(training[from].p, 7) +
+                     " on; smaller counts differ)";
+  }
   out += ", from " + std::to_string(training.size()) + " counts";
   if (!training.empty()) {
     out += " (" + FormatNumber(training.front().p, 7) + "\u2013" +

@@ -325,6 +325,52 @@ TEST(Occam, IdenticalValuesAreAnExactConstant) {
             "messages per phase = 16 (constant), from 5 counts (4\u201336), LOO error 0%");
 }
 
+TEST(Occam, ValuesIdenticalAtTheLargestCountsAreAnExactConstantFromThere) {
+  // P x bytes of an MPI_Alltoallv to r +- 1 and r +- 3 mod P: 2 distinct partners at 4 ranks,
+  // 3 at 6, 4 from 8 on. A smooth law through all five counts had 15% too many bytes at 24.
+  const std::vector<Point> points = {
+      {4, 15360000}, {6, 23040000}, {8, 30720000}, {12, 30720000}, {16, 30720000}};
+  Options tail;
+  tail.exact_tail_min_counts = 3;
+  FitSummary summary;
+  const FittedModel model = Fit(points, tail, "P x bytes sent", &summary);
+  ASSERT_EQ(model.curve.kind, CurveKind::kConstant);
+  EXPECT_EQ(model.Evaluate(24), 30720000);
+  EXPECT_EQ(model.Evaluate(1048576), 30720000);
+  EXPECT_EQ(model.loo_error, 0);
+  EXPECT_GT(model.fit_error, 0);  // the small counts are not hidden
+  EXPECT_EQ(model.Interval(1024).low, 30720000);
+  EXPECT_EQ(model.Interval(1024).high, 30720000);
+  EXPECT_EQ(summary.occam_rule,
+            "the 3 largest counts have identical values: exact constant from P = 8 on");
+  EXPECT_EQ(model.Describe("P x bytes sent"),
+            "P x bytes sent = 3.072·10^7 (constant from P = 8 on; smaller counts differ), "
+            "from 5 counts (4–16), LOO error 0%");
+
+  // Off (the default): the smooth law, which does not level off.
+  EXPECT_NE(Fit(points, {}, "P x bytes sent").Evaluate(24), 30720000);
+}
+
+TEST(Occam, AnIdenticalTailNeedsThreeCountsOverADoublingOfP) {
+  // ceil(log2 P) at 16, 20, 24, 28, 32 is 4, 5, 5, 5, 5: the tail spans 20-32, less than a
+  // doubling, so it is no constant (the tree keeps deepening beyond 32).
+  const std::vector<Point> short_span = {{16, 4}, {20, 5}, {24, 5}, {28, 5}, {32, 5}};
+  Options tail;
+  tail.exact_tail_min_counts = 3;
+  FitSummary summary;
+  Fit(short_span, tail, "steps", &summary);
+  EXPECT_EQ(summary.occam_rule.find("largest counts have identical values"), std::string::npos)
+      << summary.occam_rule;
+  // Two equal values at the largest counts are no tail either.
+  const std::vector<Point> two = {{4, 10}, {8, 20}, {16, 40}, {32, 40}};
+  Fit(two, tail, "bytes", &summary);
+  EXPECT_EQ(summary.occam_rule.find("largest counts have identical values"), std::string::npos)
+      << summary.occam_rule;
+  Options bad;
+  bad.exact_tail_min_counts = 2;
+  EXPECT_THROW(Fit(two, bad, "bytes"), UserError);
+}
+
 TEST(Occam, IntegerCoefficientsAreExact) {
   // Messages on the edge of a √P × √P grid: 4·√P − 4, evaluated exactly far away.
   const FittedModel model = Fit(Sample([](double p) { return 4 * (std::sqrt(p) - 1); }, kSquares));

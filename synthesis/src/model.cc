@@ -927,8 +927,10 @@ regression::FittedModel NoLawModel(const std::vector<regression::Point>& points)
 
 // Fits (P, value) points; fewer than 3 points (a slot only some counts have) or identical
 // values give a constant.
+// `exact_tail`: values identical at the largest counts are the constant from there on
+// (regression::Options::exact_tail_min_counts).
 Quantity FitQuantity(const std::vector<regression::Point>& points, const std::string& what,
-                     Precision precision = Precision::kExact) {
+                     Precision precision = Precision::kExact, bool exact_tail = false) {
   Quantity q;
   if (points.empty()) return q;
   q.present = true;
@@ -970,7 +972,8 @@ Quantity FitQuantity(const std::vector<regression::Point>& points, const std::st
     q.model = ConstantModel(points, mean / static_cast<double>(points.size()));
     return q;
   }
-  const regression::Options options = FitOptions(precision);
+  regression::Options options = FitOptions(precision);
+  if (exact_tail) options.exact_tail_min_counts = 3;
   q.model = regression::Fit(points, options, what);
   // The total over P ranks may scale more simply (a fixed domain split P ways).
   std::vector<regression::Point> totals;
@@ -2107,8 +2110,14 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
 
   const std::string what = label + ": ";
   if (slot.kind == EventKind::kSendrecv || coll) {
-    slot.bytes = FitQuantity(bytes, what + "bytes sent");
-    slot.recv_bytes = FitQuantity(recv_bytes, what + "bytes received");
+    // A collective on the world whose bytes are the same at the largest counts keeps them
+    // (partners that coincide at small counts, as an MPI_Alltoallv's r+-1 and r+-3 mod P do
+    // below 8 ranks); on a sub-communicator they may follow a grid's extents, equal over a
+    // few counts (regression::Options::exact_tail_min_counts).
+    const bool exact_tail = coll && !slot.sub_comm;
+    slot.bytes = FitQuantity(bytes, what + "bytes sent", Precision::kExact, exact_tail);
+    slot.recv_bytes =
+        FitQuantity(recv_bytes, what + "bytes received", Precision::kExact, exact_tail);
     if (slot.kind == EventKind::kSendrecv) FitFaceBytes(&slot, bytes, recv_bytes);
   } else if (p2p) {
     slot.bytes = FitQuantity(bytes, what + "bytes per message");

@@ -21,7 +21,9 @@
 //     lower the LOO error clearly is rejected, and with exact data the generating model (LOO error
 //     ~1e-15) beats every other form by orders of magnitude while a redundant extra term (c0 = 0)
 //     loses to the simpler exact form. Values that are all identical are the exact constant,
-//     whatever else would fit.
+//     whatever else would fit. Values identical at the largest counts (at least 3, spanning a
+//     factor of 2 in P) while a smaller count differs are, when asked for, the exact constant
+//     from there on (Options::exact_tail_min_counts).
 //  5. Block laws (Options::use_block_laws): integer values that no candidate above reproduces
 //     exactly are tried against c·P^a·ceil(N/s)^k and c·P^a·floor(N/s)^k, s = P, sqrt(P) or
 //     cbrt(P) (the side of a 1-, 2- or 3-D process grid); one that reproduces
@@ -118,6 +120,18 @@ struct Options {
   // work split over more calls as P grows) is then a power that keeps falling: 16x too little
   // at 1024 from 4-16. A level that large is no noise the constant fitted. 0: off.
   double level_off_share = 0;
+
+  // Rule 4, its end (opt-in): when at least this many of the largest counts have the same
+  // value (within occam_absolute_tolerance, relative), spanning a factor of
+  // exact_tail_min_span in P, and a smaller count differs, the value is the exact constant
+  // from there on (loo_error 0, no interval). Small counts are where partners coincide (P x
+  // bytes of an MPI_Alltoallv to r+-1 and r+-3 mod P: 2, 3, then 4 distinct partners from 8
+  // ranks on); a smooth law through them bends the extrapolation (15% too many bytes at 24
+  // from 4-16). Not for quantities that follow a process grid's extents: MPI_Dims_create(P, 2)
+  // has a first extent of 4 at 8, 12 and 16 ranks and of 6 at 24, so a face is equal at three
+  // counts and then shrinks. 0: off (the default); 3 or more: on.
+  int exact_tail_min_counts = 0;
+  double exact_tail_min_span = 2.0;
 
   IntervalMethod interval_method = IntervalMethod::kLooEnvelope;
   // Competing candidates whose penalised score is below this factor times the selected one's join
