@@ -838,6 +838,10 @@ regression::FittedModel ConstantModel(const std::vector<regression::Point>& poin
 // their interval (those are the ones that only fit the noise).
 enum class Precision { kExact, kMeasured };
 constexpr double kMeasuredNoiseFloor = 0.05;
+// A collective's largest rank moving this many times the mean bytes of its ranks or more is
+// uneven (SlotModel::bytes_max_ratio); below, the parts differ by rounding only (N / P values
+// and one more on N mod P ranks) and the ranks are given the mean.
+constexpr double kUnevenBytesRatio = 1.01;
 // The regression's Occam factor (regression::Options::occam_factor).
 constexpr double kOccamFactor = 2.0;
 // A measured series that falls towards a level holding at least this share of its value at
@@ -1733,6 +1737,8 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   // Repeated blocks: the compute before this slot summed over a rank's iterations; the bytes
   // likewise, over the ranks that sent any, and those ranks' messages per occurrence.
   std::vector<regression::Point> cpu_occ, instr_occ, bytes_occ, recv_occ;
+  // Collectives: the largest rank's bytes over the mean, per count (SlotModel::bytes_max_ratio).
+  std::vector<double> send_max_ratio, recv_max_ratio;
   std::map<double, double> messages_per_rank;
   bool wildcard_any = false, specific_any = false;
   std::map<std::int32_t, int> requests_seen;
@@ -1784,6 +1790,7 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     std::set<std::vector<int>> p2p_groups;  // the communicators point-to-point calls are on
     bool p2p_on_world = false;
     double sb = 0, rb = 0, c = 0, ins = 0, rsb = 0, rrb = 0, rc = 0;
+    double sb_max = 0, rb_max = 0;  // the largest rank's mean, of what sb and rb sum
     int nb = 0, nroot = 0, nins = 0, nall = 0, nranks = 0;
     int ranks_moved = 0;  // ranks with a message counted in sb
     double nrc = 0;       // a moving root's turns (their bursts are pooled: one per turn)
@@ -1916,6 +1923,8 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
         } else if (!moving_root || e->bytes.n > 0 || e->recv_bytes.n > 0) {
           sb += e->bytes.mean;
           rb += e->recv_bytes.mean;
+          sb_max = std::max(sb_max, e->bytes.mean);
+          rb_max = std::max(rb_max, e->recv_bytes.mean);
           ++nb;
           rank_moved = true;
           if (subtree_alike) subtree_msgs[ci].push_back({r, e->peer, e->bytes.mean});
@@ -1956,6 +1965,10 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     if (nb > 0) {
       bytes.push_back({p, sb / nb});
       recv_bytes.push_back({p, rb / nb});
+      if (coll && !rooted && !moving_root && nb > 1) {
+        if (sb > 0) send_max_ratio.push_back(sb_max * nb / sb);
+        if (rb > 0) recv_max_ratio.push_back(rb_max * nb / rb);
+      }
     }
     if (nroot > 0) {
       root_bytes.push_back({p, rsb / nroot});
@@ -2086,6 +2099,12 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
   };
   slot.cpu_spread_between = median(spread_between);
   slot.cpu_spread_persistent = median(spread_persistent);
+  // Uneven collectives: the largest rank's share, where it is 1% or more above the mean.
+  for (auto [ratios, out] : {std::pair{&send_max_ratio, &slot.bytes_max_ratio},
+                             std::pair{&recv_max_ratio, &slot.recv_bytes_max_ratio}}) {
+    const double r = median(*ratios);
+    *out = r >= kUnevenBytesRatio ? r : 1.0;
+  }
   // Each rank's own part of the within-rank spread at the largest count (it grew with P in
   // every bundled app, e.g. stencil2d's halo burst 0.05 at 9 ranks, 0.14 at 36, so the median
   // of the counts underestimates the stragglers at a larger target: cg 25% too fast at 36
@@ -6655,6 +6674,14 @@ std::string SlotModel::Describe() const {
     q(bytes, "bytes sent");
     q(recv_bytes, "bytes received");
   }
+  if (bytes_max_ratio != 1 || recv_bytes_max_ratio != 1) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "; uneven: the largest rank sends %.3g x and receives %.3g x the mean (one "
+                  "member of each communicator does so at N, the others less)",
+                  bytes_max_ratio, recv_bytes_max_ratio);
+    out << buf;
+  }
   q(root_bytes, "root bytes sent");
   q(root_recv_bytes, "root bytes received");
   if (cpu_ns_per_byte > 0) {
@@ -6916,8 +6943,10 @@ Quantity QuantityFromJson(const json& j) {
 // sizes (family "components", "block_sizes"). Version 10: a call on components may have a
 // bytes law per component ("component_bytes"), and a phase's compute may be over the run
 // ("cpu_total_per_run"); an older pas2p would give every rank the call's one law, and read
-// the run's work as one occurrence's.
-constexpr int kModelVersion = 10;
+// the run's work as one occurrence's. Version 11: a collective's ranks may move uneven
+// bytes ("bytes_max_ratio", "recv_bytes_max_ratio"); an older pas2p would give every rank the
+// mean, and the collective would cost what its mean rank's bytes cost.
+constexpr int kModelVersion = 11;
 
 std::string ModelToJson(const AppModel& model) {
   json j;
@@ -7052,6 +7081,8 @@ std::string ModelToJson(const AppModel& model) {
       sj["recv_bytes"] = QuantityJson(s.recv_bytes);
       sj["root_bytes"] = QuantityJson(s.root_bytes);
       sj["root_recv_bytes"] = QuantityJson(s.root_recv_bytes);
+      if (s.bytes_max_ratio != 1) sj["bytes_max_ratio"] = s.bytes_max_ratio;
+      if (s.recv_bytes_max_ratio != 1) sj["recv_bytes_max_ratio"] = s.recv_bytes_max_ratio;
       sj["cpu_ns"] = QuantityJson(s.cpu_ns);
       sj["instructions"] = QuantityJson(s.instructions);
       json classes = json::array();
@@ -7242,6 +7273,14 @@ AppModel ModelFromJson(const std::string& text, const std::string& origin) {
         s.recv_bytes = QuantityFromJson(sj.at("recv_bytes"));
         s.root_bytes = QuantityFromJson(sj.at("root_bytes"));
         s.root_recv_bytes = QuantityFromJson(sj.at("root_recv_bytes"));
+        for (auto [key, out] : {std::pair{"bytes_max_ratio", &s.bytes_max_ratio},
+                                std::pair{"recv_bytes_max_ratio", &s.recv_bytes_max_ratio}}) {
+          *out = sj.value(key, 1.0);
+          if (!std::isfinite(*out) || *out < 1) {
+            throw UserError(origin + ": phase " + std::to_string(p.index) + ": " + key +
+                            " must be a number >= 1 (or absent)");
+          }
+        }
         s.cpu_ns = QuantityFromJson(sj.at("cpu_ns"));
         s.instructions = QuantityFromJson(sj.at("instructions"));
         for (const auto& cj : sj.at("class_compute")) {

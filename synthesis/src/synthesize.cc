@@ -1268,8 +1268,21 @@ class SynthRank : public RankEventSource {
       }
       is_root = root == rank_;
     }
-    const std::uint64_t send = is_root ? s.root_bytes : s.bytes;
-    const std::uint64_t recv = is_root ? s.root_recv_bytes : s.recv_bytes;
+    std::uint64_t send = is_root ? s.root_bytes : s.bytes;
+    std::uint64_t recv = is_root ? s.root_recv_bytes : s.recv_bytes;
+    if ((m.bytes_max_ratio != 1 || m.recv_bytes_max_ratio != 1) && size > 1 && root == kNoRank) {
+      // Uneven parts (SlotModel::bytes_max_ratio): the communicator's first member moves the
+      // largest rank's share, the others what keeps the mean.
+      const bool first = s.comm_is_world ? rank_ == 0 : s.comm->RankInGroup(rank_) == 0;
+      const auto share = [&](std::uint64_t mean, double ratio) {
+        const double r = std::min(ratio, static_cast<double>(size));
+        const double f =
+            first ? r : (static_cast<double>(size) - r) / static_cast<double>(size - 1);
+        return static_cast<std::uint64_t>(std::llround(static_cast<double>(mean) * f));
+      };
+      send = share(send, m.bytes_max_ratio);
+      recv = share(recv, m.recv_bytes_max_ratio);
+    }
     event->Clear();
     event->kind = m.kind;
     event->send_bytes = send;

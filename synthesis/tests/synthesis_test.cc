@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "pas2p/synthesis/model.h"
 #include "pas2p/synthesis/predict.h"
@@ -228,6 +229,71 @@ TEST(SynthesisTest, ValidationReportsComputeAndTimePerPhase) {
   EXPECT_NE(json.find("\"phases\""), std::string::npos);
   EXPECT_NE(FormatValidation(v, "torus").find("per phase"), std::string::npos);
   EXPECT_EQ(ValidationToJson(Validate(sigs, real, machine), "torus"), json) << "deterministic";
+}
+
+// An MPI_Alltoallv whose ranks send uneven parts (1, 2, 3 units by rank mod 3): the Dimemas
+// model charges the largest member's bytes, so every rank at the mean made the call 1.5 times
+// too cheap. The model keeps the largest rank's share; synthesis gives it to one member and
+// the others less, so the bytes sent in all stay the mean's.
+TEST(SynthesisTest, AnUnevenCollectiveChargesItsLargestRank) {
+  testing::AppParams params;
+  params.iterations = 20;
+  params.compute_ns = 2e7;  // small: the collective is most of the time
+  params.domain = 4.5e6;    // 8 x domain / P bytes are whole at every count used
+  std::vector<phases::Signature> sigs;
+  for (int n : {6, 9, 12, 18})
+    sigs.push_back(testing::Analyze(testing::UnevenAlltoallv(n, params)));
+  const AppModel model = BuildModel(sigs);
+  const SlotModel* slot = nullptr;
+  for (const auto& ph : model.phases) {
+    for (const auto& s : ph.slots) {
+      if (s.kind == EventKind::kAlltoallv) slot = &s;
+    }
+  }
+  ASSERT_NE(slot, nullptr) << DescribeModel(model);
+  EXPECT_NEAR(slot->bytes_max_ratio, 1.5, 1e-9);
+  EXPECT_EQ(slot->recv_bytes_max_ratio, 1.0);  // every rank receives the same
+  EXPECT_NE(DescribeModel(model).find("uneven: the largest rank sends 1.5 x"), std::string::npos)
+      << DescribeModel(model);
+
+  // At 24: rank 0 sends 1.5 x the mean, the others (24 - 1.5) / 23 x; in all, 24 x the mean.
+  const SynthesizedTrace trace(model, 24);
+  const double mean = 2 * 8 * params.domain / 24;
+  double total = 0;
+  for (int r = 0; r < 24; ++r) {
+    auto reader = trace.OpenRank(r);
+    Event e;
+    while (reader->Next(&e)) {
+      if (e.kind != EventKind::kAlltoallv) continue;
+      EXPECT_NEAR(static_cast<double>(e.send_bytes), r == 0 ? 1.5 * mean : 22.5 / 23 * mean, 1)
+          << "rank " << r;
+      EXPECT_NEAR(static_cast<double>(e.recv_bytes), mean, 1) << "rank " << r;
+      total += static_cast<double>(e.send_bytes);
+    }
+  }
+  EXPECT_NEAR(total, 24 * params.iterations * mean, 24 * params.iterations);
+
+  // The run at 24 is predicted as the program generated there costs.
+  const Validation v = testing::QuickValidate(sigs, testing::UnevenAlltoallv(24, params));
+  EXPECT_LT(v.bytes_error, 1e-3);
+  EXPECT_LT(v.time_error, 0.02) << "predicted " << v.predicted_time_s << " s, real "
+                                << v.real_simulated_time_s << " s";
+
+  // A model file without the share (version 10) gives every rank the mean: the call cost its
+  // mean rank's bytes, about a fifth less here.
+  nlohmann::json j = nlohmann::json::parse(ModelToJson(model));
+  for (auto& ph : j.at("phases")) {
+    for (auto& s : ph.at("slots")) s.erase("bytes_max_ratio");
+  }
+  PredictOptions quick;
+  quick.noise_draws = 0;
+  quick.intervals = false;
+  const double even =
+      Predict(ModelFromJson(j.dump(), "old.json"), 24, testing::TestMachine(), quick)
+          .predicted_time_s;
+  EXPECT_LT(even, (1 - 0.1) * v.real_simulated_time_s) << "mean bytes: " << even << " s";
+  j.at("phases")[0].at("slots")[0]["bytes_max_ratio"] = 0.5;
+  EXPECT_THROW(ModelFromJson(j.dump(), "bad.json"), UserError);
 }
 
 }  // namespace

@@ -443,6 +443,20 @@ TraceData RampAlltoall(int nprocs, const AppParams& p) {
   return d;
 }
 
+TraceData UnevenAlltoallv(int nprocs, const AppParams& p) {
+  TraceData d = Begin("uneven_alltoallv", nprocs);
+  const auto part = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  for (int r = 0; r < nprocs; ++r) {
+    for (int it = 0; it < p.iterations; ++it) {
+      d.ranks[r].push_back(MakeCompute(cpu));
+      d.ranks[r].push_back(MakeCollective(EventKind::kAlltoallv, part * (1 + r % 3), 2 * part));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData PolledRing(int nprocs, const AppParams& p) {
   TraceData d = Begin("polled_ring", nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);

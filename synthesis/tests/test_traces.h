@@ -135,6 +135,10 @@ TraceData DoublingBroadcast(int nprocs, const AppParams& p = {}, int root = 0);
 // compute_ns / P x 2 (r + 1) / (P + 1) (from 2 / (P + 1) to 2 P / (P + 1) of the mean share),
 // then an MPI_Alltoall of 8 x domain / P^2 bytes per peer. Any P.
 TraceData RampAlltoall(int nprocs, const AppParams& p = {});
+// compute_ns / P, then an MPI_Alltoallv in which rank r sends (1 + r mod 3) x 8 x domain / P
+// bytes in all and receives 2 x 8 x domain / P (uneven parts: the largest rank sends 1.5
+// times the mean where P is a multiple of 3). Any P.
+TraceData UnevenAlltoallv(int nprocs, const AppParams& p = {});
 // A ring halo overlapped with work by polling: per iteration irecv from rank - 1 and
 // rank + 1, isend to both (8 x domain / P bytes), then 8 chunks of compute_ns / P / 8 with a
 // testall after each until one completes everything (after chunk 1 + (7 r + 3 i) mod 6 of

@@ -314,6 +314,13 @@ struct SlotModel {
   Quantity recv_bytes;  // sendrecv receive half; collectives: bytes received
   Quantity root_bytes;  // rooted collectives: the root's send and receive bytes
   Quantity root_recv_bytes;
+  // Collectives that are not rooted, whose ranks send (receive) different sizes (an
+  // MPI_Alltoallv or MPI_Allgatherv over uneven parts): the largest rank's bytes over the mean
+  // of the ranks (median over the counts; 1 where they are even or the spread is under 1%).
+  // The Dimemas collective model charges the largest member's bytes, so synthesis gives one
+  // member of each communicator that share and the others less, keeping the mean.
+  double bytes_max_ratio = 1;
+  double recv_bytes_max_ratio = 1;
   Quantity cpu_ns;       // compute burst before the call (mean over the ranks making it)
   Quantity root_cpu_ns;  // a root that moves: the burst before the call at the root
   // How the traced bursts spread around that mean (standard deviation / mean): between the
