@@ -3722,7 +3722,7 @@ void FitPhaseCpuTotal(PhaseModel* pm, const std::vector<int>& counts) {
   }
   // The sum of the slots' own models, each refitted without count k, at count k.
   const regression::Options options = FitOptions(Precision::kMeasured);
-  double sq = 0;
+  double sq = 0, slots_last = 0;  // slots_last: the error at the largest count
   for (std::size_t k = 0; k < sums.size(); ++k) {
     double predicted = 0;
     for (std::size_t s : totalled) {
@@ -3739,6 +3739,7 @@ void FitPhaseCpuTotal(PhaseModel* pm, const std::vector<int>& counts) {
     }
     const double e = (predicted - sums[k].y) / sums[k].y;
     sq += e * e;
+    slots_last = std::fabs(e);
   }
   const double slots_loo = std::sqrt(sq / static_cast<double>(sums.size()));
   double best = slots_loo;  // the per-occurrence models' leave-one-out error
@@ -3747,8 +3748,32 @@ void FitPhaseCpuTotal(PhaseModel* pm, const std::vector<int>& counts) {
         sums,
         "phase " + std::to_string(pm->index) + ": CPU time per rank and occurrence, summed (ns)",
         Precision::kMeasured);
+    // Or where the slots' laws extrapolate worst: the compute moves between the calls from
+    // count to count (a halo overlapped by polling finds its messages after more or fewer
+    // chunks of work), so each call's series is noisy while their sum is not. Left out,
+    // the largest count is the one extrapolated to: the total must predict it Occam-better
+    // than the slots' sum there, and the other counts no worse.
+    const double floor = kMeasuredNoiseFloor;
+    const auto total_last = [&]() {
+      std::vector<regression::Point> rest = total.model.training;
+      rest.pop_back();
+      regression::Curve refit;
+      if (!regression::FitCurve(total.model.curve, rest, options, &refit)) {
+        return std::numeric_limits<double>::infinity();
+      }
+      const double p = total.model.training.back().p;
+      const double v = refit.Evaluate(p) / (total.divided_by_p ? p : 1.0);
+      return std::fabs(v - sums.back().y) / sums.back().y;
+    };
+    // (From at least 4 counts, as a block's bytes per occurrence: from 3, one count is left
+    // to check the others' law on.)
+    const bool extrapolates =
+        counts.size() >= kOccurrenceBytesCounts &&
+        std::max(total.model.loo_error, floor) <= std::max(slots_loo, floor) &&
+        std::max(total_last(), floor) * kOccamFactor <= slots_last;
     if (std::max(total.model.loo_error, kMeasuredNoiseFloor) * kOccamFactor <=
-        std::max(slots_loo, kMeasuredNoiseFloor)) {
+            std::max(slots_loo, kMeasuredNoiseFloor) ||
+        (total.present && extrapolates)) {
       best = total.model.loo_error;
       pm->cpu_total = std::move(total);
     }

@@ -98,9 +98,11 @@ TraceData TorusStencil(int nprocs, const AppParams& p) {
   const int q = Side(nprocs);
   const auto bytes = static_cast<std::uint64_t>(8 * p.domain / q);
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  const double jump = p.split_jump > 0 && nprocs == p.split_jump_at ? p.split_jump : 0.0;
   const auto at_wait = static_cast<std::int64_t>(
-      p.split_wobble > 0 ? static_cast<double>(cpu) * (0.5 + p.split_wobble * std::sin(nprocs))
-                         : 0.0);
+      p.split_wobble > 0 || p.split_jump > 0
+          ? static_cast<double>(cpu) * (0.5 + p.split_wobble * std::sin(nprocs) + jump)
+          : 0.0);
   for (int r = 0; r < nprocs; ++r) {
     RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {

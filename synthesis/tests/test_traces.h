@@ -34,6 +34,11 @@ struct AppParams {
   // TorusStencil: the iteration's compute is split between the start of the iteration and
   // the waitall, the waitall's share 0.5 + split_wobble x sin(P) (0: no compute there).
   double split_wobble = 0;
+  // TorusStencil: at split_jump_at ranks, the waitall's share is this much larger (a loop
+  // that found its messages after more chunks of work in that run), from 0.5 where
+  // split_wobble is 0.
+  double split_jump = 0;
+  int split_jump_at = 0;
   // CgIterations: the vector messages carry 8 x domain / the row length bytes (a vector split
   // over a row's ranks, as NAS CG's are) instead of 8 x domain / the number of rows.
   bool row_split_vector = false;
