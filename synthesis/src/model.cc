@@ -3767,8 +3767,10 @@ void FitPhaseCpuTotal(PhaseModel* pm, const std::vector<int>& counts) {
     };
     // (From at least 4 counts, as a block's bytes per occurrence: from 3, one count is left
     // to check the others' law on.)
+    // The total must follow a law itself (kNoLawLooError): where the bursts are noise and
+    // their sum too, neither extrapolates, and each burst keeps its median (NoLawModel).
     const bool extrapolates =
-        counts.size() >= kOccurrenceBytesCounts &&
+        counts.size() >= kOccurrenceBytesCounts && total.model.loo_error <= kNoLawLooError &&
         std::max(total.model.loo_error, floor) <= std::max(slots_loo, floor) &&
         std::max(total_last(), floor) * kOccamFactor <= slots_last;
     if (std::max(total.model.loo_error, kMeasuredNoiseFloor) * kOccamFactor <=
