@@ -1328,22 +1328,32 @@ TEST(AmbiguousDirectionTest, TwoTaggedReceivesAlongAnAmbiguousDimensionComeFromB
 namespace pas2p::synthesis {
 namespace {
 
+// A torus stencil's iteration of 10 (no allreduce), its work split over two bursts as
+// `split` says, traced at 4-36: its model, which must take the phase's total compute, and
+// the compute of the prediction at 64 against the program generated there.
+AppModel ExpectTotalledAndComputeRightAt64(const testing::AppParams& split) {
+  testing::AppParams p = split;
+  p.iterations = 10;
+  p.check_every = 0;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, p)));
+  AppModel m = BuildModel(sigs);
+  bool totalled = false;
+  for (const auto& ph : m.phases) totalled = totalled || ph.cpu_total.present;
+  EXPECT_TRUE(totalled) << DescribeModel(m);
+  const Validation v = testing::QuickValidate(sigs, testing::TorusStencil(64, p));
+  EXPECT_LT(v.compute_error, 0.01) << DescribeModel(m);
+  return m;
+}
+
 // The iteration's work (a fixed total split over P ranks) is computed in two bursts whose
 // split changes from count to count (a loop whose end moves past the waitall): each burst
 // follows no smooth law in P, their sum does. The phase's compute is fitted as one quantity
 // and the prediction's compute is right; fitted call by call it is not.
 TEST(PhaseComputeTest, BurstsThatTradeWorkAreFittedAsTheirSum) {
   testing::AppParams wobble;
-  wobble.iterations = 10;
-  wobble.check_every = 0;
   wobble.split_wobble = 0.3;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 9, 16, 25, 36})
-    sigs.push_back(testing::Analyze(testing::TorusStencil(n, wobble)));
-  const AppModel m = BuildModel(sigs);
-  bool totalled = false;
-  for (const auto& p : m.phases) totalled = totalled || p.cpu_total.present;
-  EXPECT_TRUE(totalled) << DescribeModel(m);
+  const AppModel m = ExpectTotalledAndComputeRightAt64(wobble);
   EXPECT_NE(DescribeModel(m).find("summed over the calls"), std::string::npos);
   // Saved and loaded, the model predicts the same.
   const AppModel loaded = ModelFromJson(ModelToJson(m), "test");
@@ -1351,8 +1361,6 @@ TEST(PhaseComputeTest, BurstsThatTradeWorkAreFittedAsTheirSum) {
     EXPECT_EQ(loaded.phases[i].cpu_total.present, m.phases[i].cpu_total.present);
     EXPECT_DOUBLE_EQ(loaded.phases[i].CpuScaleAt(64), m.phases[i].CpuScaleAt(64));
   }
-  const Validation v = testing::QuickValidate(sigs, testing::TorusStencil(64, wobble));
-  EXPECT_LT(v.compute_error, 0.01) << DescribeModel(m);
 }
 
 // The same work split evenly between the two bursts at every count but 25, where a fifth
@@ -1364,18 +1372,9 @@ TEST(PhaseComputeTest, BurstsThatTradeWorkAreFittedAsTheirSum) {
 // compute at 64 is right.
 TEST(PhaseComputeTest, TheTotalIsTakenWhereTheCallsMissTheLargestCount) {
   testing::AppParams jump;
-  jump.iterations = 10;
-  jump.check_every = 0;
   jump.split_jump = 0.2;
   jump.split_jump_at = 25;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n, jump)));
-  const AppModel m = BuildModel(sigs);
-  bool totalled = false;
-  for (const auto& p : m.phases) totalled = totalled || p.cpu_total.present;
-  EXPECT_TRUE(totalled) << DescribeModel(m);
-  const Validation v = testing::QuickValidate(sigs, testing::TorusStencil(64, jump));
-  EXPECT_LT(v.compute_error, 0.01) << DescribeModel(m);
+  ExpectTotalledAndComputeRightAt64(jump);
 }
 
 // Bursts that each follow a smooth law keep their own models (the paper's BT shift: the
