@@ -1790,7 +1790,13 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     std::set<std::vector<int>> p2p_groups;  // the communicators point-to-point calls are on
     bool p2p_on_world = false;
     double sb = 0, rb = 0, c = 0, ins = 0, rsb = 0, rrb = 0, rc = 0;
-    double sb_max = 0, rb_max = 0;  // the largest rank's mean, of what sb and rb sum
+    // Per communicator (null: the world), for SlotModel::bytes_max_ratio: its ranks' bytes
+    // sent and received, summed and the largest, and how many.
+    struct GroupBytes {
+      double sent = 0, received = 0, sent_max = 0, received_max = 0;
+      int n = 0;
+    };
+    std::map<const std::vector<std::int32_t>*, GroupBytes> group_bytes;
     int nb = 0, nroot = 0, nins = 0, nall = 0, nranks = 0;
     int ranks_moved = 0;  // ranks with a message counted in sb
     double nrc = 0;       // a moving root's turns (their bursts are pooled: one per turn)
@@ -1923,8 +1929,14 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
         } else if (!moving_root || e->bytes.n > 0 || e->recv_bytes.n > 0) {
           sb += e->bytes.mean;
           rb += e->recv_bytes.mean;
-          sb_max = std::max(sb_max, e->bytes.mean);
-          rb_max = std::max(rb_max, e->recv_bytes.mean);
+          if (coll) {
+            GroupBytes& g = group_bytes[comms.SubMembers(e->comm)];
+            g.sent += e->bytes.mean;
+            g.received += e->recv_bytes.mean;
+            g.sent_max = std::max(g.sent_max, e->bytes.mean);
+            g.received_max = std::max(g.received_max, e->recv_bytes.mean);
+            ++g.n;
+          }
           ++nb;
           rank_moved = true;
           if (subtree_alike) subtree_msgs[ci].push_back({r, e->peer, e->bytes.mean});
@@ -1965,9 +1977,21 @@ SlotModel BuildSlot(const PhaseModel& phase, std::size_t index, const SlotAcc& a
     if (nb > 0) {
       bytes.push_back({p, sb / nb});
       recv_bytes.push_back({p, rb / nb});
-      if (coll && !rooted && !moving_root && nb > 1) {
-        if (sb > 0) send_max_ratio.push_back(sb_max * nb / sb);
-        if (rb > 0) recv_max_ratio.push_back(rb_max * nb / rb);
+      if (coll && !rooted && !moving_root) {
+        // The mean over the communicators of each one's largest rank over its mean (groups
+        // that move different sizes are not uneven within).
+        double sent = 0, received = 0;
+        int ngroups = 0;
+        for (const auto& [members, g] : group_bytes) {
+          if (g.n < 2) continue;
+          sent += g.sent > 0 ? g.sent_max * g.n / g.sent : 1.0;
+          received += g.received > 0 ? g.received_max * g.n / g.received : 1.0;
+          ++ngroups;
+        }
+        if (ngroups > 0) {
+          send_max_ratio.push_back(sent / ngroups);
+          recv_max_ratio.push_back(received / ngroups);
+        }
       }
     }
     if (nroot > 0) {

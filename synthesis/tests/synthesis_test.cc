@@ -294,6 +294,24 @@ TEST(SynthesisTest, AnUnevenCollectiveChargesItsLargestRank) {
   EXPECT_LT(even, (1 - 0.1) * v.real_simulated_time_s) << "mean bytes: " << even << " s";
   j.at("phases")[0].at("slots")[0]["bytes_max_ratio"] = 0.5;
   EXPECT_THROW(ModelFromJson(j.dump(), "bad.json"), UserError);
+
+  // Two halves, each on its own communicator, the second moving 3 times the first's bytes:
+  // even within each communicator, so no rank carries more than its group's mean.
+  std::vector<phases::Signature> halves;
+  for (int n : {6, 12, 18}) {
+    halves.push_back(testing::Analyze(testing::UnevenAlltoallv(n, params, /*by_half=*/true)));
+  }
+  const AppModel by_half = BuildModel(halves);
+  int calls = 0;
+  for (const auto& ph : by_half.phases) {
+    for (const auto& s : ph.slots) {
+      if (s.kind != EventKind::kAlltoallv) continue;
+      ++calls;
+      EXPECT_EQ(s.bytes_max_ratio, 1.0) << DescribeModel(by_half);
+      EXPECT_EQ(s.recv_bytes_max_ratio, 1.0);
+    }
+  }
+  EXPECT_GT(calls, 0) << DescribeModel(by_half);
 }
 
 }  // namespace

@@ -445,14 +445,30 @@ TraceData RampAlltoall(int nprocs, const AppParams& p) {
   return d;
 }
 
-TraceData UnevenAlltoallv(int nprocs, const AppParams& p) {
+TraceData UnevenAlltoallv(int nprocs, const AppParams& p, bool by_half) {
   TraceData d = Begin("uneven_alltoallv", nprocs);
   const auto part = static_cast<std::uint64_t>(8 * p.domain / nprocs);
   const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
   for (int r = 0; r < nprocs; ++r) {
+    const int half = r < nprocs / 2 ? 0 : 1;
+    if (by_half) {
+      Event split;
+      split.kind = EventKind::kCommCreate;
+      split.comm = kCommWorld;
+      split.new_comm = 100 + static_cast<CommId>(half);
+      split.value = static_cast<std::int64_t>(CommOrigin::kSplit);
+      for (int m = half * nprocs / 2; m < (half + 1) * nprocs / 2; ++m) split.members.push_back(m);
+      d.ranks[r].push_back(split);
+    }
     for (int it = 0; it < p.iterations; ++it) {
       d.ranks[r].push_back(MakeCompute(cpu));
-      d.ranks[r].push_back(MakeCollective(EventKind::kAlltoallv, part * (1 + r % 3), 2 * part));
+      if (by_half) {
+        const std::uint64_t b = part * (1 + 2 * half);
+        d.ranks[r].push_back(
+            MakeCollective(EventKind::kAlltoallv, b, b, kNoRank, 100 + static_cast<CommId>(half)));
+      } else {
+        d.ranks[r].push_back(MakeCollective(EventKind::kAlltoallv, part * (1 + r % 3), 2 * part));
+      }
     }
   }
   End(&d);

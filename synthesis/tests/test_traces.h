@@ -142,8 +142,11 @@ TraceData DoublingBroadcast(int nprocs, const AppParams& p = {}, int root = 0);
 TraceData RampAlltoall(int nprocs, const AppParams& p = {});
 // compute_ns / P, then an MPI_Alltoallv in which rank r sends (1 + r mod 3) x 8 x domain / P
 // bytes in all and receives 2 x 8 x domain / P (uneven parts: the largest rank sends 1.5
-// times the mean where P is a multiple of 3). Any P.
-TraceData UnevenAlltoallv(int nprocs, const AppParams& p = {});
+// times the mean where P is a multiple of 3). Any P. `by_half`: instead, each half of the
+// ranks (MPI_Comm_split) makes the call on its own communicator, the first half's ranks
+// sending and receiving 8 x domain / P bytes and the second's 3 times that (even within
+// each half); P even.
+TraceData UnevenAlltoallv(int nprocs, const AppParams& p = {}, bool by_half = false);
 // A ring halo overlapped with work by polling: per iteration irecv from rank - 1 and
 // rank + 1, isend to both (8 x domain / P bytes), then 8 chunks of compute_ns / P / 8 with a
 // testall after each until one completes everything (after chunk 1 + (7 r + 3 i) mod 6 of

@@ -316,7 +316,8 @@ struct SlotModel {
   Quantity root_recv_bytes;
   // Collectives that are not rooted, whose ranks send (receive) different sizes (an
   // MPI_Alltoallv or MPI_Allgatherv over uneven parts): the largest rank's bytes over the mean
-  // of the ranks (median over the counts; 1 where they are even or the spread is under 1%).
+  // of the ranks of its communicator (the mean over the communicators, median over the
+  // counts; 1 where they are even or the spread is under 1%).
   // The Dimemas collective model charges the largest member's bytes, so synthesis gives one
   // member of each communicator that share and the others less, keeping the mean.
   double bytes_max_ratio = 1;
