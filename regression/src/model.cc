@@ -448,7 +448,7 @@ std::string FittedModel::Describe(std::string_view quantity) const {
     // Rule 4's exact tail (fit.h): the counts from which every value is the constant.
     // (At least 3 counts: a median kept as a constant can equal the last value by itself.)
     std::size_t from = training.size();
-    const double c = curve.Evaluate(training.back().p);
+    const double c = curve.coefficients.empty() ? 0.0 : curve.coefficients[0];
     while (from > 0 && std::fabs(training[from - 1].y - c) <= 1e-9 * std::fabs(c)) --from;
     out += from == 0 || from + 3 > training.size()
                ? " (constant)"

@@ -347,6 +347,11 @@ TEST(Occam, ValuesIdenticalAtTheLargestCountsAreAnExactConstantFromThere) {
             "P x bytes sent = 3.072·10^7 (constant from P = 8 on; smaller counts differ), "
             "from 5 counts (4–16), LOO error 0%");
 
+  // A constant without its training points (built by hand) is described as one.
+  FittedModel bare;
+  bare.curve = Curve{CurveKind::kConstant, 0, 1, 0, {5}};
+  EXPECT_NE(bare.Describe("x").find("x = 5 (constant)"), std::string::npos) << bare.Describe("x");
+
   // Off (the default): the smooth law, which does not level off.
   EXPECT_NE(Fit(points, {}, "P x bytes sent").Evaluate(24), 30720000);
 }
