@@ -1992,32 +1992,56 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   if (n <= 0) throw TraceError(source.description() + ": the trace has no ranks");
 
   std::vector<RankCompressor> compressors;
-  compressors.reserve(static_cast<std::size_t>(n));
-  for (int r = 0; r < n; ++r) compressors.emplace_back(r, n, options);
   std::map<CommId, std::vector<std::int32_t>> comms;
   std::map<CommId, std::int32_t> comm_origins;
-  std::vector<SyncPoints> sync(static_cast<std::size_t>(n));
-  LogicalTraceSummary summary = RunLogicalClock(
-      source,
-      [&](const LogicalEvent& le) {
-        const Event& e = *le.event;
-        if (e.kind == EventKind::kCommCreate && !comms.count(e.new_comm)) {
-          comms[e.new_comm] = e.members;
-          comm_origins[e.new_comm] = static_cast<std::int32_t>(e.value);
-        }
-        if (IsCollective(e.kind)) {
-          auto it = comms.find(e.comm);
-          const bool everyone =
-              e.comm == kCommWorld || (it != comms.end() && it->second.size() == std::size_t(n));
-          if (everyone) {
-            SyncPoints& sp = sync[static_cast<std::size_t>(le.rank)];
-            auto& list = Synchronizes(e.kind) ? sp.full[e.comm] : sp.rooted[e.comm];
-            if (list.size() < kMaxSyncPoints) list.push_back(static_cast<double>(e.wall_end_ns));
+  std::vector<SyncPoints> sync;
+  // One pass over the trace: every rank's calls through its compressor, which is then
+  // finished. `whole_run` (from an earlier pass): the ranks' gaps between receive waits.
+  auto pass = [&](const std::vector<RankCompressor::WaitGaps>* whole_run) {
+    compressors.clear();
+    compressors.reserve(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      compressors.emplace_back(r, n, options);
+      if (whole_run)
+        compressors.back().SetWholeRunWaitGaps((*whole_run)[static_cast<std::size_t>(r)]);
+    }
+    comms.clear();
+    comm_origins.clear();
+    sync.assign(static_cast<std::size_t>(n), SyncPoints{});
+    LogicalTraceSummary result = RunLogicalClock(
+        source,
+        [&](const LogicalEvent& le) {
+          const Event& e = *le.event;
+          if (e.kind == EventKind::kCommCreate && !comms.count(e.new_comm)) {
+            comms[e.new_comm] = e.members;
+            comm_origins[e.new_comm] = static_cast<std::int32_t>(e.value);
           }
-        }
-        compressors[static_cast<std::size_t>(le.rank)].Add(le.step, *le.event);
-      },
-      options.clock);
+          if (IsCollective(e.kind)) {
+            auto it = comms.find(e.comm);
+            const bool everyone =
+                e.comm == kCommWorld || (it != comms.end() && it->second.size() == std::size_t(n));
+            if (everyone) {
+              SyncPoints& sp = sync[static_cast<std::size_t>(le.rank)];
+              auto& list = Synchronizes(e.kind) ? sp.full[e.comm] : sp.rooted[e.comm];
+              if (list.size() < kMaxSyncPoints) list.push_back(static_cast<double>(e.wall_end_ns));
+            }
+          }
+          compressors[static_cast<std::size_t>(le.rank)].Add(le.step, *le.event);
+        },
+        options.clock);
+    for (RankCompressor& c : compressors) c.Finish();
+    return result;
+  };
+  LogicalTraceSummary summary = pass(nullptr);
+  // A rank's first halo waits, split where the rank had not yet shown whether such gaps are
+  // noise, and noise by its whole run (RankCompressor::waits_split_early): once more, every
+  // rank deciding on its whole run's gaps (rare: small counts' first exchange).
+  if (std::any_of(compressors.begin(), compressors.end(),
+                  [](const RankCompressor& c) { return c.waits_split_early(); })) {
+    std::vector<RankCompressor::WaitGaps> gaps;
+    for (const RankCompressor& c : compressors) gaps.push_back(c.wait_gaps());
+    summary = pass(&gaps);
+  }
 
   Signature sig;
   // Without a count in it (bin/cg.S.16 -> cg.S), so runs built per count relate.
@@ -2058,7 +2082,6 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
   std::vector<std::string> short_ranks;  // the first few ranks whose calls are not all held
   int short_count = 0;
   for (int r = 0; r < n; ++r) {
-    compressors[r].Finish();
     if (std::abs(compressors[r].HeldCalls() - static_cast<double>(compressors[r].calls())) > 0.5 &&
         ++short_count <= 4) {
       char held[32];

@@ -240,9 +240,15 @@ constexpr double kWaitRunGapNs = 20000;
 // a shape of its own. A gap of up to kWaitRunNoiseNs is noise when at least two thirds of
 // the rank's gaps between receive waits, this run's and all before it, are under
 // kWaitRunGapNs, out of kWaitRunEvidence or more (the first exchange of 4 neighbours, one
-// gap of its 3 taken by the host, is still one waitall).
+// gap of its 3 taken by the host, is still one waitall). A rank's first exchange of 3
+// neighbours has 2 gaps, too few to tell: where one of them split it and the rank's whole
+// run calls such gaps noise, the analysis runs again deciding every run on the whole run's
+// gaps (RankCompressor::waits_split_early), so that the first exchange is one waitall too.
 constexpr double kWaitRunNoiseNs = 1e6;
 constexpr std::int64_t kWaitRunEvidence = 3;
+bool MostlyQuietWaitGaps(std::int64_t quiet, std::int64_t seen) {
+  return seen >= kWaitRunEvidence && 3 * quiet >= 2 * seen;
+}
 }  // namespace
 
 // A loop of MPI_Wait calls, one per receive, with next to no compute between them (a halo's
@@ -293,7 +299,14 @@ void RankCompressor::FlushWaits() {
     quiet += g.cpu_ns <= kWaitRunGapNs ? 1 : 0;
     ++seen;
   }
-  const bool loud_is_noise = seen >= kWaitRunEvidence && 3 * quiet >= 2 * seen;
+  bool loud_is_noise = MostlyQuietWaitGaps(quiet, seen);
+  if (whole_run_gaps_) {
+    loud_is_noise = MostlyQuietWaitGaps(whole_run_gaps_->quiet, whole_run_gaps_->seen);
+  } else if (seen < kWaitRunEvidence) {
+    for (const WaitGap& g : wait_gaps_) {
+      split_without_evidence_ = split_without_evidence_ || g.cpu_ns > kWaitRunGapNs;
+    }
+  }
   quiet_wait_gaps_ = quiet;
   loud_wait_gaps_ = seen - quiet;
   std::vector<std::pair<std::int64_t, Event>> run = std::move(wait_run_);
@@ -914,6 +927,9 @@ void RankCompressor::Retire(std::size_t count) {
 
 void RankCompressor::Finish() {
   FlushWaits();
+  const WaitGaps gaps = wait_gaps();
+  waits_split_early_ =
+      split_without_evidence_ && !whole_run_gaps_ && MostlyQuietWaitGaps(gaps.quiet, gaps.seen);
   FlushSome();
   // Compute after the last call (only in a cut stream) stays in total_time_ns_ but belongs
   // to no call.

@@ -184,6 +184,19 @@ class RankCompressor {
   void Add(std::int64_t step, const Event& event);
   // Flushes everything; the instances are then complete.
   void Finish();
+  // Gaps between consecutive receive waits over the whole of this rank's run (quiet: under
+  // kWaitRunGapNs), counted when its waits were joined (FlushWaits); after Finish, all of them.
+  struct WaitGaps {
+    std::int64_t quiet = 0, seen = 0;
+  };
+  WaitGaps wait_gaps() const { return {quiet_wait_gaps_, quiet_wait_gaps_ + loud_wait_gaps_}; }
+  // Whether a run of waits was kept apart, before the rank had shown enough gaps to tell
+  // (kWaitRunEvidence), at a gap that its whole run (wait_gaps() after Finish) calls noise:
+  // the analysis is then run again with SetWholeRunWaitGaps.
+  bool waits_split_early() const { return waits_split_early_; }
+  // Decide whether a gap between waits is noise on these gaps (the rank's whole run, from an
+  // earlier pass) rather than on the gaps seen so far. Before the first Add.
+  void SetWholeRunWaitGaps(WaitGaps gaps) { whole_run_gaps_ = gaps; }
   std::vector<Instance>& instances() { return instances_; }
   // The calls this rank made (after the folding of partial waitsome calls), and how many of
   // them its instances hold (calls x weight, dropped plain calls included): equal unless the
@@ -288,6 +301,10 @@ class RankCompressor {
   // Gaps between consecutive receive waits in the runs flushed so far: under kWaitRunGapNs
   // or over.
   std::int64_t quiet_wait_gaps_ = 0, loud_wait_gaps_ = 0;
+  // A loud gap split a run before kWaitRunEvidence gaps were seen (see waits_split_early).
+  bool split_without_evidence_ = false;
+  bool waits_split_early_ = false;
+  std::optional<WaitGaps> whole_run_gaps_;
   double prev_end_ns_ = 0;
   double span_end_ns_ = 0;
   bool seen_event_ = false;

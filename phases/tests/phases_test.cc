@@ -950,11 +950,15 @@ struct WaitGapSpike {
 
 // HPCG's ExchangeHalo: irecv from each neighbour, a send to each, then one MPI_Wait per
 // receive in the order they were posted, with `between_ns` of compute between two waits.
+// Neighbours at -2, -1, +1 and +2, or with 3 neighbours: sends to +1, -1 and -2, receives
+// from -1, +1 and +2.
 TraceData NeighbourWaits(int nprocs, int iterations, std::int64_t between_ns,
-                         const std::vector<WaitGapSpike>& spikes = {}) {
+                         const std::vector<WaitGapSpike>& spikes = {}, int neighbours = 4) {
   testing::Gen g(nprocs, "neighbour_waits");
   g.Init();
-  const int offsets[4] = {-2, -1, 1, 2};
+  const std::vector<int> offsets =
+      neighbours == 4 ? std::vector<int>{-2, -1, 1, 2} : std::vector<int>{-1, 1, 2};
+  const int send_sign = neighbours == 4 ? -1 : 1;
   for (int it = 0; it < iterations; ++it) {
     std::vector<std::vector<RequestId>> posted(static_cast<std::size_t>(nprocs));
     for (int r = 0; r < nprocs; ++r) {
@@ -963,7 +967,9 @@ TraceData NeighbourWaits(int nprocs, int iterations, std::int64_t between_ns,
         posted[r].push_back(g.NewRequest(r));
         g.Local(r, MakeIrecv((r + o + nprocs) % nprocs, 99, 4096, posted[r].back()));
       }
-      for (int o : offsets) g.Local(r, MakeSend((r + o + nprocs) % nprocs, 99, 4096), 1500);
+      for (int o : offsets) {
+        g.Local(r, MakeSend((r - send_sign * o + nprocs) % nprocs, 99, 4096), 1500);
+      }
     }
     const std::int64_t ready = g.MaxClock() + 3000;
     for (int r = 0; r < nprocs; ++r) {
@@ -1030,6 +1036,32 @@ TEST(Phases, AGapTheHostTookDoesNotSplitARunOfWaits) {
   const Signature cut = Analyze(NeighbourWaits(8, 30, 300, {{17, 5, 1, 2000000}}));
   EXPECT_NE(FormatSignatureTable(cut).find("loop structure of rank 5 differs"), std::string::npos)
       << FormatSignatureTable(cut);
+}
+
+// A rank's first exchange with 3 neighbours has 2 gaps between its waits, too few to tell
+// whether a gap the host took is noise: one of them (26 us at HPCG's set-up exchange, 4
+// ranks) split it, and that exchange had a shape the other counts' did not (its phase was
+// left out of HPCG's model, 2.2% of the bytes). The rank's whole run decides it now.
+TEST(Phases, TheFirstExchangeOfThreeNeighboursIsDecidedOnTheWholeRun) {
+  const Signature plain = Analyze(NeighbourWaits(8, 30, 300, {}, 3));
+  const Signature sig = Analyze(NeighbourWaits(8, 30, 300, {{0, 3, 1, 26000}}, 3));
+  EXPECT_EQ(Heaviest(sig).weight, 30) << FormatSignatureTable(sig);
+  EXPECT_EQ(sig.phases.size(), plain.phases.size()) << FormatSignatureTable(sig);
+  for (const Phase& p : sig.phases) {
+    EXPECT_EQ(CountKind(p, 3, EventKind::kWait), 0) << FormatSignatureTable(sig);
+  }
+  EXPECT_EQ(CountKind(Heaviest(sig), 3, EventKind::kWaitall), 1) << FormatSignatureTable(sig);
+  // A rank whose waits have work between them every time keeps them apart, the first
+  // exchange too.
+  const Signature apart = Analyze(NeighbourWaits(8, 30, 50000, {{0, 3, 1, 26000}}, 3));
+  for (const Phase& p : apart.phases) {
+    if (p.weight > 1) {
+      EXPECT_EQ(CountKind(p, 3, EventKind::kWaitall), 0);
+    }
+  }
+  int waits = 0;
+  for (const Phase& p : apart.phases) waits += CountKind(p, 3, EventKind::kWait);
+  EXPECT_GT(waits, 0) << FormatSignatureTable(apart);
 }
 
 // QE's pw.x (2026-11-29): between an allreduce and two barriers every rank makes, rank 0
