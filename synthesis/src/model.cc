@@ -1208,7 +1208,29 @@ bool TransposesBitGrid(const std::optional<patterns::GeneralEquation>& eq) {
   return eq && TransposesBitGrid(*eq);
 }
 
-// The grid dimension a stencil exchanges along (its offsets all along one), or -1.
+// The grid dimensions a stencil's messages cross: those its offsets move along, when every
+// offset moves along the same ones (an open mesh's -1 and +1 in one call; a 27-point halo's
+// edge (0, +1, -1)), and not along all of them (a corner's message is the same size
+// whatever the extents). Empty otherwise, or for another family.
+std::vector<int> CrossedDims(const patterns::GeneralEquation& eq) {
+  if (eq.family != patterns::Family::kStencil || eq.offsets.empty()) return {};
+  std::vector<int> dims;
+  for (std::size_t i = 0; i < eq.offsets.front().size(); ++i) {
+    if (eq.offsets.front()[i] != 0) dims.push_back(static_cast<int>(i));
+  }
+  for (const auto& off : eq.offsets) {
+    for (std::size_t i = 0; i < off.size(); ++i) {
+      if ((off[i] != 0) != std::binary_search(dims.begin(), dims.end(), static_cast<int>(i))) {
+        return {};
+      }
+    }
+  }
+  if (dims.size() > 1 && dims.size() >= eq.offsets.front().size()) return {};
+  return dims;
+}
+
+// The grid dimension a stencil exchanges along (its offsets all along one; for an edge, the
+// first of the dimensions it crosses, see CrossedDims), or -1.
 int ExchangeDim(const SlotModel& slot) {
   // A butterfly along the rows (columns) of a power-of-two grid exchanges along dimension 0
   // (1) of its 2^ceil(n/2) x 2^floor(n/2) grid (see GridExtents).
@@ -1220,20 +1242,9 @@ int ExchangeDim(const SlotModel& slot) {
   // block between the rows and the columns: its messages are a share of a row's extent (the
   // face across dimension 1) or a column's (the line along it), as FitFaceBytes finds.
   if (TransposesBitGrid(slot.peer)) return 1;
-  if (!slot.peer || slot.peer->family != patterns::Family::kStencil || slot.peer->offsets.empty()) {
-    return -1;
-  }
-  // One offset, or several along one dimension (an open mesh's -1 and +1 in one call: each
-  // rank at the boundary of a dimension of 2 has one of them).
-  int dim = -1;
-  for (const auto& off : slot.peer->offsets) {
-    for (std::size_t i = 0; i < off.size(); ++i) {
-      if (off[i] == 0) continue;
-      if (dim >= 0 && dim != static_cast<int>(i)) return -1;  // diagonal, or two dimensions
-      dim = static_cast<int>(i);
-    }
-  }
-  return dim;
+  if (!slot.peer) return -1;
+  const std::vector<int> dims = CrossedDims(*slot.peer);
+  return dims.empty() ? -1 : dims.front();
 }
 
 // Product of 1 / extent over the grid's dimensions other than `dim` at `nprocs`.
@@ -1250,6 +1261,8 @@ std::vector<std::int64_t> GridExtents(const patterns::GeneralEquation& eq, std::
   return eq.At(nprocs).extents();
 }
 
+// An edge's (a stencil crossing several dimensions, CrossedDims) is over the dimensions it
+// does not cross: the line of the local block it carries.
 double FaceFactor(const patterns::GeneralEquation& eq, int dim, std::int64_t nprocs,
                   bool line = false, double margin = 0) {
   const std::vector<std::int64_t> extents = GridExtents(eq, nprocs);
@@ -1257,9 +1270,12 @@ double FaceFactor(const patterns::GeneralEquation& eq, int dim, std::int64_t npr
     const auto d = static_cast<std::size_t>(dim);
     return d < extents.size() && extents[d] > 0 ? 1.0 / static_cast<double>(extents[d]) : 1.0;
   }
+  std::vector<int> crossed = CrossedDims(eq);
+  if (std::find(crossed.begin(), crossed.end(), dim) == crossed.end()) crossed = {dim};
   double f = 1;
   for (std::size_t i = 0; i < extents.size(); ++i) {
-    if (static_cast<int>(i) != dim && extents[i] > 0) {
+    if (std::find(crossed.begin(), crossed.end(), static_cast<int>(i)) == crossed.end() &&
+        extents[i] > 0) {
       f *= 1.0 / static_cast<double>(extents[i]) + margin;
     }
   }
@@ -1348,7 +1364,7 @@ void FitFaceBytes(SlotModel* slot, const std::vector<regression::Point>& bytes,
   };
   double coef = 0, loo = 0;
   fit(bytes, &coef, &loo);
-  {
+  if (CrossedDims(*slot->peer).size() <= 1) {  // an edge is not a line of its own dimension
     double line_coef = 0, line_loo = 0;
     line = true;
     fit(bytes, &line_coef, &line_loo);
@@ -6582,8 +6598,34 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
 namespace {
 
 // A face law in words (SlotModel::face_dim and the rest): "bytes per message ≈ ...".
-std::string FaceWords(int dim, bool line, double bytes, double margin) {
+std::string FaceWords(const patterns::GeneralEquation& eq, int dim, bool line, double bytes,
+                      double margin) {
   char buf[288];
+  std::vector<int> crossed = CrossedDims(eq);
+  if (!line && crossed.size() > 1 &&
+      std::find(crossed.begin(), crossed.end(), dim) != crossed.end()) {
+    std::string along;
+    for (std::size_t i = 0; i < crossed.size(); ++i) {
+      along += (i == 0                    ? ""
+                : i + 1 == crossed.size() ? " and "
+                                          : ", ") +
+               std::to_string(crossed[i]);
+    }
+    if (margin > 0) {
+      std::snprintf(buf, sizeof buf,
+                    "bytes per message ≈ %.6g x the product of (1/extent + %.4g) over the "
+                    "grid's dimensions but %s (an edge of the local block with a halo %.4g of "
+                    "the domain wide; exchanged across dimensions %s)",
+                    bytes, margin, along.c_str(), margin / 2, along.c_str());
+    } else {
+      std::snprintf(buf, sizeof buf,
+                    "bytes per message ≈ %.6g x the product of 1/extent over the grid's "
+                    "dimensions but %s (an edge of the local block; exchanged across "
+                    "dimensions %s)",
+                    bytes, along.c_str(), along.c_str());
+    }
+    return buf;
+  }
   if (line) {
     std::snprintf(buf, sizeof buf,
                   "bytes per message ≈ %.6g / the grid's extent along dimension %d (a line of "
@@ -6695,17 +6737,18 @@ std::string SlotModel::Describe() const {
     for (std::size_t c = 0; c < component_bytes.size(); ++c) {
       const ComponentBytes& law = component_bytes[c];
       out << "; in component " << c;
-      if (law.face_dim >= 0) {
+      if (law.face_dim >= 0 && peer && c < peer->terms.size()) {
         out << ", on its own grid: "
-            << FaceWords(law.face_dim, law.face_line, law.face_bytes, law.face_margin);
+            << FaceWords(peer->terms[c], law.face_dim, law.face_line, law.face_bytes,
+                         law.face_margin);
       } else {
         const std::string of = law.own_ranks ? " (P: the component's ranks)" : "";
         out << ": " << law.bytes.Describe((two ? "bytes sent" : "bytes per message") + of);
         if (two) out << "; " << law.recv_bytes.Describe("bytes received" + of);
       }
     }
-  } else if (face_dim >= 0) {
-    out << "; " << FaceWords(face_dim, face_line, face_bytes, face_margin);
+  } else if (face_dim >= 0 && peer) {
+    out << "; " << FaceWords(*peer, face_dim, face_line, face_bytes, face_margin);
   } else if (subtree_bytes) {
     q(bytes,
       "bytes per message per rank of the subtree it carries (x min(2^b, P - child): a binomial "
@@ -6996,8 +7039,11 @@ Quantity QuantityFromJson(const json& j) {
 // ("cpu_total_per_run"); an older pas2p would give every rank the call's one law, and read
 // the run's work as one occurrence's. Version 11: a collective's ranks may move uneven
 // bytes ("bytes_max_ratio", "recv_bytes_max_ratio"); an older pas2p would give every rank the
-// mean, and the collective would cost what its mean rank's bytes cost.
-constexpr int kModelVersion = 11;
+// mean, and the collective would cost what its mean rank's bytes cost. Version 12: a
+// stencil call crossing several grid dimensions (an edge of a 27-point halo) may have a face
+// law ("face_dim" on an edge's equation): the product of 1/extent over the dimensions it
+// does not cross; an older pas2p would take every dimension but "face_dim".
+constexpr int kModelVersion = 12;
 
 std::string ModelToJson(const AppModel& model) {
   json j;

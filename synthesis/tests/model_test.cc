@@ -1790,6 +1790,36 @@ TEST(OpenHaloTest, ATwentySevenPointHaloOnAnOpenGridAlignsByDirection) {
   EXPECT_LT(v.compute_error, 0.02);
 }
 
+// A 27-point halo's edge (an offset along two dimensions) carries a line of the local block:
+// 8 B x the extent of the block along the dimension it does not cross. A law of P fitted
+// those through the small counts (172 P^-1 log2(P)^2 for the zoo's periodic halo, 33% short
+// at 36 ranks); the face law takes the product of 1/extent over the dimensions the call
+// does not cross, and a saved model reads it back the same.
+TEST(OpenHaloTest, AnEdgeOfTheHaloCarriesTheLineItDoesNotCross) {
+  const std::vector<phases::Signature> sigs = testing::AnalyzeOpenHalo27({8, 12, 18, 27});
+  const AppModel model = BuildModel(sigs);
+  const std::string words = DescribeModel(model);
+  EXPECT_NE(words.find("over the grid's dimensions but 1 and 2 (an edge of the local block; "
+                       "exchanged across dimensions 1 and 2)"),
+            std::string::npos)
+      << words;
+  int edges = 0;
+  for (const PhaseModel& pm : model.phases) {
+    for (const SlotModel& s : pm.slots) {
+      if (s.face_dim < 0 || !s.peer || s.peer->offsets.size() != 1) continue;
+      const auto& off = s.peer->offsets.front();
+      edges += std::count(off.begin(), off.end(), 0) == 1;
+    }
+  }
+  EXPECT_EQ(edges, 24) << words;  // 12 edges, a receive and a send each
+  const Validation v =
+      testing::QuickValidate(sigs, testing::OpenHalo27(36, testing::SmallOpenHalo27()));
+  EXPECT_EQ(v.pattern_match, 1.0);
+  EXPECT_LT(v.bytes_error, 1e-9);
+  const AppModel loaded = ModelFromJson(ModelToJson(model), "edges.json");
+  EXPECT_EQ(DescribeModel(loaded), words);
+}
+
 // Traced at 8, 12 and 18 ranks only, no rank of the 27-point halo has neighbours both ways
 // along z (an extent of 2): ranks with z = 0 call up where those with z = 1 call down, and
 // matched call for call no family reproduces the first receive. The second try aligns them by

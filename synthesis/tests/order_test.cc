@@ -131,7 +131,7 @@ TEST(SynthesisOrder, ModelJsonKeepsTheNestedOrderAndReadsVersionOne) {
   for (int n : {9, 16, 25, 36}) sigs.push_back(testing::Analyze(testing::TorusStencil(n)));
   const AppModel m = BuildModel(sigs);
   const std::string text = ModelToJson(m);
-  EXPECT_NE(text.find("\"version\": 11"), std::string::npos);
+  EXPECT_NE(text.find("\"version\": 12"), std::string::npos);
   const AppModel back = ModelFromJson(text, "m.json");
   EXPECT_EQ(back.sequence, m.sequence);
   // Version 1: the same model with a flat run-length sequence.
@@ -153,18 +153,18 @@ TEST(SynthesisOrder, ModelJsonKeepsTheNestedOrderAndReadsVersionOne) {
     ++end;
   } while (depth > 0);
   v1.replace(at + 12, end - at - 12, flat);
-  v1.replace(v1.find("\"version\": 11"), 13, "\"version\": 1");
+  v1.replace(v1.find("\"version\": 12"), 13, "\"version\": 1");
   const AppModel old = ModelFromJson(v1, "old.json");
   EXPECT_EQ(phases::SequencePhaseTotals(old.sequence), totals);
   EXPECT_EQ(TopLoop(old.sequence), nullptr);
   // A file newer than this build reads is refused, not read in part.
-  std::string v12 = text;
-  v12.replace(v12.find("\"version\": 11"), 13, "\"version\": 12");
+  std::string v13 = text;
+  v13.replace(v13.find("\"version\": 12"), 13, "\"version\": 13");
   try {
-    ModelFromJson(v12, "new.json");
+    ModelFromJson(v13, "new.json");
     FAIL();
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("new.json: a model file of version 12, newer than"),
+    EXPECT_NE(std::string(e.what()).find("new.json: a model file of version 13, newer than"),
               std::string::npos)
         << e.what();
   }
