@@ -2488,6 +2488,46 @@ void DropUnsupportedLines(std::vector<PhaseModel>* phases) {
   }
 }
 
+// An edge's law (a face law of a call crossing several dimensions, CrossedDims) whose factor
+// was the same at every traced count fits as well as the constant the traces show: a
+// 27-point halo traced at 8, 12 and 18 ranks has 2 ranks along x at each, and its edges
+// across y and z send 1/2 of the block's x extent there, which a halo of fixed messages
+// sends too. It is kept only when a face or edge of the application follows its grid where
+// the factor did change (the halo's faces shrink with the block); else such slots use their
+// law in P.
+void DropUnsupportedEdges(std::vector<PhaseModel>* phases) {
+  auto edge = [](const SlotModel& s) {
+    return s.face_dim >= 0 && !s.face_line && s.peer && CrossedDims(*s.peer).size() > 1;
+  };
+  auto factor_changes = [](const SlotModel& s) {
+    std::optional<double> first;
+    for (const auto& pt : s.bytes.model.training) {
+      const double f =
+          FaceFactor(*s.peer, s.face_dim, static_cast<std::int64_t>(pt.p), false, s.face_margin);
+      if (!first) {
+        first = f;
+      } else if (f != *first) {
+        return true;
+      }
+    }
+    return false;
+  };
+  bool supported = false;
+  for (const PhaseModel& pm : *phases) {
+    for (const SlotModel& s : pm.slots) {
+      supported = supported || (s.face_dim >= 0 && !s.face_line && s.peer && factor_changes(s));
+    }
+  }
+  for (PhaseModel& pm : *phases) {
+    for (SlotModel& s : pm.slots) {
+      if (!edge(s) || supported || factor_changes(s)) continue;
+      s.face_dim = -1;
+      s.face_bytes = s.face_recv_bytes = 0;
+      s.face_margin = 0;
+    }
+  }
+}
+
 // The first of the next 8 counts above the largest traced one (up to 8 x it) where both `eq`
 // and `rule` exist at which `eq` sends outside the caller's group (ranks sampled as Disagree
 // does); 0 if none.
@@ -6537,6 +6577,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     JoinXorFields(all);
   }
   DropUnsupportedLines(&model.phases);
+  DropUnsupportedEdges(&model.phases);
   for (PhaseModel& pm : model.phases) {
     FitDataBoundCpu(&pm);
     FitPhaseCpuTotal(&pm, model.counts);

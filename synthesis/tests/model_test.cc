@@ -1818,6 +1818,14 @@ TEST(OpenHaloTest, AnEdgeOfTheHaloCarriesTheLineItDoesNotCross) {
   EXPECT_LT(v.bytes_error, 1e-9);
   const AppModel loaded = ModelFromJson(ModelToJson(model), "edges.json");
   EXPECT_EQ(DescribeModel(loaded), words);
+  // Traced at 8, 12 and 18 only, x has 2 ranks at each: the edges across y and z sent the
+  // same share of the block at every count, as messages of a fixed size would. The faces
+  // follow the grid, so those edges keep its law too, and are right at 27 (3 x 3 x 3). (A
+  // halo of fixed messages keeps its constants: AmbiguousDirectionTest.)
+  const std::vector<phases::Signature> three = testing::AnalyzeOpenHalo27({8, 12, 18});
+  const Validation at27 =
+      testing::QuickValidate(three, testing::OpenHalo27(27, testing::SmallOpenHalo27()));
+  EXPECT_LT(at27.bytes_error, 1e-9) << DescribeModel(BuildModel(three));
 }
 
 // Traced at 8, 12 and 18 ranks only, no rank of the 27-point halo has neighbours both ways
