@@ -1211,22 +1211,24 @@ bool TransposesBitGrid(const std::optional<patterns::GeneralEquation>& eq) {
 // The grid dimensions a stencil's messages cross: those its offsets move along, when every
 // offset moves along the same ones (an open mesh's -1 and +1 in one call; a 27-point halo's
 // edge (0, +1, -1)), and not along all of them (a corner's message is the same size
-// whatever the extents). Empty otherwise, or for another family.
+// whatever the extents). Empty otherwise, or for another family. (A zero offset, the rank
+// itself, crosses nothing and is passed over.)
 std::vector<int> CrossedDims(const patterns::GeneralEquation& eq) {
-  if (eq.family != patterns::Family::kStencil || eq.offsets.empty()) return {};
-  std::vector<int> dims;
-  for (std::size_t i = 0; i < eq.offsets.front().size(); ++i) {
-    if (eq.offsets.front()[i] != 0) dims.push_back(static_cast<int>(i));
-  }
+  if (eq.family != patterns::Family::kStencil) return {};
+  std::optional<std::vector<int>> dims;
+  std::size_t rank = 0;  // the grid's dimensions
   for (const auto& off : eq.offsets) {
+    std::vector<int> moved;
     for (std::size_t i = 0; i < off.size(); ++i) {
-      if ((off[i] != 0) != std::binary_search(dims.begin(), dims.end(), static_cast<int>(i))) {
-        return {};
-      }
+      if (off[i] != 0) moved.push_back(static_cast<int>(i));
     }
+    rank = std::max(rank, off.size());
+    if (moved.empty()) continue;
+    if (dims && *dims != moved) return {};
+    dims = std::move(moved);
   }
-  if (dims.size() > 1 && dims.size() >= eq.offsets.front().size()) return {};
-  return dims;
+  if (!dims || (dims->size() > 1 && dims->size() >= rank)) return {};
+  return *dims;
 }
 
 // The grid dimension a stencil exchanges along (its offsets all along one; for an edge, the
