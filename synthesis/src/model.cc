@@ -2456,36 +2456,45 @@ void HarmonizeGrids(PhaseModel* pm) {
   for (SlotModel& s : pm->slots) RefitFaceBytes(&s);
 }
 
+// Whether a slot's face, edge or line law gave its traced counts different factors (the
+// grid's extents it follows changed between them).
+bool FaceFactorChanges(const SlotModel& s) {
+  std::optional<double> first;
+  for (const auto& pt : s.bytes.model.training) {
+    const double f = FaceFactor(*s.peer, s.face_dim, static_cast<std::int64_t>(pt.p), s.face_line,
+                                s.face_margin);
+    if (!first) {
+      first = f;
+    } else if (f != *first) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The slot's bytes back to its law in P.
+void DropFaceLaw(SlotModel* s) {
+  s->face_dim = -1;
+  s->face_line = false;
+  s->face_bytes = s->face_recv_bytes = 0;
+  s->face_margin = 0;
+}
+
 // A line law (bytes = c / the extent along the exchange's own dimension) whose extent was the
 // same at every traced count fits as well as the constant the traces show: a 3-D halo's 64 B
 // along a dimension that always had 2 ranks. It is kept only when a call of the application
 // follows a line whose extent did change (a code that splits vectors along its rows, the
 // same way along every dimension); else such slots use their law in P.
 void DropUnsupportedLines(std::vector<PhaseModel>* phases) {
-  auto constant_factor = [](const SlotModel& s) {
-    std::optional<double> first;
-    for (const auto& pt : s.bytes.model.training) {
-      const double f = FaceFactor(*s.peer, s.face_dim, static_cast<std::int64_t>(pt.p), true);
-      if (!first) {
-        first = f;
-      } else if (f != *first) {
-        return false;
-      }
-    }
-    return true;
-  };
   auto line = [](const SlotModel& s) { return s.face_dim >= 0 && s.face_line && s.peer; };
   for (const PhaseModel& pm : *phases) {
     for (const SlotModel& s : pm.slots) {
-      if (line(s) && !constant_factor(s)) return;
+      if (line(s) && FaceFactorChanges(s)) return;
     }
   }
   for (PhaseModel& pm : *phases) {
     for (SlotModel& s : pm.slots) {
-      if (!line(s)) continue;
-      s.face_dim = -1;
-      s.face_line = false;
-      s.face_bytes = s.face_recv_bytes = 0;
+      if (line(s)) DropFaceLaw(&s);
     }
   }
 }
@@ -2498,34 +2507,15 @@ void DropUnsupportedLines(std::vector<PhaseModel>* phases) {
 // the factor did change (the halo's faces shrink with the block); else such slots use their
 // law in P.
 void DropUnsupportedEdges(std::vector<PhaseModel>* phases) {
-  auto edge = [](const SlotModel& s) {
-    return s.face_dim >= 0 && !s.face_line && s.peer && CrossedDims(*s.peer).size() > 1;
-  };
-  auto factor_changes = [](const SlotModel& s) {
-    std::optional<double> first;
-    for (const auto& pt : s.bytes.model.training) {
-      const double f =
-          FaceFactor(*s.peer, s.face_dim, static_cast<std::int64_t>(pt.p), false, s.face_margin);
-      if (!first) {
-        first = f;
-      } else if (f != *first) {
-        return true;
-      }
-    }
-    return false;
-  };
-  bool supported = false;
+  auto face = [](const SlotModel& s) { return s.face_dim >= 0 && !s.face_line && s.peer; };
   for (const PhaseModel& pm : *phases) {
     for (const SlotModel& s : pm.slots) {
-      supported = supported || (s.face_dim >= 0 && !s.face_line && s.peer && factor_changes(s));
+      if (face(s) && FaceFactorChanges(s)) return;
     }
   }
   for (PhaseModel& pm : *phases) {
     for (SlotModel& s : pm.slots) {
-      if (!edge(s) || supported || factor_changes(s)) continue;
-      s.face_dim = -1;
-      s.face_bytes = s.face_recv_bytes = 0;
-      s.face_margin = 0;
+      if (face(s) && CrossedDims(*s.peer).size() > 1) DropFaceLaw(&s);
     }
   }
 }
