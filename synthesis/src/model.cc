@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
+#include <span>
 #include <sstream>
 #include <tuple>
 
@@ -609,32 +610,41 @@ std::vector<std::vector<int>> AlignClasses(
     // Matching tokens first (a direction never buys leaving a call unmatched), then the
     // agreement of directions (up to 1000 per token).
     constexpr std::int64_t kMatch = std::int64_t{1} << 20;
+    // The score of token t (in the class's own order) in the slot at position j: computed
+    // once for every rotation and the traceback (the slots do not change until the class
+    // is merged), where each entry counts the ranks' directions in the slot's set.
+    std::vector<std::int32_t> score0(m * n, -1);
+    for (std::size_t t = 0; t < m; ++t) {
+      for (std::size_t j = 0; j < n; ++j) {
+        const SlotAcc& s = (*slots)[(*order)[j]];
+        if (!(s.token == cls.tokens[t])) continue;
+        std::int64_t bonus = 0;
+        if (!dir0[t].empty() && !s.directions.empty()) {
+          std::size_t hits = 0;
+          for (const Direction& d : dir0[t]) hits += s.directions.count(d);
+          if (hits == 0 && strict_directions) continue;
+          bonus = static_cast<std::int64_t>(1000 * hits / dir0[t].size());
+        } else if (auto it = s.displacements.find(cls.count_index);
+                   it != s.displacements.end() && !it->second.empty()) {
+          std::size_t hits = 0;
+          for (std::int64_t d : disp0[t]) hits += it->second.count(d);
+          bonus =
+              static_cast<std::int64_t>(1000 * hits / std::max<std::size_t>(1, disp0[t].size()));
+        }
+        score0[t * n + j] = static_cast<std::int32_t>(kMatch + bonus);
+      }
+    }
     auto match_score = [&](std::size_t i, std::size_t j) -> std::int64_t {
-      const SlotAcc& s = (*slots)[(*order)[j]];
-      if (!(s.token == tok(i))) return -1;
-      std::int64_t bonus = 0;
-      if (!dirs(i).empty() && !s.directions.empty()) {
-        std::size_t hits = 0;
-        for (const Direction& d : dirs(i)) hits += s.directions.count(d);
-        if (hits == 0 && strict_directions) return -1;
-        bonus = static_cast<std::int64_t>(1000 * hits / dirs(i).size());
-        return kMatch + bonus;
-      }
-      auto it = s.displacements.find(cls.count_index);
-      if (it != s.displacements.end() && !it->second.empty()) {
-        std::size_t hits = 0;
-        for (std::int64_t d : disp(i)) hits += it->second.count(d);
-        bonus = static_cast<std::int64_t>(1000 * hits / std::max<std::size_t>(1, disp(i).size()));
-      }
-      return kMatch + bonus;
+      return score0[((i + rot) % m) * n + j];
     };
     // dp[i][j]: best score aligning the first i tokens with the first j slots.
     std::vector<std::vector<std::int64_t>> dp(m + 1, std::vector<std::int64_t>(n + 1, 0));
     auto fill = [&]() {
       for (std::size_t i = 1; i <= m; ++i) {
+        const std::int32_t* row = score0.data() + ((i - 1 + rot) % m) * n;
         for (std::size_t j = 1; j <= n; ++j) {
           std::int64_t best = std::max(dp[i - 1][j], dp[i][j - 1]);
-          const std::int64_t sc = match_score(i - 1, j - 1);
+          const std::int64_t sc = row[j - 1];
           if (sc >= 0) best = std::max(best, dp[i - 1][j - 1] + sc);
           dp[i][j] = best;
         }
@@ -645,7 +655,14 @@ std::vector<std::vector<int>> AlignClasses(
     std::size_t best_rot = 0;
     std::int64_t best_score = -1;
     const std::size_t rotations = (n > 0 && m * m * n <= 4'000'000) ? m : 1;
-    for (rot = 0; rot < std::max<std::size_t>(1, rotations); ++rot) {
+    // No alignment scores more than every token in its best slot: once one does, no later
+    // rotation can take its place.
+    std::int64_t ceiling = 0;
+    for (std::size_t t = 0; t < m; ++t) {
+      const auto row = std::span(score0).subspan(t * n, n);
+      if (n > 0) ceiling += std::max<std::int64_t>(0, *std::max_element(row.begin(), row.end()));
+    }
+    for (rot = 0; rot < std::max<std::size_t>(1, rotations) && best_score < ceiling; ++rot) {
       const std::int64_t sc = fill();
       if (sc > best_score) {
         best_score = sc;
