@@ -6399,10 +6399,14 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     }
     return most;
   };
-  auto folds_of = [&](const phases::Signature& sig, const std::map<int, int>& groups) {
+  // A phase that occurs at every count but failed to fit (`failed`) is no partial iteration
+  // of another: its calls go elsewhere (an unstructured exchange beside a ring that makes
+  // the same calls), and it stays a remainder, as its warning says.
+  auto folds_of = [&](const phases::Signature& sig, const std::map<int, int>& groups,
+                      const std::set<int>& failed) {
     Folds folded;
     for (const auto& p : sig.phases) {
-      if (groups.count(p.id)) continue;
+      if (groups.count(p.id) || failed.count(p.id)) continue;
       const std::map<std::string, double> left = calls_by_op(p);
       double left_calls = 0;
       for (const auto& [op, n] : left) left_calls += n;
@@ -6442,7 +6446,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     }
     return folded;
   };
-  const Folds folded = folds_of(largest, group_of_largest_id);
+  const Folds folded = folds_of(largest, group_of_largest_id, failed_ids.back());
   // Bytes sent in a phase, over the ranks and its occurrences.
   auto bytes_of = [](const phases::Phase& p) {
     double bytes = 0;
@@ -6511,8 +6515,9 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   model.unmodelled_bytes_share = total_bytes > 0 ? split.unmodelled_bytes / total_bytes : 0;
   model.unmodelled_share = total > 0 ? split.unmodelled / total : 0;
   FitRemainderRatio(&model, [&](std::size_t ci) {
-    const Split at =
-        ci + 1 == counts.size() ? split : split_of(ci, folds_of(*sigs[ci], group_of_id[ci]));
+    const Split at = ci + 1 == counts.size()
+                         ? split
+                         : split_of(ci, folds_of(*sigs[ci], group_of_id[ci], failed_ids[ci]));
     return std::array{at.unmodelled_alike, at.total - at.unmodelled, at.total};
   });
   // Where a tenth or more of the time or the bytes is left out, what it is: the phases of

@@ -139,6 +139,40 @@ TraceData EastShift(int nprocs, double phase_kb, int iterations) {
   return d;
 }
 
+TraceData RingThenScattered(int nprocs, const AppParams& p, int scattered) {
+  if (scattered < 0) scattered = p.iterations;
+  TraceData d = Begin("ring_then_scattered", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  auto dest = [&](int r) { return static_cast<int>((std::int64_t{r} * r + 1) % nprocs); };
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    RequestId next = 1;
+    const int east = (r + 1) % nprocs, west = (r - 1 + nprocs) % nprocs;
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      const RequestId a = next++, b = next++;
+      ev.push_back(MakeIrecv(west, 1, bytes, a));
+      ev.push_back(MakeIsend(east, 1, bytes, b));
+      ev.push_back(MakeWaitall({a, b}));
+    }
+    for (int it = 0; it < scattered; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      std::vector<RequestId> reqs;
+      for (int s = 0; s < nprocs; ++s) {
+        if (dest(s) != r) continue;
+        reqs.push_back(next++);
+        ev.push_back(MakeIrecv(s, 2, bytes, reqs.back()));
+      }
+      reqs.push_back(next++);
+      ev.push_back(MakeIsend(dest(r), 2, bytes, reqs.back()));
+      ev.push_back(MakeWaitall(reqs));
+    }
+  }
+  End(&d);
+  return d;
+}
+
 TraceData MeshWavefront(int nprocs, const AppParams& p) {
   TraceData d = Begin("mesh_wavefront", nprocs);
   const int q = Side(nprocs);

@@ -362,6 +362,11 @@ TraceData HaloThenSwapAlongZ(int nprocs, const AppParams& p);
 // a blocking send to each, then one MPI_Wait per receive, each but the first after 50 us of
 // work on what the previous one received (so that the waits are not one waitall).
 TraceData NeighbourWaits(int nprocs, const AppParams& p = {});
+// A ring exchange (isend/irecv east and west, waitall) for p.iterations, then `scattered`
+// iterations (-1: as many) of an unstructured exchange, each with as much compute: each rank
+// sends to (r^2 + 1) mod P and receives from every rank that sends to it, a map no pattern
+// family reproduces (a graph-partitioned mesh's neighbours).
+TraceData RingThenScattered(int nprocs, const AppParams& p = {}, int scattered = -1);
 phases::Signature Analyze(const TraceData& data);
 // With message sizes that differ by more than 10% (and 1 KiB) ending loops (AnalyzeOptions::
 // bytes_tolerance = 0.10, the default before sizes stopped splitting loops).
