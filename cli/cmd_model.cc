@@ -15,12 +15,14 @@ struct ModelOptions {
   std::int64_t at = 0;
   bool quiet = false;
   double bytes_tolerance = -1;  // < 0: pas2p chooses (synthesis::AnalyzeForModel)
+  bool allow_remainder = false;
 };
 
 void RunModel(const ModelOptions& o) {
   const auto inputs = synthesis::ExpandTraceArgs(o.traces);
   const synthesis::AppModel model =
-      synthesis::AnalyzeForModel(inputs, AnalyzeOptionsOf(o.bytes_tolerance), o.bytes_tolerance < 0)
+      synthesis::AnalyzeForModel(inputs, AnalyzeOptionsOf(o.bytes_tolerance), o.bytes_tolerance < 0,
+                                 nullptr, o.allow_remainder)
           .model;
   if (!o.out.empty()) synthesis::SaveModel(model, o.out);
   if (!o.quiet) std::fputs(synthesis::DescribeModel(model, o.at).c_str(), stdout);
@@ -47,6 +49,10 @@ void SetupModel(CLI::App& root) {
       "pipeline of sqrt(P) - 1 stages, is part of the phase around it at the smallest\n"
       "counts), the model is built from the largest counts whose phases correspond (at\n"
       "least 3) and its first warning names the counts left out.\n"
+      "A phase that no model fits (communication no pattern family reproduces) is left out\n"
+      "with a warning, its time kept as the unmodelled remainder, when it takes at most 20%\n"
+      "of every traced run; a larger one is an error, unless --allow-remainder, which\n"
+      "leaves out such phases whatever their share (only when no model builds otherwise).\n"
       "Exit status 1 with an explanation on bad input (too few counts, mixed applications,\n"
       "phases that do not correspond, a pattern no family fits).\n"
       "Example: pas2p model datasets/traces/stencil2d --out stencil2d.model.json");
@@ -56,6 +62,9 @@ void SetupModel(CLI::App& root) {
   cmd->add_option("--at", o->at, "Also print each weight's value and interval at this count");
   AddBytesToleranceOption(cmd, &o->bytes_tolerance);
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the model");
+  cmd->add_flag("--allow-remainder", o->allow_remainder,
+                "Leave out phases that no model fits whatever their share of the run (their time "
+                "is the model's unmodelled remainder; an error otherwise)");
   cmd->callback([o]() { RunModel(*o); });
 }
 

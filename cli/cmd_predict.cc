@@ -61,9 +61,9 @@ void RunPredict(const PredictCliOptions& o) {
   if (synthesis::IsModelFile(o.inputs)) {
     model = synthesis::ModelFromArgs(o.inputs);
   } else {
-    auto analyzed =
-        synthesis::AnalyzeForModel(synthesis::ExpandTraceArgs(o.inputs),
-                                   AnalyzeOptionsOf(o.bytes_tolerance), o.bytes_tolerance < 0);
+    auto analyzed = synthesis::AnalyzeForModel(synthesis::ExpandTraceArgs(o.inputs),
+                                               AnalyzeOptionsOf(o.bytes_tolerance),
+                                               o.bytes_tolerance < 0, nullptr, o.allow_remainder);
     const auto& inputs = analyzed.inputs;  // those the model is built from
     sigs = std::move(analyzed.signatures);
     model = std::move(analyzed.model);
@@ -152,7 +152,9 @@ void SetupPredict(CLI::App& root) {
       "them in `limits`, and --sweep never recommends such a count. When more than half of\n"
       "the largest traced run is in phases the model leaves out (phases missing at some\n"
       "counts, communication no pattern family reproduces), predicting is an error unless\n"
-      "--allow-remainder (the rest is then kept at its traced share, row 'rest').\n"
+      "--allow-remainder (the rest is then kept at its traced share, row 'rest'); so is a\n"
+      "phase no model fits that takes more than 20% of a traced run, which --allow-remainder\n"
+      "leaves out too (pas2p model --allow-remainder).\n"
       "--json prints {target, run_count, predicted_time_s, interval_s: [low, high], phases:\n"
       "[{phase, description, weight, time_per_occurrence_s, total_s, share}], self_check:\n"
       "{done, count, training_counts, predicted_s, real_simulated_s, error} or {done: false,\n"
@@ -202,8 +204,9 @@ void SetupPredict(CLI::App& root) {
   cmd->add_flag("--allow-idle", o->allow_idle,
                 "Predict an invalid target at the largest valid count below it, rest idle");
   cmd->add_flag("--allow-remainder", o->allow_remainder,
-                "Predict even when most of the traced run is in phases the model leaves out "
-                "(kept at their traced share; an error otherwise)");
+                "Predict even when most of the traced run is in phases the model leaves out, "
+                "or a large phase fits no model (kept at their traced share; an error "
+                "otherwise)");
   cmd->callback([o]() { RunPredict(*o); });
 }
 

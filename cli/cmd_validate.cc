@@ -53,7 +53,8 @@ void RunValidate(const ValidateOptions& o) {
   const phases::AnalyzeOptions analyze = AnalyzeOptionsOf(o.bytes_tolerance);
   const auto analyzed = [&] {
     try {
-      return synthesis::AnalyzeForModel(given, analyze, o.bytes_tolerance < 0);
+      return synthesis::AnalyzeForModel(given, analyze, o.bytes_tolerance < 0, nullptr,
+                                        o.allow_remainder);
     } catch (const UserError& e) {
       if (!o.against.empty()) throw;
       // The error may name the largest count, which leave-largest-out does not train on.
@@ -236,7 +237,7 @@ void SetupValidate(CLI::App& root) {
                 "Do not widen the interval by the training runs' self-check");
   cmd->add_flag("--allow-remainder", o->allow_remainder,
                 "Validate even when most of the training runs are in phases the model leaves "
-                "out (an error otherwise)");
+                "out, or a large phase fits no model (an error otherwise)");
   cmd->add_option("--noise-draws", o->noise_draws,
                   "Simulations of the real trace with its noise shuffled, for noise_floor "
                   "(0 = skip)")

@@ -169,9 +169,67 @@ std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inp
   return sigs;
 }
 
+// The model of `out`'s signatures with `base` (AnalyzeForModel's last step): every count
+// first, with loops found on the calls, then with sizes ending them (`choose_loop_sizes`);
+// only when neither builds, the largest counts whose phases correspond (BuildModel's
+// fallback).
+ModelInputs BuildForInputs(ModelInputs out, bool choose_loop_sizes,
+                           std::vector<std::string>* progress, const ModelOptions& base) {
+  bool all_traces = true;
+  for (const TraceInput& in : out.inputs) all_traces = all_traces && in.signature_file.empty();
+  ModelOptions every_count = base;
+  every_count.drop_smallest_counts = false;
+  const auto noted = [&](ModelInputs done) {
+    if (!done.note.empty()) done.model.warnings.insert(done.model.warnings.begin(), done.note);
+    return done;
+  };
+  try {
+    out.model = BuildModel(out.signatures, every_count);
+    return noted(std::move(out));
+  } catch (const UserError& first) {
+    std::string sized_failure;
+    if (choose_loop_sizes && all_traces && out.options.bytes_tolerance <= 0) {
+      phases::AnalyzeOptions sized = out.options;
+      sized.bytes_tolerance = kSizesEndLoopsTolerance;
+      char tolerance[32];
+      std::snprintf(tolerance, sizeof tolerance, "%g", kSizesEndLoopsTolerance);
+      try {
+        std::vector<phases::Signature> sigs = LoadSignatures(out.inputs, sized, progress);
+        AppModel model = BuildModel(sigs, every_count);
+        out.note = (out.note.empty() ? "" : out.note + "; ") +
+                   "the phases were found with message sizes ending loops (" +
+                   "--bytes-tolerance " + tolerance +
+                   "): with loops found on the calls alone no model builds (" +
+                   Headline(first.what()) + ")";
+        out.options = sized;
+        out.signatures = std::move(sigs);
+        out.model = std::move(model);
+        return noted(std::move(out));
+      } catch (const UserError& second) {
+        // Said only when it fails for another reason (not for too few counts, say, which no
+        // analysis changes).
+        if (Headline(second.what()) != Headline(first.what())) {
+          sized_failure = std::string("\n(analyzed again with message sizes ending loops, ") +
+                          "--bytes-tolerance " + tolerance +
+                          ", no model builds either: " + Headline(second.what()) + ")";
+        }
+      }
+    }
+    // The first analysis from its largest counts (its warning names the counts left out).
+    std::string last;
+    try {
+      out.model = BuildModel(out.signatures, base);
+      return noted(std::move(out));
+    } catch (const UserError& e) {
+      last = e.what();
+    }
+    throw UserError(last + sized_failure);
+  }
+}
+
 ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
                             const phases::AnalyzeOptions& options, bool choose_loop_sizes,
-                            std::vector<std::string>* progress) {
+                            std::vector<std::string>* progress, bool allow_remainder) {
   ModelInputs out;
   out.options = options;
   out.inputs = inputs;
@@ -321,55 +379,27 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
       }
     }
   }
-  // Every count first (with loops found on the calls, then with sizes ending them); only when
-  // neither builds, the largest counts whose phases correspond (BuildModel's fallback).
-  ModelOptions every_count;
-  every_count.drop_smallest_counts = false;
-  const auto noted = [&](ModelInputs done) {
-    if (!done.note.empty()) done.model.warnings.insert(done.model.warnings.begin(), done.note);
-    return done;
-  };
+  if (!allow_remainder) return BuildForInputs(std::move(out), choose_loop_sizes, progress, {});
+  // With the user's leave, a phase that no model fits is left out whatever its share, but
+  // only once nothing builds without that: the stricter ways above may model it.
+  ModelInputs kept = out;
   try {
-    out.model = BuildModel(out.signatures, every_count);
-    return noted(std::move(out));
-  } catch (const UserError& first) {
-    std::string sized_failure;
-    if (choose_loop_sizes && all_traces && out.options.bytes_tolerance <= 0) {
-      phases::AnalyzeOptions sized = out.options;
-      sized.bytes_tolerance = kSizesEndLoopsTolerance;
-      char tolerance[32];
-      std::snprintf(tolerance, sizeof tolerance, "%g", kSizesEndLoopsTolerance);
-      try {
-        std::vector<phases::Signature> sigs = LoadSignatures(out.inputs, sized, progress);
-        AppModel model = BuildModel(sigs, every_count);
-        out.note = (out.note.empty() ? "" : out.note + "; ") +
-                   "the phases were found with message sizes ending loops (" +
-                   "--bytes-tolerance " + tolerance +
-                   "): with loops found on the calls alone no model builds (" +
-                   Headline(first.what()) + ")";
-        out.options = sized;
-        out.signatures = std::move(sigs);
-        out.model = std::move(model);
-        return noted(std::move(out));
-      } catch (const UserError& second) {
-        // Said only when it fails for another reason (not for too few counts, say, which no
-        // analysis changes).
-        if (Headline(second.what()) != Headline(first.what())) {
-          sized_failure = std::string("\n(analyzed again with message sizes ending loops, ") +
-                          "--bytes-tolerance " + tolerance +
-                          ", no model builds either: " + Headline(second.what()) + ")";
-        }
-      }
-    }
-    // The first analysis from its largest counts (its warning names the counts left out).
-    std::string last;
+    return BuildForInputs(std::move(out), choose_loop_sizes, progress, {});
+  } catch (const UserError& strict) {
+    ModelOptions leave_out;
+    leave_out.max_dropped_share = 1.0;
+    ModelInputs built;
     try {
-      out.model = BuildModel(out.signatures);
-      return noted(std::move(out));
-    } catch (const UserError& e) {
-      last = e.what();
+      built = BuildForInputs(std::move(kept), choose_loop_sizes, progress, leave_out);
+    } catch (const UserError&) {
+      throw strict;  // it says why no model builds; leaving phases out did not change that
     }
-    throw UserError(last + sized_failure);
+    built.model.warnings.insert(
+        built.model.warnings.begin(),
+        "--allow-remainder: phases that no model fits are left out whatever their share of "
+        "the run, and their time is kept at its traced share (without it: " +
+            Headline(strict.what()) + ")");
+    return built;
   }
 }
 

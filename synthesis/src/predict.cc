@@ -2120,6 +2120,29 @@ Validation CompareWithReal(const AppModel& model, const TraceSource& real,
 
 }  // namespace
 
+namespace {
+
+// The model of the training counts. With PredictOptions::allow_remainder, when none builds,
+// one with any phase that no model fits left out whatever its share (as AnalyzeForModel
+// builds the model that predict and validate are given).
+AppModel BuildTrainingModel(const std::vector<phases::Signature>& training,
+                            const PredictOptions& options) {
+  try {
+    return BuildModel(training);
+  } catch (const UserError& strict) {
+    if (!options.allow_remainder) throw;
+    ModelOptions leave_out;
+    leave_out.max_dropped_share = 1.0;
+    try {
+      return BuildModel(training, leave_out);
+    } catch (const UserError&) {
+      throw strict;
+    }
+  }
+}
+
+}  // namespace
+
 Validation Validate(const std::vector<phases::Signature>& signatures, const TraceSource& real,
                     const sim::Machine& machine, const PredictOptions& options) {
   if (signatures.size() < 4) {
@@ -2144,7 +2167,7 @@ Validation Validate(const std::vector<phases::Signature>& signatures, const Trac
                     std::to_string(real.nprocs()) + " processes, the largest count is " +
                     std::to_string(held_out));
   }
-  const AppModel model = BuildModel(training);
+  const AppModel model = BuildTrainingModel(training, options);
   return CompareWithReal(model, real, machine, options, training, real_signature);
 }
 
@@ -2173,8 +2196,8 @@ Validation ValidateAgainst(const std::vector<phases::Signature>& training, const
                     "count out)");
   }
   const phases::Signature real_signature = phases::AnalyzeTrace(real, analyze);
-  Validation v =
-      CompareWithReal(BuildModel(training), real, machine, options, training, real_signature);
+  Validation v = CompareWithReal(BuildTrainingModel(training, options), real, machine, options,
+                                 training, real_signature);
   v.held_out_trace = origin;
   return v;
 }

@@ -86,9 +86,14 @@ inline constexpr double kSizesEndLoopsTolerance = 0.10;
 // naming them: their phases would be matched with phases of another shape (a LAMMPS run
 // synthesized at 64 from such counts deadlocked); otherwise the analysis asked for is kept,
 // with a note saying phases may be matched wrongly.
+// With `allow_remainder` (the user's --allow-remainder), when nothing builds that way, it is
+// all tried again with any phase that no model fits left out whatever its share of the run
+// (ModelOptions::max_dropped_share = 1; the time of such phases is the model's unmodelled
+// remainder), and the model's first warning says so, with the error it had without.
 ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
                             const phases::AnalyzeOptions& options, bool choose_loop_sizes,
-                            std::vector<std::string>* progress = nullptr);
+                            std::vector<std::string>* progress = nullptr,
+                            bool allow_remainder = false);
 
 // The model the prediction commands work from: one saved model file (`pas2p model --out`,
 // recognised by its "pas2p-model" format tag), or else the model built from the traces and
