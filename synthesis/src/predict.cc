@@ -652,8 +652,37 @@ std::string RemainderLaw(const AppModel& model, std::int64_t n, double rest, dou
          "which holds";
 }
 
+namespace {
+Prediction PredictOfModel(const AppModel& model, std::int64_t target, const sim::Machine& machine,
+                          const PredictOptions& options);
+}  // namespace
+
+// A synthesized run that cannot complete names its unmatched or blocked calls; where the
+// model leaves phases out, the usual cause is a call it keeps whose partner (a send's
+// receive, a request's completion) is in a phase it leaves out, and the error says so.
 Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machine& machine,
                    const PredictOptions& options) {
+  try {
+    return PredictOfModel(model, target, machine, options);
+  } catch (const sim::SimulationError& e) {
+    if (model.unmodelled_share <= 0 && model.unmodelled_bytes_share <= 0) throw;
+    char share[96];
+    std::snprintf(share, sizeof share, "%.1f%% of the time and %.1f%% of the bytes",
+                  100 * model.unmodelled_share, 100 * model.unmodelled_bytes_share);
+    throw sim::SimulationError(
+        std::string(e.what()) + "\nThe model leaves out " + share +
+        " of the largest traced run (its warnings name the phases): a call it keeps may pair "
+        "with one in a phase it leaves out (a message received there, a request posted or "
+        "completed there), which the synthesized run cannot complete. `pas2p model` of the "
+        "traces shows what each modelled phase holds; more counts, or counts where those "
+        "phases follow a pattern family, may let the model keep them.");
+  }
+}
+
+namespace {
+
+Prediction PredictOfModel(const AppModel& model, std::int64_t target, const sim::Machine& machine,
+                          const PredictOptions& options) {
   if (model.counts.empty()) throw UserError("the model has no traced counts");
   if (target < model.counts.front()) {
     throw UserError("the target " + std::to_string(target) + " is below the traced counts (" +
@@ -987,8 +1016,6 @@ Prediction Predict(const AppModel& model, std::int64_t target, const sim::Machin
   }
   return pred;
 }
-
-namespace {
 
 // [low, high] widened to at least predicted x (1 +- |check.error|), low not below 0.
 void Widen(const SelfCheck& check, double predicted, double* low, double* high) {
