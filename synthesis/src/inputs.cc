@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -169,6 +170,8 @@ std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inp
   return sigs;
 }
 
+namespace {
+
 // The model of `out`'s signatures with `base` (AnalyzeForModel's last step): every count
 // first, with loops found on the calls, then with sizes ending them (`choose_loop_sizes`);
 // only when neither builds, the largest counts whose phases correspond (BuildModel's
@@ -226,6 +229,8 @@ ModelInputs BuildForInputs(ModelInputs out, bool choose_loop_sizes,
     throw UserError(last + sized_failure);
   }
 }
+
+}  // namespace
 
 ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
                             const phases::AnalyzeOptions& options, bool choose_loop_sizes,
@@ -383,24 +388,29 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
   // With the user's leave, a phase that no model fits is left out whatever its share, but
   // only once nothing builds without that: the stricter ways above may model it.
   ModelInputs kept = out;
+  std::exception_ptr strict;
+  std::string strict_headline;
   try {
     return BuildForInputs(std::move(out), choose_loop_sizes, progress, {});
-  } catch (const UserError& strict) {
-    ModelOptions leave_out;
-    leave_out.max_dropped_share = 1.0;
-    ModelInputs built;
-    try {
-      built = BuildForInputs(std::move(kept), choose_loop_sizes, progress, leave_out);
-    } catch (const UserError&) {
-      throw strict;  // it says why no model builds; leaving phases out did not change that
-    }
-    built.model.warnings.insert(
-        built.model.warnings.begin(),
-        "--allow-remainder: phases that no model fits are left out whatever their share of "
-        "the run, and their time is kept at its traced share (without it: " +
-            Headline(strict.what()) + ")");
-    return built;
+  } catch (const UserError& e) {
+    strict = std::current_exception();
+    strict_headline = Headline(e.what());
   }
+  ModelOptions leave_out;
+  leave_out.max_dropped_share = 1.0;
+  ModelInputs built;
+  try {
+    built = BuildForInputs(std::move(kept), choose_loop_sizes, progress, leave_out);
+  } catch (const UserError&) {
+    // The first error says why no model builds; leaving phases out did not change that.
+    std::rethrow_exception(strict);
+  }
+  built.model.warnings.insert(
+      built.model.warnings.begin(),
+      "--allow-remainder: phases that no model fits are left out whatever their share of the "
+      "run, and their time is kept at its traced share (without it: " +
+          strict_headline + ")");
+  return built;
 }
 
 fs::path DataDir() {

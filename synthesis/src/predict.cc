@@ -2154,17 +2154,19 @@ namespace {
 // builds the model that predict and validate are given).
 AppModel BuildTrainingModel(const std::vector<phases::Signature>& training,
                             const PredictOptions& options) {
+  std::exception_ptr strict;
   try {
     return BuildModel(training);
-  } catch (const UserError& strict) {
+  } catch (const UserError&) {
     if (!options.allow_remainder) throw;
-    ModelOptions leave_out;
-    leave_out.max_dropped_share = 1.0;
-    try {
-      return BuildModel(training, leave_out);
-    } catch (const UserError&) {
-      throw strict;
-    }
+    strict = std::current_exception();
+  }
+  ModelOptions leave_out;
+  leave_out.max_dropped_share = 1.0;
+  try {
+    return BuildModel(training, leave_out);
+  } catch (const UserError&) {
+    std::rethrow_exception(strict);  // why no model builds, as without the flag
   }
 }
 
