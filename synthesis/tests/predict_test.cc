@@ -1674,18 +1674,24 @@ TEST(RemainderTest, APhaseLeftOutSaysWhatItsCallsTracedAtTheLargestCount) {
   EXPECT_EQ(warning.find('\n'), std::string::npos) << warning;
 }
 
+// The ring of 20 iterations, then 2 of the scattered exchange (RingThenScattered), at 4-12:
+// the scattered phase fits no family and is 2/22 of each run.
+std::vector<phases::Signature> RingThenTwoScattered() {
+  testing::AppParams p;
+  p.iterations = 20;
+  p.check_every = 0;
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::RingThenScattered(n, p, 2)));
+  return sigs;
+}
+
 // A small phase that no family fits is a remainder, as its warning says, even when its calls
 // are those of a modelled phase (an unstructured exchange after a ring's, both isend, irecv
 // and waitall): it was folded into the ring's phase, as start-up phases holding partial
 // iterations are, and the model claimed all of the run while predicting ring exchanges in
 // its place.
 TEST(RemainderTest, APhaseThatFailedToFitIsNotFoldedIntoOneWithItsCalls) {
-  testing::AppParams p;
-  p.iterations = 20;
-  p.check_every = 0;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::RingThenScattered(n, p, 2)));
-  const AppModel m = BuildModel(sigs);
+  const AppModel m = BuildModel(RingThenTwoScattered());
   bool left_out = false;
   for (const std::string& w : m.warnings) {
     left_out = left_out || w.find("is left out and counted as remainder") != std::string::npos;
@@ -1701,12 +1707,7 @@ TEST(RemainderTest, APhaseThatFailedToFitIsNotFoldedIntoOneWithItsCalls) {
 // kept call may pair with one left out (PETSc's multigrid with --allow-remainder: isends
 // whose receives were posted in a phase left out, never received at 64).
 TEST(RemainderTest, AnIncompleteSynthesizedRunNamesWhatTheModelLeavesOut) {
-  testing::AppParams p;
-  p.iterations = 20;
-  p.check_every = 0;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 6, 8, 12}) sigs.push_back(testing::Analyze(testing::RingThenScattered(n, p, 2)));
-  AppModel m = BuildModel(sigs);
+  AppModel m = BuildModel(RingThenTwoScattered());
   ASSERT_GT(m.unmodelled_share, 0) << DescribeModel(m);
   // The ring's receives dropped: its sends are never received.
   bool dropped = false;
