@@ -4293,12 +4293,23 @@ ChainCarry ChainCarries(const phases::Signature& sig, int nprocs, const std::set
   return cc;
 }
 
-// One count's run as CarriedAcrossPhases sees it, computed once for every phase: which phase
-// can follow which, and what each modelled phase carries across its boundaries.
+// One count's run as a phase's build sees it across the phase's boundaries, computed once
+// for every phase from the phases the model builds (`modelled`): which phase can follow
+// which, what each modelled phase carries across its boundaries (CarriedAcrossPhases), and
+// whether the run is self-scheduled: some modelled phase replies to the latest wildcard
+// source and some receives from any source. Then the master's MPI_ANY_SOURCE receives form a
+// pool that its completions drain whichever phase posted them (the hand-out posts one per
+// worker, each reply re-posts one, the last replies post none), and they stay as they are.
+// Replies only in a phase left out drain nothing in the synthesized run.
 struct RunCarries {
   Adjacency adj;
   ChainCarry chain;
+  bool wildcard_pool = false;
 };
+// Whether the run is self-scheduled at some count (RunCarries::wildcard_pool).
+bool WildcardPool(const std::vector<RunCarries>& runs) {
+  return std::any_of(runs.begin(), runs.end(), [](const RunCarries& r) { return r.wildcard_pool; });
+}
 std::vector<RunCarries> RunCarriesOf(const std::vector<const phases::Signature*>& sigs,
                                      const std::vector<int>& counts,
                                      const std::vector<std::set<int>>& modelled) {
@@ -4306,6 +4317,17 @@ std::vector<RunCarries> RunCarriesOf(const std::vector<const phases::Signature*>
   for (std::size_t ci = 0; ci < counts.size(); ++ci) {
     out[ci].adj = RunAdjacency(sigs[ci]->sequence);
     out[ci].chain = ChainCarries(*sigs[ci], counts[ci], modelled[ci], out[ci].adj);
+    bool replies = false, wildcard = false;
+    for (const phases::Phase& ph : sigs[ci]->phases) {
+      if (!modelled[ci].count(ph.id)) continue;
+      for (const phases::RankPhase& rp : ph.ranks) {
+        for (const phases::PhaseEvent& e : rp.events) {
+          replies = replies || e.reply;
+          wildcard = wildcard || (e.kind == EventKind::kIrecv && e.peer == kAnySource);
+        }
+      }
+    }
+    out[ci].wildcard_pool = replies && wildcard;
   }
   return out;
 }
@@ -4321,6 +4343,7 @@ std::vector<RunCarries> RunCarriesOf(const std::vector<const phases::Signature*>
 // phase owes what it leaves and carries both at every count, so it is not rotated.
 struct Carried {
   bool out = false, in = false, as_traced = false;
+  bool operator==(const Carried&) const = default;
 };
 Carried CarriedAcrossPhases(const phases::PhaseGroup& group, const std::vector<RunCarries>& runs) {
   bool out = true, in = true, as_traced = true;
@@ -4702,23 +4725,9 @@ PhaseBuild BuildPhaseAs(int index, const phases::PhaseGroup& group,
     }
   };
   place();
-  // In a self-scheduled run (some rank replies to the latest wildcard source), the master's
-  // MPI_ANY_SOURCE receives form a pool that its completions drain whichever phase posted
-  // them (the hand-out posts one per worker, each reply re-posts one, the last replies post
-  // none): they stay as they are.
-  bool wildcard_pool = false;
-  for (std::size_t ci = 0; ci < counts.size() && !wildcard_pool; ++ci) {
-    bool replies = false, wildcard = false;
-    for (const auto& ph : sigs[ci]->phases) {
-      for (const auto& rp : ph.ranks) {
-        for (const auto& e : rp.events) {
-          replies = replies || e.reply;
-          wildcard = wildcard || (e.kind == EventKind::kIrecv && e.peer == kAnySource);
-        }
-      }
-    }
-    wildcard_pool = replies && wildcard;
-  }
+  // In a self-scheduled run, the master's MPI_ANY_SOURCE receives stay as they are
+  // (RunCarries::wildcard_pool).
+  const bool wildcard_pool = WildcardPool(runs);
   // A phase found by the signature may start in the middle of the loop body (a receive that
   // is posted at the end of one iteration and completed in the next). Synthesizing it as is
   // leaves the last occurrence's request unmatched, so the slots are rotated to the first
@@ -6230,14 +6239,13 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   std::vector<std::set<int>> failed_ids(counts.size());
   std::vector<std::string> unmatched;
   // Per count, the phases the model builds (CarriedAcrossPhases). A phase that then fails to
-  // fit is left out below, and a request carried to or from it would be unmatched in the
-  // synthesized run, which the simulation reports; such phases are a small share of the run.
+  // fit is left out below, and the phases built on it being kept are built again.
   std::vector<std::set<int>> modelled(counts.size());
   for (const phases::PhaseGroup& group : corr.groups) {
     if (!group.complete || (!group.relevant && !options.keep_irrelevant)) continue;
     for (std::size_t ci = 0; ci < counts.size(); ++ci) modelled[ci].insert(group.phase_ids[ci]);
   }
-  const std::vector<RunCarries> runs = RunCarriesOf(sigs, counts, modelled);
+  std::vector<RunCarries> runs = RunCarriesOf(sigs, counts, modelled);
   std::vector<double> run_cpu;  // per count, the CPU of every phase over all ranks (ns)
   for (const phases::Signature* sig : sigs) {
     double total = 0;
@@ -6306,6 +6314,41 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       blocks.push_back(
           {"phase \"" + group.key + "\" (at most " + buf +
            " of a traced run) is left out and counted as remainder: " + FirstLine(e.what())});
+    }
+  }
+  // The phases were built from the phases the model was to keep (`runs`). A phase left out
+  // above changes that: a phase built to carry requests across its boundary into it, or
+  // receives from any source kept as a self-scheduled master's pool whose replies are all in
+  // phases left out (PETSc's scatter set-up: its any-source receives, posted in a phase of
+  // their own, are answered in phases that no model fits), would be calls the synthesized run
+  // never matches. Those phases are built again from the phases kept: the calls whose partners
+  // are left out go with them (their share is in the phase's warning). Should such a build
+  // fail, the phase stays as built, and the simulation reports what is unmatched.
+  if (std::any_of(failed_ids.begin(), failed_ids.end(),
+                  [](const std::set<int>& f) { return !f.empty(); })) {
+    for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+      for (const int id : failed_ids[ci]) modelled[ci].erase(id);
+    }
+    std::vector<RunCarries> kept = RunCarriesOf(sigs, counts, modelled);
+    std::vector<std::size_t> again;
+    for (std::size_t i = 0; i < model.phases.size(); ++i) {
+      if (WildcardPool(runs) != WildcardPool(kept) ||
+          CarriedAcrossPhases(*group_of_index[i], runs) !=
+              CarriedAcrossPhases(*group_of_index[i], kept)) {
+        again.push_back(i);
+      }
+    }
+    runs = std::move(kept);
+    for (const std::size_t i : again) {
+      try {
+        PhaseBuild build = build_phase(*group_of_index[i], static_cast<int>(i), {});
+        blocks[phase_block[static_cast<int>(i)]] = std::move(build.warnings);
+        model.phases[i] = std::move(build.model);
+        dropped_of_index[static_cast<int>(i)] = {build.dropped_bytes_share,
+                                                 build.dropped_cpu_share};
+      } catch (const UserError&) {
+        // kept as built
+      }
     }
   }
   // A phase whose point-to-point calls are made on the world, on a grid, with no collective

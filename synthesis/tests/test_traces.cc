@@ -1,5 +1,6 @@
 #include "test_traces.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -168,6 +169,79 @@ TraceData RingThenScattered(int nprocs, const AppParams& p, int scattered) {
       ev.push_back(MakeIsend(dest(r), 2, bytes, reqs.back()));
       ev.push_back(MakeWaitall(reqs));
     }
+  }
+  End(&d);
+  return d;
+}
+
+TraceData RingThenWildcardSetup(int nprocs, const AppParams& p) {
+  TraceData d = Begin("ring_then_wildcard_setup", nprocs);
+  const auto bytes = static_cast<std::uint64_t>(8 * p.domain / nprocs);
+  const auto cpu = static_cast<std::int64_t>(p.compute_ns / nprocs);
+  const int master = nprocs - 1;
+  for (int r = 0; r < nprocs; ++r) {
+    auto& ev = d.ranks[r];
+    RequestId next = 1;
+    const int east = (r + 1) % nprocs, west = (r - 1 + nprocs) % nprocs;
+    for (int it = 0; it < p.iterations; ++it) {
+      ev.push_back(MakeCompute(cpu));
+      const RequestId a = next++, b = next++;
+      ev.push_back(MakeIrecv(west, 1, bytes, a));
+      ev.push_back(MakeIsend(east, 1, bytes, b));
+      ev.push_back(MakeWaitall({a, b}));
+    }
+    // Every other rank asks the last one, which answers whoever asked.
+    ev.push_back(MakeCompute(cpu / 10));
+    if (r == master) {
+      for (int w = 0; w < master; ++w) {
+        Event ask = MakeRecv(w, 3, 8);
+        ask.recv_peer = kAnySource;
+        ev.push_back(ask);
+        ev.push_back(MakeCompute(cpu / 100));
+        ev.push_back(MakeSend(w, 4, 8));
+      }
+    } else {
+      ev.push_back(MakeSend(master, 3, 8));
+      ev.push_back(MakeRecv(master, 4, 8));
+    }
+    // One receive from any source per other rank, posted alone, then the sends to every
+    // other rank in an order of the rank's own (no pattern family reproduces it), then one
+    // wait for all.
+    std::vector<RequestId> reqs;
+    for (int k = 1; k < nprocs; ++k) {
+      reqs.push_back(next++);
+      ev.push_back(MakeIrecv(kAnySource, 9, 4, reqs.back()));
+      ev.push_back(MakeCompute(cpu / 100));
+    }
+    std::vector<int> to;
+    for (int s = 0; s < nprocs; ++s) {
+      if (s != r) to.push_back(s);
+    }
+    std::sort(to.begin(), to.end(), [&](int a, int b) {
+      auto key = [&](int s) {
+        return (static_cast<std::uint64_t>(s) * 2654435761U +
+                static_cast<std::uint64_t>(r) * 40503U) %
+               97U;
+      };
+      return std::pair(key(a), a) < std::pair(key(b), b);
+    });
+    for (const int s : to) {
+      ev.push_back(MakeCompute(cpu / 100));
+      reqs.push_back(next++);
+      ev.push_back(MakeIsend(s, 9, 4, reqs.back()));
+    }
+    ev.push_back(MakeCompute(cpu / 10));
+    Event all = MakeWaitall(reqs);
+    // The receives take the sends in rank order.
+    int k = 0;
+    for (int s = 0; s < nprocs; ++s) {
+      if (s == r) continue;
+      all.completed[static_cast<std::size_t>(k)].peer = s;
+      all.completed[static_cast<std::size_t>(k)].tag = 9;
+      all.completed[static_cast<std::size_t>(k)].bytes = 4;
+      ++k;
+    }
+    ev.push_back(all);
   }
   End(&d);
   return d;

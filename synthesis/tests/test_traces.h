@@ -367,6 +367,12 @@ TraceData NeighbourWaits(int nprocs, const AppParams& p = {});
 // sends to (r^2 + 1) mod P and receives from every rank that sends to it, a map no pattern
 // family reproduces (a graph-partitioned mesh's neighbours).
 TraceData RingThenScattered(int nprocs, const AppParams& p = {}, int scattered = -1);
+// RingThenScattered's ring for p.iterations, then a set-up in two steps, as PETSc's scatters
+// are set up: every other rank asks the last rank, which receives from any source and replies
+// to whoever asked (a master that is a different rank at every count, which no model
+// extrapolates); then every rank posts one receive from any source per other rank, sends to
+// every other rank in an order of its own (which no pattern family reproduces) and waits.
+TraceData RingThenWildcardSetup(int nprocs, const AppParams& p = {});
 phases::Signature Analyze(const TraceData& data);
 // With message sizes that differ by more than 10% (and 1 KiB) ending loops (AnalyzeOptions::
 // bytes_tolerance = 0.10, the default before sizes stopped splitting loops).
