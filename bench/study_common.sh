@@ -19,16 +19,20 @@ study_setup() {
 # The three checks every study prints once its traces are in train/ and held/:
 #   study_checks HELD_TRACE [LINES]   (HELD_TRACE e.g. held/lmp.64; LINES of each validate, 12)
 # leave-largest-out (`validate train`), held-out (`validate --against HELD_TRACE train`) and
-# `predict --target 1024 train`; a refusal prints its error instead.
+# `predict --target 1024 train`; a refusal prints its error instead. STUDY_FLAGS (e.g.
+# STUDY_FLAGS=--allow-remainder) are given to all three.
 study_checks() {
   local held="$1" lines="${2:-12}"
+  local -a flags
+  read -r -a flags <<<"${STUDY_FLAGS:-}"
   quiet() { grep -v "more ranks than cores" | cut -c1-400; }
-  echo "== leave-largest-out: pas2p validate train"
-  "$pas2p" validate train 2>&1 | quiet | sed -n "1,${lines}p"
-  echo "== held-out: pas2p validate --against $held train"
-  "$pas2p" validate --against "$held" train 2>&1 | quiet | sed -n "1,${lines}p"
-  echo "== pas2p predict --target 1024 train"
-  "$pas2p" predict --target 1024 train 2>&1 | quiet | grep -v "^pas2p: warning" | sed -n 1,8p
+  echo "== leave-largest-out: pas2p validate ${flags[*]} train"
+  "$pas2p" validate "${flags[@]}" train 2>&1 | quiet | sed -n "1,${lines}p"
+  echo "== held-out: pas2p validate ${flags[*]} --against $held train"
+  "$pas2p" validate "${flags[@]}" --against "$held" train 2>&1 | quiet | sed -n "1,${lines}p"
+  echo "== pas2p predict ${flags[*]} --target 1024 train"
+  "$pas2p" predict "${flags[@]}" --target 1024 train 2>&1 | quiet | grep -v "^pas2p: warning" |
+    sed -n 1,8p
 }
 
 # One C rewrite of a code's communication, bench/SRC_DIR/NAME_pattern.c, traced at the
