@@ -244,6 +244,12 @@ void PreRequestFree(CallScope&, MPI_Request* request) {
   rt.persistent.erase(*request);
   // Several live requests may share a handle (see Runtime::requests): the oldest one is the
   // one freed, as completions take them in creation order too.
+  // A freed non-blocking collective still takes place: recorded where it is freed.
+  if (rt.collectives.count(*request)) {
+    rt.completion_start_ns = MonotonicNs();
+    rt.EmitCollective(*request);
+    return;
+  }
   auto it = rt.requests.find(*request);
   if (it == rt.requests.end()) return;
   it->second.erase(it->second.begin());
@@ -367,10 +373,15 @@ void OnImrecv(CallScope& scope, int rc, void*, int count, MPI_Datatype datatype,
 void CaptureRequests(int count, const MPI_Request* requests) {
   Runtime& rt = GetRuntime();
   rt.pending.clear();
+  rt.pending_collectives.clear();
   if (requests == nullptr) return;
   for (int i = 0; i < count; ++i) {
     const MPI_Request handle = requests[i];
     if (handle == MPI_REQUEST_NULL) continue;
+    if (rt.collectives.count(handle)) {
+      rt.pending_collectives.emplace_back(i, handle);
+      continue;
+    }
     auto it = rt.requests.find(handle);
     if (it == rt.requests.end()) continue;  // not made by a traced call (persistent, ...)
     std::size_t nth = 0;                    // the same handle passed again: its next request
@@ -386,6 +397,7 @@ namespace {
 
 Event& CompletionEvent(CallScope& scope, EventKind kind) {
   Runtime& rt = GetRuntime();
+  rt.completion_start_ns = scope.start_ns();
   Event& e = scope.event();
   e.kind = kind;
   e.requests.reserve(rt.pending.size());
@@ -397,6 +409,13 @@ Event& CompletionEvent(CallScope& scope, EventKind kind) {
 // Records the completion of the captured request at array position `index`.
 void Complete(Event& e, int index, const MPI_Status* status) {
   Runtime& rt = GetRuntime();
+  for (const auto& [at, handle] : rt.pending_collectives) {
+    if (at == index) {
+      // A non-blocking collective: recorded here, before the completion's own event.
+      rt.EmitCollective(handle);
+      return;
+    }
+  }
   auto it = std::lower_bound(rt.pending.begin(), rt.pending.end(), index,
                              [](const PendingRequest& p, int i) { return p.index < i; });
   if (it == rt.pending.end() || it->index != index) return;
@@ -793,90 +812,119 @@ void OnReduceScatterBlock(CallScope& scope, int, const void*, void*, int recvcou
 }
 
 // ---------------------------------------------------------------------------------------
-// Non-blocking collectives: recorded as the blocking collective when they start (see
-// mpi_functions.txt).
+// Non-blocking collectives: recorded as the blocking collective at the completion that
+// finishes them (see mpi_functions.txt). Where they start, no rank has to have joined yet:
+// a consensus (MPI_Issend to each partner, then MPI_Ibarrier while receiving whatever
+// arrives, as DOLFINx and PETSc build their communication graphs) receives after the
+// MPI_Ibarrier starts, and recorded there the replay waited in a barrier for ranks whose
+// synchronous sends wait for those receives.
 
-void OnIbarrier(CallScope& scope, int rc, MPI_Comm comm, MPI_Request*) {
+namespace {
+// Keeps the collective the scope's event now holds for the completion of `request`.
+void StartCollective(CallScope& scope, int rc, const MPI_Request* request) {
+  if (rc != MPI_SUCCESS || request == nullptr || *request == MPI_REQUEST_NULL) return;
+  Runtime& rt = GetRuntime();
+  rt.collectives[*request] = Runtime::StartedCollective{rt.collectives_started++, rt.call_event};
+  scope.Withhold();
+}
+}  // namespace
+
+void OnIbarrier(CallScope& scope, int rc, MPI_Comm comm, MPI_Request* request) {
   OnBarrier(scope, rc, comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIbcast(CallScope& scope, int rc, void* buffer, int count, MPI_Datatype datatype, int root,
-              MPI_Comm comm, MPI_Request*) {
+              MPI_Comm comm, MPI_Request* request) {
   OnBcast(scope, rc, buffer, count, datatype, root, comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIgather(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-               MPI_Request*) {
+               MPI_Request* request) {
   OnGather(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIgatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype,
-                int root, MPI_Comm comm, MPI_Request*) {
+                int root, MPI_Comm comm, MPI_Request* request) {
   OnGatherv(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root,
             comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIscatter(CallScope& scope, int rc, const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                 void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                MPI_Request*) {
+                MPI_Request* request) {
   OnScatter(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIscatterv(CallScope& scope, int rc, const void* sendbuf, const int* sendcounts,
                  const int* displs, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request*) {
+                 MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
   OnScatterv(scope, rc, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root,
              comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIallgather(CallScope& scope, int rc, const void* sendbuf, int sendcount,
                   MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                  MPI_Comm comm, MPI_Request*) {
+                  MPI_Comm comm, MPI_Request* request) {
   OnAllgather(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIallgatherv(CallScope& scope, int rc, const void* sendbuf, int sendcount,
                    MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs,
-                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request*) {
+                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   OnAllgatherv(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIalltoall(CallScope& scope, int rc, const void* sendbuf, int sendcount,
                  MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype,
-                 MPI_Comm comm, MPI_Request*) {
+                 MPI_Comm comm, MPI_Request* request) {
   OnAlltoall(scope, rc, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIalltoallv(CallScope& scope, int rc, const void* sendbuf, const int* sendcounts,
                   const int* sdispls, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts,
-                  const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request*) {
+                  const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   OnAlltoallv(scope, rc, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
               recvtype, comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIreduce(CallScope& scope, int rc, const void* sendbuf, void* recvbuf, int count,
-               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request*) {
+               MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request) {
   OnReduce(scope, rc, sendbuf, recvbuf, count, datatype, op, root, comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIallreduce(CallScope& scope, EventKind kind, int rc, const void* sendbuf, void* recvbuf,
-                  int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request*) {
+                  int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                  MPI_Request* request) {
   OnAllreduce(scope, kind, rc, sendbuf, recvbuf, count, datatype, op, comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIreduceScatter(CallScope& scope, int rc, const void* sendbuf, void* recvbuf,
                       const int* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                      MPI_Request*) {
+                      MPI_Request* request) {
   OnReduceScatter(scope, rc, sendbuf, recvbuf, recvcounts, datatype, op, comm);
+  StartCollective(scope, rc, request);
 }
 
 void OnIreduceScatterBlock(CallScope& scope, int rc, const void* sendbuf, void* recvbuf,
                            int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                           MPI_Request*) {
+                           MPI_Request* request) {
   OnReduceScatterBlock(scope, rc, sendbuf, recvbuf, recvcount, datatype, op, comm);
+  StartCollective(scope, rc, request);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -18,6 +19,8 @@
 #include <map>
 #include <string>
 #include <system_error>
+#include <utility>
+#include <vector>
 
 #include "hooks.h"
 #include "pas2p/core/version.h"
@@ -378,6 +381,13 @@ void OnInitThread(CallScope& scope, int rc, int*, char***, int, int* provided) {
 
 void PreFinalize(CallScope& scope) {
   Runtime& rt = GetRuntime();
+  // Non-blocking collectives never completed (nor freed) still took place: recorded here,
+  // in the order they started.
+  std::vector<std::pair<std::uint64_t, MPI_Request>> started;
+  for (const auto& [handle, c] : rt.collectives) started.emplace_back(c.order, handle);
+  std::sort(started.begin(), started.end());
+  rt.completion_start_ns = scope.start_ns();
+  for (const auto& [order, handle] : started) rt.EmitCollective(handle);
   Event& e = scope.event();
   e.kind = EventKind::kFinalize;
   e.wall_start_ns = scope.start_ns() - rt.origin_ns;

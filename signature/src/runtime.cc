@@ -203,6 +203,15 @@ void Runtime::RemoveRequest(MPI_Request handle, RequestId id) {
   if (infos.empty()) requests.erase(it);
 }
 
+void Runtime::EmitCollective(MPI_Request handle) noexcept {
+  auto it = collectives.find(handle);
+  if (it == collectives.end()) return;
+  Event& e = it->second.event;
+  e.wall_start_ns = e.wall_end_ns = completion_start_ns - origin_ns;
+  Append(e);
+  collectives.erase(it);
+}
+
 // ---------------------------------------------------------------------------------------
 // CallScope.
 

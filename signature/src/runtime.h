@@ -137,6 +137,19 @@ struct Runtime {
   std::vector<ProbedMessage> wildcard_probes;  // at most one per communicator, latest kept
   RequestId next_request = 1;
   std::vector<PendingRequest> pending;  // filled by the pre hooks of completions
+  // Non-blocking collectives started and not completed yet, by request: each is recorded
+  // (as its blocking collective) at the completion that finishes it. `order` keeps them in
+  // the order they started, for those never completed (emitted at MPI_Finalize).
+  struct StartedCollective {
+    std::uint64_t order = 0;
+    Event event;
+  };
+  std::unordered_map<MPI_Request, StartedCollective> collectives;
+  std::uint64_t collectives_started = 0;
+  std::vector<std::pair<int, MPI_Request>> pending_collectives;  // (array position, handle)
+  std::int64_t completion_start_ns = 0;  // when the completion call in progress began
+  // Appends the collective started with `handle` now, at the completion call's start.
+  void EmitCollective(MPI_Request handle) noexcept;
   CommId pending_comm_free = 0;
   MPI_Comm pending_comm_handle = MPI_COMM_NULL;
 
@@ -197,6 +210,8 @@ class CallScope {
   // The event of this call, reset; appended when the scope ends if Emit() was called.
   Event& event() noexcept;
   void Emit() noexcept { emit_ = true; }
+  // Not appended when the scope ends after all (kept to be appended later).
+  void Withhold() noexcept { emit_ = false; }
   // A hook threw: switch tracing off, the application goes on untraced.
   void Fail() noexcept;
   std::int64_t start_ns() const noexcept { return start_ns_; }

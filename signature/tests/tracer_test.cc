@@ -639,8 +639,8 @@ TEST(TracerCoverage, PersistentRequestsProbesAndCommunicators) {
 }
 
 // Non-blocking collectives (programs/nbcoll_c.c): each recorded as its blocking collective,
-// with its bytes, root and communicator, where it starts; the completions that finish them
-// list only point-to-point requests.
+// with its bytes, root and communicator, at the completion that finishes it (before that
+// completion's event); the completions list only point-to-point requests.
 TEST(TracerCoverage, NonBlockingCollectivesAreRecordedAsTheirCollective) {
   const TraceData t = TraceProgram("nbcoll", 4, Program("nbcoll_c"));
   ASSERT_EQ(t.ranks.size(), 4u);
@@ -650,14 +650,15 @@ TEST(TracerCoverage, NonBlockingCollectivesAreRecordedAsTheirCollective) {
     c.Next(EventKind::kInit);
     c.Next(EventKind::kBarrier);
     EXPECT_TRUE(c.Next(EventKind::kWait).requests.empty());
-    const Event& allreduce = c.Next(EventKind::kAllreduce);
-    EXPECT_EQ(allreduce.send_bytes, 32u);
-    EXPECT_EQ(allreduce.recv_bytes, 32u);
-    EXPECT_EQ(allreduce.comm, kCommWorld);
+    // Started before the ring exchange, completed with it by one waitall.
     const Event& irecv = c.Next(EventKind::kIrecv);
     EXPECT_EQ(irecv.peer, (r + 3) % 4);
     const Event& isend = c.Next(EventKind::kIsend);
     ExpectP2P(isend, (r + 1) % 4, 7, 8);
+    const Event& allreduce = c.Next(EventKind::kAllreduce);
+    EXPECT_EQ(allreduce.send_bytes, 32u);
+    EXPECT_EQ(allreduce.recv_bytes, 32u);
+    EXPECT_EQ(allreduce.comm, kCommWorld);
     const Event& waitall = c.Next(EventKind::kWaitall);
     EXPECT_EQ(waitall.requests, (std::vector<RequestId>{irecv.request, isend.request}));
     EXPECT_EQ(waitall.completed.size(), 2u);
@@ -676,8 +677,15 @@ TEST(TracerCoverage, NonBlockingCollectivesAreRecordedAsTheirCollective) {
     EXPECT_EQ(reduce.peer, 0);
     EXPECT_EQ(reduce.send_bytes, 24u);
     c.Next(EventKind::kWait);
-    EXPECT_EQ(c.Next(EventKind::kScan).send_bytes, 8u);
+    // The scan is recorded at the test when the test found it done, else at the wait.
+    const bool done_by_test = c.Peek().kind == EventKind::kScan;
+    if (done_by_test) {
+      EXPECT_EQ(c.Next(EventKind::kScan).send_bytes, 8u);
+    }
     EXPECT_TRUE(c.Next(EventKind::kTest).requests.empty());
+    if (!done_by_test) {
+      EXPECT_EQ(c.Next(EventKind::kScan).send_bytes, 8u);
+    }
     EXPECT_TRUE(c.Next(EventKind::kWait).requests.empty());
     c.Next(EventKind::kAllreduce);
     c.Next(EventKind::kFinalize);
@@ -825,8 +833,17 @@ TEST(TracerCoverage, FortranNonBlockingCollectivesTracedExactlyLikeC) {
       EXPECT_EQ(outputs[v], outputs[0]);
       ASSERT_EQ(traces[v].size(), traces[0].size());
       for (std::size_t r = 0; r < traces[0].size(); ++r) {
-        const auto& c = traces[0][r];
-        const auto& f = traces[v][r];
+        // A collective is recorded at the call that completes it: the programs' MPI_Test of
+        // an MPI_Iscan, or the MPI_Wait after it when the test found it running. Those tests
+        // name no request, and are left out of the comparison.
+        auto without_bare_tests = [](std::vector<Event> events) {
+          std::erase_if(events, [](const Event& e) {
+            return e.kind == EventKind::kTest && e.requests.empty() && e.completed.empty();
+          });
+          return events;
+        };
+        const auto c = without_bare_tests(traces[0][r]);
+        const auto f = without_bare_tests(traces[v][r]);
         // Every non-blocking collective of the program is in the Fortran trace (not only
         // equal to C's, which would also hold if both missed one).
         for (EventKind kind : group.collectives) {

@@ -1,6 +1,6 @@
 /* Non-blocking collectives (MPI-3) between point-to-point traffic. 4 ranks. Rank 0 prints
- * one checksum line. The tracer records each as its blocking collective when it starts; the
- * completions list only the point-to-point requests. */
+ * one checksum line. The tracer records each as its blocking collective at the completion
+ * that finishes it; the completions list only the point-to-point requests. */
 #include <mpi.h>
 #include <stdio.h>
 
