@@ -140,6 +140,22 @@ TraceData EastShift(int nprocs, double phase_kb, int iterations) {
   return d;
 }
 
+namespace {
+// `iterations` of a ring exchange on rank r of nprocs (RingThenScattered's): compute, irecv
+// from the west, isend to the east, waitall.
+void RingIterations(std::vector<Event>* ev, int r, int nprocs, std::uint64_t bytes,
+                    std::int64_t cpu, int iterations, RequestId* next) {
+  const int east = (r + 1) % nprocs, west = (r - 1 + nprocs) % nprocs;
+  for (int it = 0; it < iterations; ++it) {
+    ev->push_back(MakeCompute(cpu));
+    const RequestId a = (*next)++, b = (*next)++;
+    ev->push_back(MakeIrecv(west, 1, bytes, a));
+    ev->push_back(MakeIsend(east, 1, bytes, b));
+    ev->push_back(MakeWaitall({a, b}));
+  }
+}
+}  // namespace
+
 TraceData RingThenScattered(int nprocs, const AppParams& p, int scattered) {
   if (scattered < 0) scattered = p.iterations;
   TraceData d = Begin("ring_then_scattered", nprocs);
@@ -149,14 +165,7 @@ TraceData RingThenScattered(int nprocs, const AppParams& p, int scattered) {
   for (int r = 0; r < nprocs; ++r) {
     auto& ev = d.ranks[r];
     RequestId next = 1;
-    const int east = (r + 1) % nprocs, west = (r - 1 + nprocs) % nprocs;
-    for (int it = 0; it < p.iterations; ++it) {
-      ev.push_back(MakeCompute(cpu));
-      const RequestId a = next++, b = next++;
-      ev.push_back(MakeIrecv(west, 1, bytes, a));
-      ev.push_back(MakeIsend(east, 1, bytes, b));
-      ev.push_back(MakeWaitall({a, b}));
-    }
+    RingIterations(&ev, r, nprocs, bytes, cpu, p.iterations, &next);
     for (int it = 0; it < scattered; ++it) {
       ev.push_back(MakeCompute(cpu));
       std::vector<RequestId> reqs;
@@ -182,14 +191,7 @@ TraceData RingThenWildcardSetup(int nprocs, const AppParams& p) {
   for (int r = 0; r < nprocs; ++r) {
     auto& ev = d.ranks[r];
     RequestId next = 1;
-    const int east = (r + 1) % nprocs, west = (r - 1 + nprocs) % nprocs;
-    for (int it = 0; it < p.iterations; ++it) {
-      ev.push_back(MakeCompute(cpu));
-      const RequestId a = next++, b = next++;
-      ev.push_back(MakeIrecv(west, 1, bytes, a));
-      ev.push_back(MakeIsend(east, 1, bytes, b));
-      ev.push_back(MakeWaitall({a, b}));
-    }
+    RingIterations(&ev, r, nprocs, bytes, cpu, p.iterations, &next);
     // Every other rank asks the last one, which answers whoever asked.
     ev.push_back(MakeCompute(cpu / 10));
     if (r == master) {
