@@ -242,14 +242,14 @@ void PreRequestFree(CallScope&, MPI_Request* request) {
   // A freed request is never waited for: forget it (persistent or not, active or not), so a
   // later request that gets the same handle is not taken for it.
   rt.persistent.erase(*request);
-  // Several live requests may share a handle (see Runtime::requests): the oldest one is the
-  // one freed, as completions take them in creation order too.
   // A freed non-blocking collective still takes place: recorded where it is freed.
   if (rt.collectives.count(*request)) {
     rt.completion_start_ns = MonotonicNs();
     rt.EmitCollective(*request);
     return;
   }
+  // Several live requests may share a handle (see Runtime::requests): the oldest one is the
+  // one freed, as completions take them in creation order too.
   auto it = rt.requests.find(*request);
   if (it == rt.requests.end()) return;
   it->second.erase(it->second.begin());
