@@ -6316,6 +6316,12 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
            " of a traced run) is left out and counted as remainder: " + FirstLine(e.what())});
     }
   }
+  // Phase i built again: its model, warnings and left-out shares.
+  auto replace_phase = [&](std::size_t i, PhaseBuild build) {
+    blocks[phase_block[static_cast<int>(i)]] = std::move(build.warnings);
+    model.phases[i] = std::move(build.model);
+    dropped_of_index[static_cast<int>(i)] = {build.dropped_bytes_share, build.dropped_cpu_share};
+  };
   // The phases were built from the phases the model was to keep (`runs`). A phase left out
   // above changes that: a phase built to carry requests across its boundary into it, or
   // receives from any source kept as a self-scheduled master's pool whose replies are all in
@@ -6341,11 +6347,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     runs = std::move(kept);
     for (const std::size_t i : again) {
       try {
-        PhaseBuild build = build_phase(*group_of_index[i], static_cast<int>(i), {});
-        blocks[phase_block[static_cast<int>(i)]] = std::move(build.warnings);
-        model.phases[i] = std::move(build.model);
-        dropped_of_index[static_cast<int>(i)] = {build.dropped_bytes_share,
-                                                 build.dropped_cpu_share};
+        replace_phase(i, build_phase(*group_of_index[i], static_cast<int>(i), {}));
       } catch (const UserError&) {
         // kept as built
       }
@@ -6385,9 +6387,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     }
   }
   for (auto& [i, build] : rebuilt) {  // after every rebuild: `outside` points into the phases
-    blocks[phase_block[static_cast<int>(i)]] = std::move(build.warnings);
-    model.phases[i] = std::move(build.model);
-    dropped_of_index[static_cast<int>(i)] = {build.dropped_bytes_share, build.dropped_cpu_share};
+    replace_phase(i, std::move(build));
   }
   for (auto& block : blocks) {
     for (auto& w : block) model.warnings.push_back(std::move(w));
