@@ -26,11 +26,12 @@ study_checks() {
   local -a flags
   read -r -a flags <<<"${STUDY_FLAGS:-}"
   quiet() { grep -v "more ranks than cores" | cut -c1-400; }
-  echo "== leave-largest-out: pas2p validate ${flags[*]} train"
+  local shown="${flags[*]:+${flags[*]} }"
+  echo "== leave-largest-out: pas2p validate ${shown}train"
   "$pas2p" validate "${flags[@]}" train 2>&1 | quiet | sed -n "1,${lines}p"
-  echo "== held-out: pas2p validate ${flags[*]} --against $held train"
+  echo "== held-out: pas2p validate ${shown}--against $held train"
   "$pas2p" validate "${flags[@]}" --against "$held" train 2>&1 | quiet | sed -n "1,${lines}p"
-  echo "== pas2p predict ${flags[*]} --target 1024 train"
+  echo "== pas2p predict ${shown}--target 1024 train"
   "$pas2p" predict "${flags[@]}" --target 1024 train 2>&1 | quiet | grep -v "^pas2p: warning" |
     sed -n 1,8p
 }
