@@ -613,6 +613,14 @@ std::vector<std::vector<int>> AlignClasses(
     // The score of token t (in the class's own order) in the slot at position j: computed
     // once for every rotation and the traceback (the slots do not change until the class
     // is merged), where each entry counts the ranks' directions in the slot's set.
+    // Each token's directions and displacements counted by value: the ranks of a class
+    // mostly go the same few ways, and a slot is then looked up once per way.
+    std::vector<std::map<Direction, std::size_t>> dir_counts(m);
+    std::vector<std::map<std::int64_t, std::size_t>> disp_counts(m);
+    for (std::size_t t = 0; t < m; ++t) {
+      for (const Direction& d : dir0[t]) ++dir_counts[t][d];
+      for (const std::int64_t d : disp0[t]) ++disp_counts[t][d];
+    }
     std::vector<std::int32_t> score0(m * n, -1);
     for (std::size_t t = 0; t < m; ++t) {
       for (std::size_t j = 0; j < n; ++j) {
@@ -621,13 +629,13 @@ std::vector<std::vector<int>> AlignClasses(
         std::int64_t bonus = 0;
         if (!dir0[t].empty() && !s.directions.empty()) {
           std::size_t hits = 0;
-          for (const Direction& d : dir0[t]) hits += s.directions.count(d);
+          for (const auto& [d, ranks] : dir_counts[t]) hits += ranks * s.directions.count(d);
           if (hits == 0 && strict_directions) continue;
           bonus = static_cast<std::int64_t>(1000 * hits / dir0[t].size());
         } else if (auto it = s.displacements.find(cls.count_index);
                    it != s.displacements.end() && !it->second.empty()) {
           std::size_t hits = 0;
-          for (std::int64_t d : disp0[t]) hits += it->second.count(d);
+          for (const auto& [d, ranks] : disp_counts[t]) hits += ranks * it->second.count(d);
           bonus =
               static_cast<std::int64_t>(1000 * hits / std::max<std::size_t>(1, disp0[t].size()));
         }
@@ -637,19 +645,44 @@ std::vector<std::vector<int>> AlignClasses(
     auto match_score = [&](std::size_t i, std::size_t j) -> std::int64_t {
       return score0[((i + rot) % m) * n + j];
     };
-    // dp[i][j]: best score aligning the first i tokens with the first j slots.
-    std::vector<std::vector<std::int64_t>> dp(m + 1, std::vector<std::int64_t>(n + 1, 0));
+    // dp(i, j): best score aligning the first i tokens with the first j slots. The whole
+    // table is filled once, for the traceback of the rotation taken; the rotations are
+    // scored on one row updated in place (the same values, in a row that stays in the
+    // cache, where the table of a long phase would stream through memory once per rotation).
+    std::vector<std::int64_t> dp;
+    auto cell = [&](std::size_t i, std::size_t j) -> std::int64_t& { return dp[i * (n + 1) + j]; };
     auto fill = [&]() {
+      dp.assign((m + 1) * (n + 1), 0);
       for (std::size_t i = 1; i <= m; ++i) {
-        const std::int32_t* row = score0.data() + ((i - 1 + rot) % m) * n;
+        const std::int32_t* scores = score0.data() + ((i - 1 + rot) % m) * n;
+        const std::int64_t* up = &cell(i - 1, 0);
+        std::int64_t* row = &cell(i, 0);
         for (std::size_t j = 1; j <= n; ++j) {
-          std::int64_t best = std::max(dp[i - 1][j], dp[i][j - 1]);
-          const std::int64_t sc = row[j - 1];
-          if (sc >= 0) best = std::max(best, dp[i - 1][j - 1] + sc);
-          dp[i][j] = best;
+          std::int64_t best = std::max(up[j], row[j - 1]);
+          const std::int64_t sc = scores[j - 1];
+          if (sc >= 0) best = std::max(best, up[j - 1] + sc);
+          row[j] = best;
         }
       }
-      return dp[m][n];
+    };
+    std::vector<std::int64_t> line;
+    auto score = [&]() {
+      line.assign(n + 1, 0);
+      for (std::size_t i = 1; i <= m; ++i) {
+        const std::int32_t* scores = score0.data() + ((i - 1 + rot) % m) * n;
+        // Without a branch, and with only the max over the left cell in the chain from one
+        // cell to the next. A slot that does not match scores -1, and dp(i - 1, j - 1) - 1
+        // never wins: it is less than dp(i - 1, j).
+        std::int64_t diagonal = line[0];  // dp(i - 1, j - 1)
+        std::int64_t left = line[0];      // dp(i, j - 1)
+        for (std::size_t j = 1; j <= n; ++j) {
+          const std::int64_t up = line[j];
+          left = std::max(left, std::max(up, diagonal + scores[j - 1]));
+          diagonal = up;
+          line[j] = left;
+        }
+      }
+      return line[n];
     };
     // The best rotation (the first on ties); long sequences are not rotated (cost).
     std::size_t best_rot = 0;
@@ -663,7 +696,7 @@ std::vector<std::vector<int>> AlignClasses(
       if (n > 0) ceiling += std::max<std::int64_t>(0, *std::max_element(row.begin(), row.end()));
     }
     for (rot = 0; rot < std::max<std::size_t>(1, rotations) && best_score < ceiling; ++rot) {
-      const std::int64_t sc = fill();
+      const std::int64_t sc = score();
       if (sc > best_score) {
         best_score = sc;
         best_rot = rot;
@@ -725,7 +758,7 @@ std::vector<std::vector<int>> AlignClasses(
     while (i > 0 || j > 0) {
       if (i > 0 && j > 0) {
         const std::int64_t sc = match_score(i - 1, j - 1);
-        if (sc >= 0 && dp[i][j] == dp[i - 1][j - 1] + sc) {
+        if (sc >= 0 && cell(i, j) == cell(i - 1, j - 1) + sc) {
           slot_of[i - 1] = (*order)[j - 1];
           merged_rev.push_back((*order)[j - 1]);
           --i;
@@ -733,7 +766,7 @@ std::vector<std::vector<int>> AlignClasses(
           continue;
         }
       }
-      if (j > 0 && (i == 0 || dp[i][j] == dp[i][j - 1])) {
+      if (j > 0 && (i == 0 || cell(i, j) == cell(i, j - 1))) {
         merged_rev.push_back((*order)[j - 1]);
         --j;
         continue;
