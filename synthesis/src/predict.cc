@@ -18,6 +18,7 @@
 
 #include "pas2p/core/error.h"
 #include "pas2p/core/huge_pages.h"
+#include "pas2p/core/parallel.h"
 #include "pas2p/phases/analyze.h"
 #include "pas2p/phases/correspondence.h"
 #include "pas2p/simulator/efficiency.h"
@@ -120,9 +121,7 @@ SynthOptions OnlyPhase(int phase, std::int64_t repetitions, int side = 0) {
 
 // PredictOptions::threads, 0 = the machine's hardware threads, at most 4.
 int PredictThreads(const PredictOptions& options) {
-  if (options.threads > 0) return options.threads;
-  const unsigned hw = std::thread::hardware_concurrency();
-  return static_cast<int>(std::clamp(hw, 1u, 4u));
+  return options.threads > 0 ? options.threads : DefaultThreads();
 }
 
 bool WidthAt(const Quantity& q, double p) {
