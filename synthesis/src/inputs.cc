@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "pas2p/core/error.h"
+#include "pas2p/core/parallel.h"
 #include "pas2p/core/simgrid_ti.h"
 #include "pas2p/core/trace.h"
 #include "pas2p/simulator/machine_file.h"
@@ -134,18 +135,30 @@ std::vector<TraceInput> ExpandTraceArgs(const std::vector<std::string>& args) {
   return out;
 }
 
-std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inputs,
-                                              const phases::AnalyzeOptions& options,
-                                              std::vector<std::string>* progress) {
-  std::vector<phases::Signature> sigs;
-  for (const TraceInput& in : inputs) {
-    if (!in.signature_file.empty()) {
-      sigs.push_back(phases::LoadSignature(in.signature_file));
-      if (progress) progress->push_back("loaded " + in.signature_file.string());
-    } else {
-      auto trace = OpenTrace(in.path);
-      sigs.push_back(phases::AnalyzeTrace(*trace, options));
-      if (progress) progress->push_back("analyzed " + in.path.string());
+namespace {
+
+// The signatures of the inputs under each of `analyses`, [analysis][input]: every input is
+// read and analyzed under every analysis on a few threads, and what they give (or throw) is
+// taken in that order, as if one after another.
+std::vector<std::vector<phases::Signature>> LoadSignaturesEach(
+    const std::vector<TraceInput>& inputs, const std::vector<phases::AnalyzeOptions>& analyses,
+    std::vector<std::string>* progress) {
+  const std::size_t n = inputs.size();
+  std::vector<Outcome<phases::Signature>> done =
+      RunInParallel<phases::Signature>(n * analyses.size(), DefaultThreads(), [&](std::size_t k) {
+        const TraceInput& in = inputs[k % n];
+        if (!in.signature_file.empty()) return phases::LoadSignature(in.signature_file);
+        auto trace = OpenTrace(in.path);
+        return phases::AnalyzeTrace(*trace, analyses[k / n]);
+      });
+  std::vector<std::vector<phases::Signature>> out(analyses.size());
+  for (std::size_t k = 0; k < done.size(); ++k) {
+    const TraceInput& in = inputs[k % n];
+    std::vector<phases::Signature>& sigs = out[k / n];
+    sigs.push_back(std::move(done[k].Get()));
+    if (progress) {
+      progress->push_back(in.signature_file.empty() ? "analyzed " + in.path.string()
+                                                    : "loaded " + in.signature_file.string());
     }
     // A run cut short (a truncated file, a run that failed or was killed) holds only what
     // came before the cut: its phases would not match the other counts', and a model left
@@ -167,7 +180,15 @@ std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inp
                        "leave it out");
     }
   }
-  return sigs;
+  return out;
+}
+
+}  // namespace
+
+std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inputs,
+                                              const phases::AnalyzeOptions& options,
+                                              std::vector<std::string>* progress) {
+  return std::move(LoadSignaturesEach(inputs, {options}, progress).front());
 }
 
 namespace {
@@ -266,8 +287,10 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
       for (const double sim : ladder) {
         tried.push_back(options);
         tried.back().similarity = sim;
-        sigs.push_back(LoadSignatures(inputs, tried.back(), progress));
       }
+      std::vector<std::vector<phases::Signature>> again = LoadSignaturesEach(
+          inputs, std::vector<phases::AnalyzeOptions>(tried.begin() + 1, tried.end()), progress);
+      for (auto& a : again) sigs.push_back(std::move(a));
       // Each shape: for each input, the first analysis that gives it (or none).
       std::map<std::vector<int>, std::vector<int>> first_with;
       std::vector<const std::vector<int>*> order;  // shapes in the order found

@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "pas2p/core/error.h"
+#include "pas2p/core/parallel.h"
 #include "pas2p/core/trace.h"
 #include "pas2p/patterns/grid.h"
 #include "pas2p/patterns/grid_frame.h"
@@ -6306,6 +6307,12 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
   std::vector<std::vector<std::string>> blocks;
   std::map<int, std::size_t> phase_block;                 // phase index -> its block
   std::vector<const phases::PhaseGroup*> group_of_index;  // phase index -> its group
+  // The groups the model builds, in order. Each is built with its index among the phases
+  // built before it, which a phase that fails to fit does not take. They are built a few at a
+  // time on threads, each with the index it has if every one before it in the batch builds,
+  // and taken in order; after a failure, the rest of the batch is built again with their
+  // indices (a failure is rare, and a build is a function of its inputs alone).
+  std::vector<const phases::PhaseGroup*> to_build;
   for (const phases::PhaseGroup& group : corr.groups) {
     if (!group.complete) {
       if (group.relevant) {
@@ -6320,33 +6327,49 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       continue;
     }
     if (!group.relevant && !options.keep_irrelevant) continue;
-    const int index = static_cast<int>(model.phases.size());
-    try {
-      PhaseBuild build = build_phase(group, index, {});
-      phase_block[index] = blocks.size();
-      blocks.push_back(std::move(build.warnings));
-      model.phases.push_back(std::move(build.model));
-      group_of_index.push_back(&group);
-      for (std::size_t ci = 0; ci < counts.size(); ++ci) {
-        group_of_id[ci][group.phase_ids[ci]] = index;
+    to_build.push_back(&group);
+  }
+  const auto batch = static_cast<std::size_t>(DefaultThreads());
+  for (std::size_t next = 0; next < to_build.size();) {
+    const std::size_t first = next, n = std::min(batch, to_build.size() - first);
+    const int first_index = static_cast<int>(model.phases.size());
+    std::vector<Outcome<PhaseBuild>> builds =
+        RunInParallel<PhaseBuild>(n, static_cast<int>(n), [&](std::size_t k) {
+          return build_phase(*to_build[first + k], first_index + static_cast<int>(k), {});
+        });
+    for (std::size_t k = 0; k < n; ++k) {
+      const phases::PhaseGroup& group = *to_build[first + k];
+      const int index = static_cast<int>(model.phases.size());
+      if (index != first_index + static_cast<int>(k)) break;  // built again in the next batch
+      ++next;
+      try {
+        PhaseBuild build = std::move(builds[k].Get());
+        phase_block[index] = blocks.size();
+        blocks.push_back(std::move(build.warnings));
+        model.phases.push_back(std::move(build.model));
+        group_of_index.push_back(&group);
+        for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+          group_of_id[ci][group.phase_ids[ci]] = index;
+        }
+        dropped_of_index[index] = {build.dropped_bytes_share, build.dropped_cpu_share};
+      } catch (const UserError& e) {
+        // A phase that cannot be fitted is left out when it is a small part of every run
+        // (start-up, a loop's first or last partial iteration); otherwise the model would
+        // miss real time, and that is an error.
+        double share = 0;
+        for (std::size_t ci = 0; ci < counts.size(); ++ci) {
+          const phases::Phase* ph = sigs[ci]->FindPhase(group.phase_ids[ci]);
+          if (ph) share = std::max(share, ph->share);
+        }
+        if (share > options.max_dropped_share) throw;
+        for (std::size_t ci = 0; ci < counts.size(); ++ci)
+          failed_ids[ci].insert(group.phase_ids[ci]);
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.2f%%", 100 * share);
+        blocks.push_back(
+            {"phase \"" + group.key + "\" (at most " + buf +
+             " of a traced run) is left out and counted as remainder: " + FirstLine(e.what())});
       }
-      dropped_of_index[index] = {build.dropped_bytes_share, build.dropped_cpu_share};
-    } catch (const UserError& e) {
-      // A phase that cannot be fitted is left out when it is a small part of every run
-      // (start-up, a loop's first or last partial iteration); otherwise the model would
-      // miss real time, and that is an error.
-      double share = 0;
-      for (std::size_t ci = 0; ci < counts.size(); ++ci) {
-        const phases::Phase* ph = sigs[ci]->FindPhase(group.phase_ids[ci]);
-        if (ph) share = std::max(share, ph->share);
-      }
-      if (share > options.max_dropped_share) throw;
-      for (std::size_t ci = 0; ci < counts.size(); ++ci) failed_ids[ci].insert(group.phase_ids[ci]);
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.2f%%", 100 * share);
-      blocks.push_back(
-          {"phase \"" + group.key + "\" (at most " + buf +
-           " of a traced run) is left out and counted as remainder: " + FirstLine(e.what())});
     }
   }
   // Phase i built again: its model, warnings and left-out shares.
@@ -6378,9 +6401,13 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
       }
     }
     runs = std::move(kept);
-    for (const std::size_t i : again) {
+    std::vector<Outcome<PhaseBuild>> builds =
+        RunInParallel<PhaseBuild>(again.size(), DefaultThreads(), [&](std::size_t k) {
+          return build_phase(*group_of_index[again[k]], static_cast<int>(again[k]), {});
+        });
+    for (std::size_t k = 0; k < again.size(); ++k) {
       try {
-        replace_phase(i, build_phase(*group_of_index[i], static_cast<int>(i), {}));
+        replace_phase(again[k], std::move(builds[k].Get()));
       } catch (const UserError&) {
         // kept as built
       }
@@ -6411,10 +6438,14 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     }
     if (needs) rebuild.push_back(i);
   }
+  std::vector<Outcome<PhaseBuild>> builds =
+      RunInParallel<PhaseBuild>(rebuild.size(), DefaultThreads(), [&](std::size_t k) {
+        return build_phase(*group_of_index[rebuild[k]], static_cast<int>(rebuild[k]), outside);
+      });
   std::vector<std::pair<std::size_t, PhaseBuild>> rebuilt;
-  for (const std::size_t i : rebuild) {
+  for (std::size_t k = 0; k < rebuild.size(); ++k) {
     try {
-      rebuilt.emplace_back(i, build_phase(*group_of_index[i], static_cast<int>(i), outside));
+      rebuilt.emplace_back(rebuild[k], std::move(builds[k].Get()));
     } catch (const UserError&) {
       // built without that evidence, as before
     }
