@@ -9,12 +9,14 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <numeric>
 #include <set>
 #include <span>
 #include <sstream>
 #include <tuple>
+#include <unordered_map>
 
 #include "pas2p/core/error.h"
 #include "pas2p/core/parallel.h"
@@ -567,6 +569,67 @@ void GatherBitSteps(const std::vector<SlotAcc>& accs,
   TakeOrderIfClassesKeepTheirs(accs.size(), assignment, std::move(moved), order);
 }
 
+// The best rotation of a class against the slots (AlignClasses) is a function of the table
+// of scores alone, and a phase's build meets the same tables again and again: each try of
+// BuildPhase, each count's classes of one shape, and each model that AnalyzeForModel tries
+// (PETSc multigrid's set-up met 148 tables 2368 times, 16 to 64 times each, 136 rotations of
+// a 136 x 136 table every time). A table seen before gives its rotation without the
+// alignments. Kept process-wide (the phases are built on several threads), up to
+// kRotationMemoBytes of tables; then it starts again empty.
+class RotationMemo {
+ public:
+  struct Best {
+    std::size_t rotation = 0;
+    std::int64_t score = -1;
+  };
+  static constexpr std::size_t kRotationMemoBytes = std::size_t{256} << 20;
+
+  bool Find(std::size_t m, const std::vector<std::int32_t>& table, Best* best) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const auto range = entries_.equal_range(Hash(m, table));
+    for (auto it = range.first; it != range.second; ++it) {
+      if (it->second.m == m && it->second.table == table) {
+        *best = it->second.best;
+        return true;
+      }
+    }
+    return false;
+  }
+  void Add(std::size_t m, const std::vector<std::int32_t>& table, const Best& best) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    const std::size_t size = table.size() * sizeof(std::int32_t);
+    if (bytes_ + size > kRotationMemoBytes) {
+      entries_.clear();
+      bytes_ = 0;
+    }
+    entries_.emplace(Hash(m, table), Entry{m, table, best});
+    bytes_ += size;
+  }
+
+ private:
+  struct Entry {
+    std::size_t m;
+    std::vector<std::int32_t> table;
+    Best best;
+  };
+  static std::uint64_t Hash(std::size_t m, const std::vector<std::int32_t>& table) {
+    std::uint64_t h = 1469598103934665603ull ^ m;  // FNV-1a
+    for (const std::int32_t v : table) {
+      h ^= static_cast<std::uint32_t>(v);
+      h *= 1099511628211ull;
+    }
+    return h;
+  }
+  std::mutex mutex_;
+  std::unordered_multimap<std::uint64_t, Entry> entries_;
+  std::size_t bytes_ = 0;
+};
+
+RotationMemo& Rotations() {
+  static RotationMemo* memo = new RotationMemo;  // never destroyed: used until exit
+  return *memo;
+}
+
 // Aligns every class into one supersequence; returns, per class, the slot id of each of its
 // tokens; `order` receives the slot ids in supersequence order. A class may be aligned
 // rotated: a loop body seen from a different starting call on some ranks (a rank whose first
@@ -604,9 +667,6 @@ std::vector<std::vector<int>> AlignClasses(
     }
     std::size_t rot = 0;
     auto tok = [&](std::size_t i) -> const Token& { return cls.tokens[(i + rot) % m]; };
-    auto disp = [&](std::size_t i) -> const std::vector<std::int64_t>& {
-      return disp0[(i + rot) % m];
-    };
     auto dirs = [&](std::size_t i) -> const std::vector<Direction>& { return dir0[(i + rot) % m]; };
     // Matching tokens first (a direction never buys leaving a call unmatched), then the
     // agreement of directions (up to 1000 per token).
@@ -615,13 +675,27 @@ std::vector<std::vector<int>> AlignClasses(
     // once for every rotation and the traceback (the slots do not change until the class
     // is merged), where each entry counts the ranks' directions in the slot's set.
     // Each token's directions and displacements counted by value: the ranks of a class
-    // mostly go the same few ways, and a slot is then looked up once per way.
+    // mostly go the same few ways. The class's ways are numbered, and whether a slot goes
+    // one of them is looked up once per slot and way.
     std::vector<std::map<Direction, std::size_t>> dir_counts(m);
     std::vector<std::map<std::int64_t, std::size_t>> disp_counts(m);
+    std::map<Direction, std::size_t> way_of;                                // the class's ways
+    std::vector<std::vector<std::pair<std::size_t, std::size_t>>> ways(m);  // (way, ranks)
     for (std::size_t t = 0; t < m; ++t) {
       for (const Direction& d : dir0[t]) ++dir_counts[t][d];
       for (const std::int64_t d : disp0[t]) ++disp_counts[t][d];
+      for (const auto& [d, ranks] : dir_counts[t])
+        ways[t].push_back({way_of.try_emplace(d, way_of.size()).first->second, ranks});
     }
+    std::vector<const Direction*> way_direction(way_of.size());
+    for (const auto& [d, w] : way_of) way_direction[w] = &d;
+    // Per slot and way: 0 not looked up yet, 1 the slot does not go that way, 2 it does.
+    std::vector<std::uint8_t> goes(n * way_of.size(), 0);
+    auto slot_goes = [&](std::size_t j, const SlotAcc& s, std::size_t w) -> std::size_t {
+      std::uint8_t& g = goes[j * way_of.size() + w];
+      if (g == 0) g = s.directions.count(*way_direction[w]) ? 2 : 1;
+      return g == 2 ? 1 : 0;
+    };
     std::vector<std::int32_t> score0(m * n, -1);
     for (std::size_t t = 0; t < m; ++t) {
       for (std::size_t j = 0; j < n; ++j) {
@@ -630,7 +704,7 @@ std::vector<std::vector<int>> AlignClasses(
         std::int64_t bonus = 0;
         if (!dir0[t].empty() && !s.directions.empty()) {
           std::size_t hits = 0;
-          for (const auto& [d, ranks] : dir_counts[t]) hits += ranks * s.directions.count(d);
+          for (const auto& [w, ranks] : ways[t]) hits += ranks * slot_goes(j, s, w);
           if (hits == 0 && strict_directions) continue;
           bonus = static_cast<std::int64_t>(1000 * hits / dir0[t].size());
         } else if (auto it = s.displacements.find(cls.count_index);
@@ -658,11 +732,8 @@ std::vector<std::vector<int>> AlignClasses(
         const std::int32_t* scores = score0.data() + ((i - 1 + rot) % m) * n;
         const std::int64_t* up = &cell(i - 1, 0);
         std::int64_t* row = &cell(i, 0);
-        for (std::size_t j = 1; j <= n; ++j) {
-          std::int64_t best = std::max(up[j], row[j - 1]);
-          const std::int64_t sc = scores[j - 1];
-          if (sc >= 0) best = std::max(best, up[j - 1] + sc);
-          row[j] = best;
+        for (std::size_t j = 1; j <= n; ++j) {  // as score() below, without a branch
+          row[j] = std::max(row[j - 1], std::max(up[j], up[j - 1] + scores[j - 1]));
         }
       }
     };
@@ -696,12 +767,19 @@ std::vector<std::vector<int>> AlignClasses(
       const auto row = std::span(score0).subspan(t * n, n);
       if (n > 0) ceiling += std::max<std::int64_t>(0, *std::max_element(row.begin(), row.end()));
     }
-    for (rot = 0; rot < std::max<std::size_t>(1, rotations) && best_score < ceiling; ++rot) {
-      const std::int64_t sc = score();
-      if (sc > best_score) {
-        best_score = sc;
-        best_rot = rot;
+    RotationMemo::Best memo;
+    if (rotations > 1 && Rotations().Find(m, score0, &memo)) {
+      best_rot = memo.rotation;
+      best_score = memo.score;
+    } else {
+      for (rot = 0; rot < std::max<std::size_t>(1, rotations) && best_score < ceiling; ++rot) {
+        const std::int64_t sc = score();
+        if (sc > best_score) {
+          best_score = sc;
+          best_rot = rot;
+        }
       }
+      if (rotations > 1) Rotations().Add(m, score0, {best_rot, best_score});
     }
     // A class that makes the slots' calls in an order of its own, neither theirs nor a
     // rotation of it (a checkerboard exchange with blocking calls: in each direction the
@@ -784,10 +862,12 @@ std::vector<std::vector<int>> AlignClasses(
     for (std::size_t k = 0; k < m; ++k) {
       by_original[(k + rot) % m] = slot_of[k];
       auto& set = (*slots)[slot_of[k]].displacements[cls.count_index];
-      for (std::int64_t d : disp(k)) {
+      for (const auto& [d, ranks] : disp_counts[(k + rot) % m]) {
         if (d != std::numeric_limits<std::int64_t>::min()) set.insert(d);
       }
-      for (const Direction& d : dirs(k)) (*slots)[slot_of[k]].directions.insert(d);
+      for (const auto& [d, ranks] : dir_counts[(k + rot) % m]) {
+        (*slots)[slot_of[k]].directions.insert(d);
+      }
     }
     assignment[c] = std::move(by_original);
   }
