@@ -582,7 +582,7 @@ class RotationMemo {
     std::size_t rotation = 0;
     std::int64_t score = -1;
   };
-  static constexpr std::size_t kRotationMemoBytes = std::size_t{256} << 20;
+  static constexpr std::size_t kRotationMemoBytes = std::size_t{64} << 20;
 
   bool Find(std::size_t m, const std::vector<std::int32_t>& table, Best* best) {
     const std::lock_guard<std::mutex> lock(mutex_);
