@@ -671,9 +671,6 @@ std::vector<std::vector<int>> AlignClasses(
     // Matching tokens first (a direction never buys leaving a call unmatched), then the
     // agreement of directions (up to 1000 per token).
     constexpr std::int64_t kMatch = std::int64_t{1} << 20;
-    // The score of token t (in the class's own order) in the slot at position j: computed
-    // once for every rotation and the traceback (the slots do not change until the class
-    // is merged), where each entry counts the ranks' directions in the slot's set.
     // Each token's directions and displacements counted by value: the ranks of a class
     // mostly go the same few ways. The class's ways are numbered, and whether a slot goes
     // one of them is looked up once per slot and way.
@@ -696,6 +693,9 @@ std::vector<std::vector<int>> AlignClasses(
       if (g == 0) g = s.directions.count(*way_direction[w]) ? 2 : 1;
       return g == 2 ? 1 : 0;
     };
+    // The score of token t (in the class's own order) in the slot at position j: computed
+    // once for every rotation and the traceback (the slots do not change until the class
+    // is merged), where each entry counts the ranks' directions in the slot's set.
     std::vector<std::int32_t> score0(m * n, -1);
     for (std::size_t t = 0; t < m; ++t) {
       for (std::size_t j = 0; j < n; ++j) {
@@ -722,8 +722,8 @@ std::vector<std::vector<int>> AlignClasses(
     };
     // dp(i, j): best score aligning the first i tokens with the first j slots. The whole
     // table is filled once, for the traceback of the rotation taken; the rotations are
-    // scored on one row updated in place (the same values, in a row that stays in the
-    // cache, where the table of a long phase would stream through memory once per rotation).
+    // scored on one row updated in place (the same values, without writing a table per
+    // rotation).
     std::vector<std::int64_t> dp;
     auto cell = [&](std::size_t i, std::size_t j) -> std::int64_t& { return dp[i * (n + 1) + j]; };
     auto fill = [&]() {
