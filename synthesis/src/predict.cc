@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <atomic>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -13,7 +12,6 @@
 #include <optional>
 #include <set>
 #include <sstream>
-#include <thread>
 #include <tuple>
 
 #include "pas2p/core/error.h"
@@ -65,24 +63,22 @@ class SimulationPool {
   }
   // Runs the jobs added since the last Run, in the order they were added.
   void Run(int threads) {
-    std::atomic<std::size_t> next{first_};
-    auto work = [&]() {
-      for (std::size_t i = next++; i < jobs_.size(); i = next++) {
-        Entry& e = jobs_[i];
-        try {
-          e.value = e.job(&e.events);
-        } catch (...) {
-          e.error = std::current_exception();
-        }
+    const std::size_t first = first_;
+    std::vector<Outcome<std::pair<double, std::uint64_t>>> done =
+        RunInParallel<std::pair<double, std::uint64_t>>(
+            jobs_.size() - first, threads, [&](std::size_t k) {
+              std::uint64_t events = 0;
+              const double value = jobs_[first + k].job(&events);
+              return std::pair{value, events};
+            });
+    for (std::size_t k = 0; k < done.size(); ++k) {
+      Entry& e = jobs_[first + k];
+      if (done[k].error) {
+        e.error = done[k].error;
+      } else {
+        std::tie(e.value, e.events) = *done[k].value;
       }
-    };
-    const std::size_t pending = jobs_.size() - first_;
-    const std::size_t helpers =
-        std::min<std::size_t>(pending, static_cast<std::size_t>(std::max(threads, 1))) - 1;
-    std::vector<std::thread> pool;
-    for (std::size_t t = 0; t + 1 <= helpers && pending > 0; ++t) pool.emplace_back(work);
-    work();
-    for (std::thread& t : pool) t.join();
+    }
     first_ = jobs_.size();
   }
   // The job's result (rethrows what it threw); adds its events to *events.
