@@ -6246,13 +6246,6 @@ void WarnDisturbedCount(int index, const phases::PhaseGroup& group,
       ": the traces cannot tell which count is off, so trace another count, or trace them again");
 }
 
-// No relevant phase corresponds across the counts (BuildModelOfCounts); BuildModel then tries
-// the larger counts alone.
-class PhasesDoNotCorrespond : public UserError {
- public:
-  using UserError::UserError;
-};
-
 // AppModel::unmodelled_ratio and unmodelled_fitted_share from each traced count's seconds
 // {unmodelled in the same phases at every count, modelled, total} (split_at(count index)).
 // Fitted when every count has such a remainder (the rest of the remainder is in phases that
@@ -6274,8 +6267,12 @@ void FitRemainderRatio(AppModel* model,
   model->unmodelled_fitted_share = share;
 }
 
-AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
-                            const ModelOptions& options) {
+// The model of exactly these counts. With `over_share` (TryBuildModel), a phase that no model
+// fits and that is more than options.max_dropped_share of a run is left out too, and the
+// first such phase's error, which BuildModel throws, is kept in *over_share.
+AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures, const ModelOptions& options,
+                            std::exception_ptr* over_share) {
+  const int threads = options.threads > 0 ? options.threads : DefaultThreads();
   std::sort(signatures.begin(), signatures.end(),
             [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
   std::vector<int> counts;
@@ -6409,7 +6406,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     if (!group.relevant && !options.keep_irrelevant) continue;
     to_build.push_back(&group);
   }
-  const auto batch = static_cast<std::size_t>(DefaultThreads());
+  const auto batch = static_cast<std::size_t>(threads);
   for (std::size_t next = 0; next < to_build.size();) {
     const std::size_t first = next, n = std::min(batch, to_build.size() - first);
     const int first_index = static_cast<int>(model.phases.size());
@@ -6441,7 +6438,10 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
           const phases::Phase* ph = sigs[ci]->FindPhase(group.phase_ids[ci]);
           if (ph) share = std::max(share, ph->share);
         }
-        if (share > options.max_dropped_share) throw;
+        if (share > options.max_dropped_share) {
+          if (!over_share) throw;
+          if (!*over_share) *over_share = std::current_exception();
+        }
         for (std::size_t ci = 0; ci < counts.size(); ++ci)
           failed_ids[ci].insert(group.phase_ids[ci]);
         char buf[64];
@@ -6482,7 +6482,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     }
     runs = std::move(kept);
     std::vector<Outcome<PhaseBuild>> builds =
-        RunInParallel<PhaseBuild>(again.size(), DefaultThreads(), [&](std::size_t k) {
+        RunInParallel<PhaseBuild>(again.size(), threads, [&](std::size_t k) {
           return build_phase(*group_of_index[again[k]], static_cast<int>(again[k]), {});
         });
     for (std::size_t k = 0; k < again.size(); ++k) {
@@ -6519,7 +6519,7 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
     if (needs) rebuild.push_back(i);
   }
   std::vector<Outcome<PhaseBuild>> builds =
-      RunInParallel<PhaseBuild>(rebuild.size(), DefaultThreads(), [&](std::size_t k) {
+      RunInParallel<PhaseBuild>(rebuild.size(), threads, [&](std::size_t k) {
         return build_phase(*group_of_index[rebuild[k]], static_cast<int>(rebuild[k]), outside);
       });
   std::vector<std::pair<std::size_t, PhaseBuild>> rebuilt;
@@ -6789,13 +6789,20 @@ AppModel BuildModelOfCounts(std::vector<phases::Signature> signatures,
 
 }  // namespace
 
-AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOptions& options) {
+namespace {
+
+// BuildModel; with `over_share`, as BuildModelOfCounts says. When a build with it returns,
+// *over_share holds what BuildModel would have thrown (or nothing: it would have returned the
+// same model); when it throws with *over_share set, BuildModel would have thrown that and the
+// lenient model is unknown.
+AppModel BuildModelFrom(std::vector<phases::Signature> signatures, const ModelOptions& options,
+                        std::exception_ptr* over_share) {
   std::sort(signatures.begin(), signatures.end(),
             [](const auto& a, const auto& b) { return a.nprocs < b.nprocs; });
   try {
-    return BuildModelOfCounts(signatures, options);
+    return BuildModelOfCounts(signatures, options, over_share);
   } catch (const PhasesDoNotCorrespond& all) {
-    if (!options.drop_smallest_counts) throw;
+    if (!options.drop_smallest_counts || (over_share && *over_share)) throw;
     // A loop whose iterations grow with P (a pipeline of sqrt(P) - 1 stages along a grid
     // line, as NAS BT's line solves) runs once or twice at the smallest counts: too short to
     // be a phase of its own, it is part of the phase around it (AnalyzeOptions::
@@ -6810,15 +6817,29 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
       std::vector<int> used, left_out;
       for (const auto& s : larger) used.push_back(s.nprocs);
       for (std::size_t i = 0; i < drop; ++i) left_out.push_back(signatures[i].nprocs);
+      const auto unbuilt = [&](const std::string& why) {
+        return UserError(std::string(all.what()) + "\n(the phases of " + JoinCounts(used) +
+                         " alone do correspond, but no model builds from them: " + FirstLine(why) +
+                         ")");
+      };
       AppModel model;
       try {
-        model = BuildModelOfCounts(std::move(larger), options);
+        model = BuildModelOfCounts(std::move(larger), options, over_share);
       } catch (const PhasesDoNotCorrespond&) {
+        if (over_share && *over_share) {
+          *over_share = std::make_exception_ptr(unbuilt(WhatOf(*over_share)));
+          throw;
+        }
         continue;
       } catch (const UserError& e) {
-        throw UserError(
-            std::string(all.what()) + "\n(the phases of " + JoinCounts(used) +
-            " alone do correspond, but no model builds from them: " + FirstLine(e.what()) + ")");
+        if (over_share && *over_share) {
+          *over_share = std::make_exception_ptr(unbuilt(WhatOf(*over_share)));
+          throw;
+        }
+        throw unbuilt(e.what());
+      }
+      if (over_share && *over_share) {
+        *over_share = std::make_exception_ptr(unbuilt(WhatOf(*over_share)));
       }
       model.warnings.insert(
           model.warnings.begin(),
@@ -6832,6 +6853,29 @@ AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOption
     }
     throw;
   }
+}
+
+}  // namespace
+
+AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOptions& options) {
+  return BuildModelFrom(std::move(signatures), options, nullptr);
+}
+
+ModelAttempt TryBuildModel(std::vector<phases::Signature> signatures, const ModelOptions& options) {
+  ModelAttempt attempt;
+  std::exception_ptr over_share;
+  try {
+    AppModel model = BuildModelFrom(std::move(signatures), options, &over_share);
+    if (!over_share) {
+      attempt.model = std::move(model);
+    } else {
+      attempt.error = over_share;
+      attempt.leaving_out = std::move(model);
+    }
+  } catch (const UserError&) {
+    attempt.error = over_share ? over_share : std::current_exception();
+  }
+  return attempt;
 }
 
 // ---------------------------------------------------------------------------------------

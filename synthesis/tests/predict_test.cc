@@ -2001,5 +2001,111 @@ TEST(RemainderTest, ARemainderThatDoesNotShrinkWithPReachesTheIntervalAndAWarnin
   EXPECT_LT(plain64.interval_high_s, with_law);
 }
 
+// TryBuildModel is BuildModel, strict and lenient, in one build: what the strict build gives or
+// throws (the same message), and when only phases over max_dropped_share stop it, the model
+// BuildModel gives with max_dropped_share = 1, byte for byte. Checked where every phase fits,
+// where a small one is left out, where a large one stops the strict build, and where the
+// model comes from the largest counts (NAS BT's line solves), also with a phase that stops
+// that model (every left-out phase made too large: max_dropped_share below 0). Whatever the
+// threads, the model is the same.
+
+// NAS BT's line solves (TorusLineSolve), then `scattered` iterations of RingThenScattered's
+// unstructured exchange, which no family fits. With it at the larger counts only, the model
+// of every count fails for its phases not corresponding before it tries that exchange, and
+// the model of the larger counts (BuildModel's fallback) stops at it.
+TraceData LineSolvesThenScattered(int nprocs, const testing::AppParams& p, int scattered) {
+  TraceData d = testing::TorusLineSolve(nprocs, p);
+  testing::AppParams none = p;
+  none.iterations = 0;
+  const TraceData tail = testing::RingThenScattered(nprocs, none, scattered);
+  for (int r = 0; r < nprocs; ++r) {
+    std::vector<Event>& ev = d.ranks[r];
+    ev.resize(ev.size() - 3);  // End's compute, allreduce and finalize, which `tail` ends with
+    for (std::size_t i = 1; i < tail.ranks[r].size(); ++i) {  // after its init
+      Event e = tail.ranks[r][i];
+      if (e.request) e.request += 1000000;
+      for (RequestId& q : e.requests) q += 1000000;
+      for (Completion& c : e.completed) c.request += 1000000;
+      ev.push_back(e);
+    }
+    std::int64_t t = 0;
+    for (Event& e : ev) {
+      e.wall_start_ns = t;
+      t += e.kind == EventKind::kCompute ? e.cpu_ns : 1000;
+      e.wall_end_ns = t;
+    }
+  }
+  return d;
+}
+
+TEST(TryBuildModelTest, IsBuildModelStrictAndLenientInOneBuild) {
+  testing::AppParams ring;
+  ring.iterations = 10;
+  ring.check_every = 0;
+  testing::AppParams lines;
+  lines.iterations = 8;
+  lines.check_every = 0;
+  std::vector<phases::Signature> scattered, torus, lines_sigs, lines_scattered;
+  for (int n : {4, 6, 8, 12}) {
+    scattered.push_back(testing::Analyze(testing::RingThenScattered(n, ring)));
+    torus.push_back(testing::Analyze(testing::RingThenScattered(n, ring, 0)));
+  }
+  for (int n : {4, 9, 16, 25, 36}) {
+    lines_sigs.push_back(testing::Analyze(testing::TorusLineSolve(n, lines)));
+    lines_scattered.push_back(testing::Analyze(LineSolvesThenScattered(n, lines, n >= 16 ? 2 : 0)));
+  }
+  const std::vector<phases::Signature> small_left_out = RingThenTwoScattered();
+  struct Try {
+    const char* name;
+    const std::vector<phases::Signature>* sigs;
+    double share;
+    const char* refused = "";  // what the strict build's error says, when it fails
+  };
+  constexpr auto kNoFamily = "no communication-pattern family reproduces";
+  int strict_built = 0, strict_failed = 0, lenient_known = 0;
+  for (const Try& c : {Try{"ring", &torus, 0.2}, Try{"small left out", &small_left_out, 0.2},
+                       Try{"large left out", &scattered, 0.2, kNoFamily},
+                       Try{"small made large", &small_left_out, -1, kNoFamily},
+                       Try{"line solves", &lines_sigs, 0.2},
+                       Try{"line solves, then a small phase made large", &lines_scattered, -1,
+                           "alone do correspond, but no model builds from them: phase"}}) {
+    SCOPED_TRACE(c.name);
+    ModelOptions strict;
+    strict.max_dropped_share = c.share;
+    ModelOptions lenient = strict;
+    lenient.max_dropped_share = 1.0;
+    const ModelAttempt attempt = TryBuildModel(*c.sigs, strict);
+    try {
+      const AppModel model = BuildModel(*c.sigs, strict);
+      ++strict_built;
+      ASSERT_TRUE(attempt.model.has_value()) << WhatOf(attempt.error);
+      EXPECT_EQ(ModelToJson(*attempt.model), ModelToJson(model));
+      EXPECT_FALSE(attempt.error);
+      EXPECT_FALSE(attempt.leaving_out.has_value());
+    } catch (const UserError& e) {
+      ++strict_failed;
+      EXPECT_FALSE(attempt.model.has_value());
+      ASSERT_TRUE(attempt.error);
+      EXPECT_EQ(WhatOf(attempt.error), std::string(e.what()));
+      EXPECT_TRUE(*c.refused && std::string(e.what()).find(c.refused) != std::string::npos)
+          << e.what();
+      if (attempt.leaving_out) {
+        ++lenient_known;
+        EXPECT_EQ(ModelToJson(*attempt.leaving_out), ModelToJson(BuildModel(*c.sigs, lenient)));
+      }
+    }
+  }
+  // Each way is checked: the strict model built, and refused with the lenient one known.
+  EXPECT_EQ(strict_built, 3);
+  EXPECT_EQ(strict_failed, 3);
+  EXPECT_EQ(lenient_known, 3);
+
+  ModelOptions one, three;
+  one.threads = 1;
+  three.threads = 3;
+  EXPECT_EQ(ModelToJson(BuildModel(small_left_out, one)),
+            ModelToJson(BuildModel(small_left_out, three)));
+}
+
 }  // namespace
 }  // namespace pas2p::synthesis

@@ -75,11 +75,13 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "pas2p/core/error.h"
 #include "pas2p/core/event.h"
 #include "pas2p/patterns/communicators.h"
 #include "pas2p/patterns/general_equation.h"
@@ -591,6 +593,16 @@ struct ModelOptions {
   // When no relevant phase corresponds at every count, build from the largest counts whose
   // phases do correspond (at least min_counts of them), leaving the smallest out (BuildModel).
   bool drop_smallest_counts = true;
+  // Phases built at once on threads; 0: the hardware threads, at most 4 (DefaultThreads).
+  // The model is the same whatever the number.
+  int threads = 0;
+};
+
+// What BuildModel throws when no relevant phase occurs at every count (the phases of the
+// traces do not correspond); a model from the largest counts alone may still build.
+class PhasesDoNotCorrespond : public UserError {
+ public:
+  using UserError::UserError;
 };
 
 // Builds the model. Throws UserError (naming the phase, slot and counts) when there are
@@ -601,6 +613,19 @@ struct ModelOptions {
 // phase around it at the smallest counts), the model is built from those counts alone
 // (AppModel::counts) and its first warning names the counts left out.
 AppModel BuildModel(std::vector<phases::Signature> signatures, const ModelOptions& options = {});
+
+// BuildModel(signatures, options), and, when it fails only because phases that no model fits
+// are each more than options.max_dropped_share of a run, the model that leaves them out too
+// (BuildModel with max_dropped_share = 1), from the same build: the build goes on past the
+// phase the strict one stops at. For --allow-remainder, which wants the lenient model only
+// when the strict one fails, in one build where trying both would take two.
+struct ModelAttempt {
+  std::optional<AppModel> model;        // BuildModel(signatures, options), when it builds
+  std::exception_ptr error;             // else what BuildModel throws
+  std::optional<AppModel> leaving_out;  // else, when the same build gave it, the lenient model
+};
+ModelAttempt TryBuildModel(std::vector<phases::Signature> signatures,
+                           const ModelOptions& options = {});
 
 // The model in words (what `pas2p model` prints), optionally with values at a target count.
 std::string DescribeModel(const AppModel& model, std::int64_t target = 0);
