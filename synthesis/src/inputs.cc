@@ -142,10 +142,10 @@ namespace {
 // taken in that order, as if one after another.
 std::vector<std::vector<phases::Signature>> LoadSignaturesEach(
     const std::vector<TraceInput>& inputs, const std::vector<phases::AnalyzeOptions>& analyses,
-    std::vector<std::string>* progress) {
+    std::vector<std::string>* progress, int threads) {
   const std::size_t n = inputs.size();
-  std::vector<Outcome<phases::Signature>> done =
-      RunInParallel<phases::Signature>(n * analyses.size(), DefaultThreads(), [&](std::size_t k) {
+  std::vector<Outcome<phases::Signature>> done = RunInParallel<phases::Signature>(
+      n * analyses.size(), threads > 0 ? threads : DefaultThreads(), [&](std::size_t k) {
         const TraceInput& in = inputs[k % n];
         if (!in.signature_file.empty()) return phases::LoadSignature(in.signature_file);
         auto trace = OpenTrace(in.path);
@@ -187,79 +187,107 @@ std::vector<std::vector<phases::Signature>> LoadSignaturesEach(
 
 std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inputs,
                                               const phases::AnalyzeOptions& options,
-                                              std::vector<std::string>* progress) {
-  return std::move(LoadSignaturesEach(inputs, {options}, progress).front());
+                                              std::vector<std::string>* progress, int threads) {
+  return std::move(LoadSignaturesEach(inputs, {options}, progress, threads).front());
 }
 
 namespace {
 
+// Is `error` the one BuildModel throws when no phase occurs at every count?
+bool IsCorrespondenceError(const std::exception_ptr& error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const PhasesDoNotCorrespond&) {
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+// `done` with its note (why it was analyzed as it was) first among its model's warnings.
+ModelInputs Noted(ModelInputs done) {
+  if (!done.note.empty()) done.model.warnings.insert(done.model.warnings.begin(), done.note);
+  return done;
+}
+
 // The model of `out`'s signatures with `base` (AnalyzeForModel's last step): every count
 // first, with loops found on the calls, then with sizes ending them (`choose_loop_sizes`);
 // only when neither builds, the largest counts whose phases correspond (BuildModel's
-// fallback).
+// fallback). `first`, when given, is the first of these, already tried.
 ModelInputs BuildForInputs(ModelInputs out, bool choose_loop_sizes,
-                           std::vector<std::string>* progress, const ModelOptions& base) {
+                           std::vector<std::string>* progress, const ModelOptions& base,
+                           const ModelAttempt* first = nullptr) {
   bool all_traces = true;
   for (const TraceInput& in : out.inputs) all_traces = all_traces && in.signature_file.empty();
   ModelOptions every_count = base;
   every_count.drop_smallest_counts = false;
-  const auto noted = [&](ModelInputs done) {
-    if (!done.note.empty()) done.model.warnings.insert(done.model.warnings.begin(), done.note);
-    return done;
-  };
-  try {
-    out.model = BuildModel(out.signatures, every_count);
-    return noted(std::move(out));
-  } catch (const UserError& first) {
-    std::string sized_failure;
-    if (choose_loop_sizes && all_traces && out.options.bytes_tolerance <= 0) {
-      phases::AnalyzeOptions sized = out.options;
-      sized.bytes_tolerance = kSizesEndLoopsTolerance;
-      char tolerance[32];
-      std::snprintf(tolerance, sizeof tolerance, "%g", kSizesEndLoopsTolerance);
-      try {
-        std::vector<phases::Signature> sigs = LoadSignatures(out.inputs, sized, progress);
-        AppModel model = BuildModel(sigs, every_count);
-        out.note = (out.note.empty() ? "" : out.note + "; ") +
-                   "the phases were found with message sizes ending loops (" +
-                   "--bytes-tolerance " + tolerance +
-                   "): with loops found on the calls alone no model builds (" +
-                   Headline(first.what()) + ")";
-        out.options = sized;
-        out.signatures = std::move(sigs);
-        out.model = std::move(model);
-        return noted(std::move(out));
-      } catch (const UserError& second) {
-        // Said only when it fails for another reason (not for too few counts, say, which no
-        // analysis changes).
-        if (Headline(second.what()) != Headline(first.what())) {
-          sized_failure = std::string("\n(analyzed again with message sizes ending loops, ") +
-                          "--bytes-tolerance " + tolerance +
-                          ", no model builds either: " + Headline(second.what()) + ")";
-        }
+  std::exception_ptr first_error;
+  if (first) {
+    if (first->model) {
+      out.model = *first->model;
+      return Noted(std::move(out));
+    }
+    first_error = first->error;
+  } else {
+    try {
+      out.model = BuildModel(out.signatures, every_count);
+      return Noted(std::move(out));
+    } catch (const UserError&) {
+      first_error = std::current_exception();
+    }
+  }
+  const std::string first_what = WhatOf(first_error);
+  std::string sized_failure;
+  if (choose_loop_sizes && all_traces && out.options.bytes_tolerance <= 0) {
+    phases::AnalyzeOptions sized = out.options;
+    sized.bytes_tolerance = kSizesEndLoopsTolerance;
+    char tolerance[32];
+    std::snprintf(tolerance, sizeof tolerance, "%g", kSizesEndLoopsTolerance);
+    try {
+      std::vector<phases::Signature> sigs =
+          LoadSignatures(out.inputs, sized, progress, base.threads);
+      AppModel model = BuildModel(sigs, every_count);
+      out.note = (out.note.empty() ? "" : out.note + "; ") +
+                 "the phases were found with message sizes ending loops (" + "--bytes-tolerance " +
+                 tolerance + "): with loops found on the calls alone no model builds (" +
+                 Headline(first_what) + ")";
+      out.options = sized;
+      out.signatures = std::move(sigs);
+      out.model = std::move(model);
+      return Noted(std::move(out));
+    } catch (const UserError& second) {
+      // Said only when it fails for another reason (not for too few counts, say, which no
+      // analysis changes).
+      if (Headline(second.what()) != Headline(first_what)) {
+        sized_failure = std::string("\n(analyzed again with message sizes ending loops, ") +
+                        "--bytes-tolerance " + tolerance +
+                        ", no model builds either: " + Headline(second.what()) + ")";
       }
     }
-    // The first analysis from its largest counts (its warning names the counts left out).
-    std::string last;
+  }
+  // The first analysis from its largest counts (its warning names the counts left out), which
+  // differs from the first try only when that found no phase that every count has.
+  std::string last = first_what;
+  if (IsCorrespondenceError(first_error)) {
     try {
       out.model = BuildModel(out.signatures, base);
-      return noted(std::move(out));
+      return Noted(std::move(out));
     } catch (const UserError& e) {
       last = e.what();
     }
-    throw UserError(last + sized_failure);
   }
+  throw UserError(last + sized_failure);
 }
 
 }  // namespace
 
 ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
                             const phases::AnalyzeOptions& options, bool choose_loop_sizes,
-                            std::vector<std::string>* progress, bool allow_remainder) {
+                            std::vector<std::string>* progress, bool allow_remainder, int threads) {
   ModelInputs out;
   out.options = options;
   out.inputs = inputs;
-  out.signatures = LoadSignatures(inputs, options, progress);
+  out.signatures = LoadSignatures(inputs, options, progress, threads);
   bool all_traces = true;
   for (const TraceInput& in : inputs) all_traces = all_traces && in.signature_file.empty();
   // Runs of one structure at different places of the run (a reduction in the set-up and the
@@ -289,7 +317,8 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
         tried.back().similarity = sim;
       }
       std::vector<std::vector<phases::Signature>> again = LoadSignaturesEach(
-          inputs, std::vector<phases::AnalyzeOptions>(tried.begin() + 1, tried.end()), progress);
+          inputs, std::vector<phases::AnalyzeOptions>(tried.begin() + 1, tried.end()), progress,
+          threads);
       for (auto& a : again) sigs.push_back(std::move(a));
       // Each shape: for each input, the first analysis that gives it (or none).
       std::map<std::vector<int>, std::vector<int>> first_with;
@@ -407,26 +436,37 @@ ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
       }
     }
   }
-  if (!allow_remainder) return BuildForInputs(std::move(out), choose_loop_sizes, progress, {});
+  ModelOptions base;
+  base.threads = threads;
+  if (!allow_remainder) return BuildForInputs(std::move(out), choose_loop_sizes, progress, base);
   // With the user's leave, a phase that no model fits is left out whatever its share, but
-  // only once nothing builds without that: the stricter ways above may model it.
+  // only once nothing builds without that: the stricter ways above may model it. The first
+  // strict try also gives, when only such phases stop it, the first lenient model.
   ModelInputs kept = out;
+  ModelOptions every_count = base;
+  every_count.drop_smallest_counts = false;
+  const ModelAttempt first = TryBuildModel(out.signatures, every_count);
   std::exception_ptr strict;
   std::string strict_headline;
   try {
-    return BuildForInputs(std::move(out), choose_loop_sizes, progress, {});
+    return BuildForInputs(std::move(out), choose_loop_sizes, progress, base, &first);
   } catch (const UserError& e) {
     strict = std::current_exception();
     strict_headline = Headline(e.what());
   }
-  ModelOptions leave_out;
-  leave_out.max_dropped_share = 1.0;
   ModelInputs built;
-  try {
-    built = BuildForInputs(std::move(kept), choose_loop_sizes, progress, leave_out);
-  } catch (const UserError&) {
-    // The first error says why no model builds; leaving phases out did not change that.
-    std::rethrow_exception(strict);
+  if (first.leaving_out) {
+    kept.model = *first.leaving_out;
+    built = Noted(std::move(kept));
+  } else {
+    ModelOptions leave_out = base;
+    leave_out.max_dropped_share = 1.0;
+    try {
+      built = BuildForInputs(std::move(kept), choose_loop_sizes, progress, leave_out);
+    } catch (const UserError&) {
+      // The first error says why no model builds; leaving phases out did not change that.
+      std::rethrow_exception(strict);
+    }
   }
   built.model.warnings.insert(
       built.model.warnings.begin(),

@@ -2149,19 +2149,18 @@ namespace {
 // builds the model that predict and validate are given).
 AppModel BuildTrainingModel(const std::vector<phases::Signature>& training,
                             const PredictOptions& options) {
-  std::exception_ptr strict;
-  try {
-    return BuildModel(training);
-  } catch (const UserError&) {
-    if (!options.allow_remainder) throw;
-    strict = std::current_exception();
-  }
-  ModelOptions leave_out;
+  ModelOptions strict;
+  strict.threads = options.threads;
+  if (!options.allow_remainder) return BuildModel(training, strict);
+  ModelAttempt attempt = TryBuildModel(training, strict);
+  if (attempt.model) return std::move(*attempt.model);
+  if (attempt.leaving_out) return std::move(*attempt.leaving_out);
+  ModelOptions leave_out = strict;
   leave_out.max_dropped_share = 1.0;
   try {
     return BuildModel(training, leave_out);
   } catch (const UserError&) {
-    std::rethrow_exception(strict);  // why no model builds, as without the flag
+    std::rethrow_exception(attempt.error);  // why no model builds, as without the flag
   }
 }
 

@@ -27,10 +27,12 @@ struct TraceInput {
 // neither a trace, a signature nor a directory of traces.
 std::vector<TraceInput> ExpandTraceArgs(const std::vector<std::string>& args);
 
-// Analyzes (or loads) every input; `progress` (may be null) gets one line per input.
+// Analyzes (or loads) every input, on up to `threads` threads (0: the hardware threads, at
+// most 4); `progress` (may be null) gets one line per input.
 std::vector<phases::Signature> LoadSignatures(const std::vector<TraceInput>& inputs,
                                               const phases::AnalyzeOptions& options = {},
-                                              std::vector<std::string>* progress = nullptr);
+                                              std::vector<std::string>* progress = nullptr,
+                                              int threads = 0);
 
 // How the traces were analyzed for a model, and the model built from them.
 struct ModelInputs {
@@ -90,10 +92,12 @@ inline constexpr double kSizesEndLoopsTolerance = 0.10;
 // all tried again with any phase that no model fits left out whatever its share of the run
 // (ModelOptions::max_dropped_share = 1; the time of such phases is the model's unmodelled
 // remainder), and the model's first warning says so, with the error it had without.
+// Traces are analyzed and phases built on up to `threads` threads (0: the hardware threads,
+// at most 4); the model is the same whatever the number.
 ModelInputs AnalyzeForModel(const std::vector<TraceInput>& inputs,
                             const phases::AnalyzeOptions& options, bool choose_loop_sizes,
                             std::vector<std::string>* progress = nullptr,
-                            bool allow_remainder = false);
+                            bool allow_remainder = false, int threads = 0);
 
 // The model the prediction commands work from: one saved model file (`pas2p model --out`,
 // recognised by its "pas2p-model" format tag), or else the model built from the traces and
