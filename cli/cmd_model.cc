@@ -16,13 +16,14 @@ struct ModelOptions {
   bool quiet = false;
   double bytes_tolerance = -1;  // < 0: pas2p chooses (synthesis::AnalyzeForModel)
   bool allow_remainder = false;
+  int threads = 0;
 };
 
 void RunModel(const ModelOptions& o) {
   const auto inputs = synthesis::ExpandTraceArgs(o.traces);
   const synthesis::AppModel model =
       synthesis::AnalyzeForModel(inputs, AnalyzeOptionsOf(o.bytes_tolerance), o.bytes_tolerance < 0,
-                                 nullptr, o.allow_remainder)
+                                 nullptr, o.allow_remainder, o.threads)
           .model;
   if (!o.out.empty()) synthesis::SaveModel(model, o.out);
   if (!o.quiet) std::fputs(synthesis::DescribeModel(model, o.at).c_str(), stdout);
@@ -61,6 +62,7 @@ void SetupModel(CLI::App& root) {
   cmd->add_option("-o,--out", o->out, "Write the model as JSON to this file");
   cmd->add_option("--at", o->at, "Also print each weight's value and interval at this count");
   AddBytesToleranceOption(cmd, &o->bytes_tolerance);
+  AddThreadsOption(cmd, &o->threads, "");
   cmd->add_flag("-q,--quiet", o->quiet, "Do not print the model");
   cmd->add_flag("--allow-remainder", o->allow_remainder,
                 "Leave out phases that no model fits whatever their share of the run (their time "

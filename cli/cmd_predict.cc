@@ -49,7 +49,6 @@ void RunPredict(const PredictCliOptions& o) {
       throw UserError("--sweep " + o.sweep + ": expected A:B, e.g. --sweep 64:4096");
     }
   }
-  if (o.threads < 0) throw UserError("--threads must be >= 0 (0: the hardware threads, up to 4)");
   if (o.noise_replays < 0) throw UserError("--noise-replays must be >= 0 (0: none)");
   std::string machine_path;
   const sim::Machine machine = synthesis::LoadMachineOrDefault(o.machine, &machine_path);
@@ -61,9 +60,9 @@ void RunPredict(const PredictCliOptions& o) {
   if (synthesis::IsModelFile(o.inputs)) {
     model = synthesis::ModelFromArgs(o.inputs);
   } else {
-    auto analyzed = synthesis::AnalyzeForModel(synthesis::ExpandTraceArgs(o.inputs),
-                                               AnalyzeOptionsOf(o.bytes_tolerance),
-                                               o.bytes_tolerance < 0, nullptr, o.allow_remainder);
+    auto analyzed = synthesis::AnalyzeForModel(
+        synthesis::ExpandTraceArgs(o.inputs), AnalyzeOptionsOf(o.bytes_tolerance),
+        o.bytes_tolerance < 0, nullptr, o.allow_remainder, o.threads);
     const auto& inputs = analyzed.inputs;  // those the model is built from
     sigs = std::move(analyzed.signatures);
     model = std::move(analyzed.model);
@@ -168,8 +167,8 @@ void SetupPredict(CLI::App& root) {
       "rule picks on each count's quiet time).\n"
       "--threads N runs up to N of the prediction's simulations at once (0, the default: the\n"
       "hardware threads, up to 4); each holds its own per-rank state (about 2 GiB at a\n"
-      "million ranks). The prediction is the same whatever N. Analyzing the traces and\n"
-      "building the model use the hardware threads (up to 4), with the same result.\n"
+      "million ranks), and analyzes up to N traces and builds up to N phases at once. The\n"
+      "prediction is the same whatever N.\n"
       "--csv prints the same as one CSV table, a header line and a line per count (one for\n"
       "--target): processes, time_s, interval_low_s, interval_high_s (a sweep predicts\n"
       "without intervals: empty), quiet_time_s, speedup, efficiency (empty for --target),\n"
@@ -190,8 +189,7 @@ void SetupPredict(CLI::App& root) {
       ->needs(sweep);
   cmd->add_option("--points", o->sweep_points, "Sweep: at most this many counts (default 12)")
       ->needs(sweep);
-  cmd->add_option("--threads", o->threads,
-                  "Simulations run at once (default 0: hardware threads, up to 4)");
+  AddThreadsOption(cmd, &o->threads, ", and simulations run,");
   cmd->add_option("--noise-replays", o->noise_replays,
                   "Replays with the compute noise drawn anew, held by the interval (runs of at "
                   "most 2 million events; default 4, 0: none)");

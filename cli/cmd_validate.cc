@@ -24,6 +24,7 @@ struct ValidateOptions {
   bool self_check = true;
   bool allow_remainder = false;
   double bytes_tolerance = -1;  // < 0: pas2p chooses (synthesis::AnalyzeForModel)
+  int threads = 0;
 };
 
 // The self-check of the training runs (the largest of `sigs` except `skip`, predicted from
@@ -54,7 +55,7 @@ void RunValidate(const ValidateOptions& o) {
   const auto analyzed = [&] {
     try {
       return synthesis::AnalyzeForModel(given, analyze, o.bytes_tolerance < 0, nullptr,
-                                        o.allow_remainder);
+                                        o.allow_remainder, o.threads);
     } catch (const UserError& e) {
       if (!o.against.empty()) throw;
       // The error may name the largest count, which leave-largest-out does not train on.
@@ -69,6 +70,7 @@ void RunValidate(const ValidateOptions& o) {
   synthesis::PredictOptions options;
   options.noise_draws = o.noise_draws;
   options.allow_remainder = o.allow_remainder;
+  options.threads = o.threads;
   // What limits the check, as `predict` prints its model's warnings: calls that are not
   // modelled, and traces (the held-out one too) taken with more ranks than cores, whose
   // compute was measured under contention. On stderr so that --json output stays clean.
@@ -233,6 +235,7 @@ void SetupValidate(CLI::App& root) {
                 "table (columns below)")
       ->excludes(json);
   AddBytesToleranceOption(cmd, &o->bytes_tolerance);
+  AddThreadsOption(cmd, &o->threads, ", and simulations run,");
   cmd->add_flag("!--no-self-check", o->self_check,
                 "Do not widen the interval by the training runs' self-check");
   cmd->add_flag("--allow-remainder", o->allow_remainder,

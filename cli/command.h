@@ -50,6 +50,17 @@ inline void AddBytesToleranceOption(CLI::App* cmd, double* value) {
       ->check(NonNegativeFraction());
 }
 
+// --threads of the commands that build a model (model, predict, validate): traces analyzed,
+// phases built and simulations run at once; 0 (the default) is the hardware threads, up to
+// 4. Results are the same whatever the number; `what` says what else it runs at once.
+inline void AddThreadsOption(CLI::App* cmd, int* value, const std::string& what) {
+  cmd->add_option("--threads", *value,
+                  "Traces analyzed and phases built" + what +
+                      " at once (default 0: the hardware threads, up to 4; the result is the "
+                      "same whatever the number)")
+      ->check(CLI::Range(0, 256));
+}
+
 // The analysis options of a command that builds a model, from its --bytes-tolerance (< 0:
 // not given, the default options; synthesis::AnalyzeForModel then chooses).
 inline phases::AnalyzeOptions AnalyzeOptionsOf(double bytes_tolerance) {

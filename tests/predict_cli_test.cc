@@ -199,6 +199,33 @@ TEST(PredictCli, BytesToleranceIsAFractionOrAClearError) {
   }
 }
 
+// --threads on every model command: the output is the same byte for byte with 1 thread and
+// with 3, and a negative count is a clear error naming the flag.
+TEST(PredictCli, ThreadsChangeNothingButTheTimeAndANegativeCountIsRefused) {
+  for (const char* command : {"model", "predict", "validate"}) {
+    std::string out;
+    for (const char* threads : {"1", "3"}) {
+      std::vector<std::string> argv = {Binary("pas2p").string(), command, "--threads", threads,
+                                       Stencil()};
+      if (std::string(command) == "predict") argv.insert(argv.end(), {"--target", "1024"});
+      const RunResult r = RunCommand(argv);
+      ASSERT_EQ(r.exit_code, 0) << command << " --threads " << threads << ": " << r.err;
+      if (out.empty()) {
+        out = r.out;
+      } else {
+        EXPECT_EQ(r.out, out) << command;
+      }
+    }
+    std::vector<std::string> argv = {Binary("pas2p").string(), command, "--threads", "-2",
+                                     Stencil()};
+    if (std::string(command) == "predict") argv.insert(argv.end(), {"--target", "64"});
+    const RunResult r = RunCommand(argv);
+    EXPECT_NE(r.exit_code, 0) << command;
+    EXPECT_NE(r.err.find("--threads: Value -2 not in range 0 to 256"), std::string::npos)
+        << command << ": " << r.err;
+  }
+}
+
 // A training run whose trace is cut (here a rank's file truncated to half its size) is an
 // error of model, predict and validate that names the file, the rank, the record and what was
 // expected. Before, its analysis up to the cut was a count "of another shape", left out with a
