@@ -2028,13 +2028,8 @@ TraceData LineSolvesThenScattered(int nprocs, const testing::AppParams& p, int s
       for (Completion& c : e.completed) c.request += 1000000;
       ev.push_back(e);
     }
-    std::int64_t t = 0;
-    for (Event& e : ev) {
-      e.wall_start_ns = t;
-      t += e.kind == EventKind::kCompute ? e.cpu_ns : 1000;
-      e.wall_end_ns = t;
-    }
   }
+  testing::SetWallTimes(&d);
   return d;
 }
 

@@ -10,6 +10,17 @@
 
 namespace pas2p::synthesis::testing {
 
+void SetWallTimes(TraceData* d) {
+  for (auto& r : d->ranks) {
+    std::int64_t t = 0;
+    for (Event& e : r) {
+      e.wall_start_ns = t;
+      t += e.kind == EventKind::kCompute ? e.cpu_ns : 1000;
+      e.wall_end_ns = t;
+    }
+  }
+}
+
 namespace {
 
 int Side(int nprocs) { return static_cast<int>(std::lround(std::sqrt(nprocs))); }
@@ -35,14 +46,8 @@ void End(TraceData* d) {
     Event fin;
     fin.kind = EventKind::kFinalize;
     r.push_back(fin);
-    // Wall times: compute takes its CPU time, every call 1 us (what phases uses for shares).
-    std::int64_t t = 0;
-    for (Event& e : r) {
-      e.wall_start_ns = t;
-      t += e.kind == EventKind::kCompute ? e.cpu_ns : 1000;
-      e.wall_end_ns = t;
-    }
   }
+  SetWallTimes(d);
 }
 
 // One ring exchange of rank r: irecv from r-1, send to r+1, wait (1 ms of compute before).

@@ -373,6 +373,9 @@ TraceData RingThenScattered(int nprocs, const AppParams& p = {}, int scattered =
 // extrapolates); then every rank posts one receive from any source per other rank, sends to
 // every other rank in an order of its own (which no pattern family reproduces) and waits.
 TraceData RingThenWildcardSetup(int nprocs, const AppParams& p = {});
+// Every rank's wall times from its events, as the generators set them: a compute burst takes
+// its CPU time, every call 1 us (what phases uses for shares).
+void SetWallTimes(TraceData* d);
 phases::Signature Analyze(const TraceData& data);
 // With message sizes that differ by more than 10% (and 1 KiB) ending loops (AnalyzeOptions::
 // bytes_tolerance = 0.10, the default before sizes stopped splitting loops).
