@@ -10,6 +10,7 @@ packages=(
   libboost-regex-dev                    # text formats
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libzstd-dev libtomlplusplus-dev
+  libgoogle-perftools-dev               # TCMalloc, the pas2p executable's allocator
   libsimgrid-dev                        # peer comparison: smpirun -replay
   hyperfine
 )
