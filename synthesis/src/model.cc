@@ -6822,25 +6822,23 @@ AppModel BuildModelFrom(std::vector<phases::Signature> signatures, const ModelOp
                          " alone do correspond, but no model builds from them: " + FirstLine(why) +
                          ")");
       };
+      // A phase over the share in these counts' model: BuildModel throws it as theirs.
+      const auto restated = [&] {
+        if (!over_share || !*over_share) return false;
+        *over_share = std::make_exception_ptr(unbuilt(WhatOf(*over_share)));
+        return true;
+      };
       AppModel model;
       try {
         model = BuildModelOfCounts(std::move(larger), options, over_share);
       } catch (const PhasesDoNotCorrespond&) {
-        if (over_share && *over_share) {
-          *over_share = std::make_exception_ptr(unbuilt(WhatOf(*over_share)));
-          throw;
-        }
+        if (restated()) throw;
         continue;
       } catch (const UserError& e) {
-        if (over_share && *over_share) {
-          *over_share = std::make_exception_ptr(unbuilt(WhatOf(*over_share)));
-          throw;
-        }
+        if (restated()) throw;
         throw unbuilt(e.what());
       }
-      if (over_share && *over_share) {
-        *over_share = std::make_exception_ptr(unbuilt(WhatOf(*over_share)));
-      }
+      restated();
       model.warnings.insert(
           model.warnings.begin(),
           "the model is built from the counts " + JoinCounts(used) + " only: the phases of " +
