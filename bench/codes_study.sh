@@ -11,7 +11,7 @@
 #               allreduce and the field summaries' reduces; strong scaling, a 960 x 960
 #               mesh, 10 steps: traced at 4, 6, 8, 12, 16, 24, held out at 36.
 # Each: pas2p validate (leave-largest-out), validate --against the held-out run, and
-# predict --target 1024. Results of 2026-11-27 in the README (Other codes' patterns).
+# predict --target 1024. Results of 2026-11-27 in docs/case-studies.md (HPCG and CloverLeaf).
 #
 #   bench/codes_study.sh [BUILD_DIR] [OUT_DIR]     (defaults: build, a temporary directory;
 #                                                 with OUT_DIR, traces there are reused)

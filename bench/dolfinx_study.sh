@@ -3,7 +3,7 @@
 # `fenicsx-performance-tests`, `dolfinx-scaling-test`): a Poisson problem on a cube mesh,
 # weak scaling, 20000 degrees of freedom per rank, PETSc CG with GAMG (18-19 iterations),
 # traced at 4, 6, 8, 12, 16, then checked (pas2p validate, 4-12 -> 16) and predicted
-# (pas2p predict --target 1024). pas2p refuses it and says why (see the README).
+# (pas2p predict --target 1024). pas2p refuses it and says why (see docs/case-studies.md).
 #
 #   bench/dolfinx_study.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, a temporary directory;
 #                                                  with OUT_DIR, traces there are reused)

@@ -2,7 +2,7 @@
 # A real code beyond the bundle: LAMMPS (Debian's `lmp`, `apt-get install lammps`), the
 # Lennard-Jones melt of its own benchmark (bench/lammps/in.lj: 32000 atoms, 100 steps),
 # traced at 27, 36, 45, 48 and held out at 64 (counts whose grid has 3 or more ranks along
-# every dimension; see the README's LAMMPS paragraph), then checked and predicted:
+# every dimension; see the LAMMPS paragraph of docs/case-studies.md), then checked and predicted:
 #   pas2p validate TRACES                      (27-45 -> 48)
 #   pas2p validate --against HELD/lmp.64 TRACES (27-48 -> 64)
 #   pas2p predict --target 1024 TRACES

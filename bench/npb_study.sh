@@ -9,7 +9,7 @@
 #   cg  NA 14000 (class A's matrix), 5 timed iterations: 4, 8, 16, 32 -> 64
 #   lu  a 33^3 grid (class W), 10 SSOR steps:             4, 8, 16, 32 -> 64
 #   mg  a 32^3 grid (class S), 4 V-cycles:                 2, 4, 8, 16 -> 32
-# Results of 2026-11-27 in the README (NAS Parallel Benchmarks).
+# Results of 2026-11-27 in docs/case-studies.md (NAS Parallel Benchmarks).
 #
 #   bench/npb_study.sh [BUILD_DIR] [OUT_DIR]     (defaults: build, a temporary directory;
 #                                               with OUT_DIR, traces there are reused)

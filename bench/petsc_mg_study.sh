@@ -13,7 +13,7 @@
 #   pas2p validate --against HELD/poisson_mg.36 TRACES  (8-27 -> 36)
 #   pas2p predict --target 1024 TRACES
 # On the first trace set (2026-11-27) all three were refused ("phase 6 call 0 (irecv): no
-# communication-pattern family reproduces the traced maps"); see the README (PETSc multigrid).
+# communication-pattern family reproduces the traced maps"); see docs/case-studies.md (PETSc multigrid).
 # STUDY_FLAGS=--allow-remainder predicts it with the phases no family fits left out.
 #
 #   bench/petsc_mg_study.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, a temporary directory;

@@ -10,7 +10,7 @@
 #   pas2p validate TRACES                               (8-18 -> 27)
 #   pas2p validate --against HELD/poisson.36 TRACES     (8-27 -> 36)
 #   pas2p predict --target 1024 TRACES
-# Three fresh trace sets (2026-11-26) were all predicted at 36 within 7.2% (see README, PETSc).
+# Three fresh trace sets (2026-11-26) were all predicted at 36 within 7.2% (see docs/case-studies.md, PETSc).
 #
 #   bench/petsc_study.sh [BUILD_DIR] [OUT_DIR]   (defaults: build, a temporary directory;
 #                                               with OUT_DIR, traces there are reused)

@@ -4,7 +4,7 @@
 # SCF iterations: conv_thr is out of reach and scf_must_converge is off, so every count runs
 # the same loop; converged SCFs take 12, 26 and 17 iterations at 4, 8 and 16 ranks), with the
 # subspace diagonalization serial (-nd 1; with ScaLAPACK's BLACS the model is refused, see
-# the README), traced at 4, 6, 8, 12, 16 and held out at 24, then checked and predicted:
+# docs/case-studies.md), traced at 4, 6, 8, 12, 16 and held out at 24, then checked and predicted:
 #   pas2p validate TRACES                          (4-12 -> 16)
 #   pas2p validate --against HELD/pw.x.24 TRACES   (4-16 -> 24)
 #   pas2p predict --target 1024 TRACES

@@ -10,7 +10,7 @@
 //   number of times that grows with P (8, 12, 12, 12 swaps follow no law of P); the
 //   synthesized run at 64 (4 x 4 x 4) makes at least 12 swaps per step on every rank (more:
 //   a swap along a dimension of extent 2 at every traced count goes both ways at 64, see
-//   README "limits").
+//   docs/limits.md).
 #include <gtest/gtest.h>
 
 #include <map>
