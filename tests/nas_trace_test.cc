@@ -21,9 +21,12 @@
 
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
+#include "pas2p/core/trace.h"
+#include "pas2p/phases/analyze.h"
 #include "test_support.h"
 
 namespace pas2p::testing {
@@ -109,6 +112,37 @@ TEST_F(NasTrace, LuKeepsEveryRanksExchangesInsideTheSweepLoop) {
   // when the 4-rank run's phases take the others' shape only by merging runs whatever their
   // compute (inputs.h, kMergingLadder), as happens under the load of the other tests.
   EXPECT_LT(v.at("bytes_error").get<double>(), 0.15);
+}
+
+// MG (mg.f: a V-cycle of halo exchanges on every level, whose ranks skip the coarse levels
+// where they hold no points) folds loops whose runs of one structure repeat back to back
+// (a level's exchanges after the loop of them): whether they are one run depends on the
+// similarity. The similarities `pas2p model` tries when the counts' phases differ are
+// analyzed in one pass over the trace (phases::AnalyzeTraceUnder); each must give what it
+// gives alone, from exact compute (no floor: similarity 0 merges nothing, 1 everything).
+TEST_F(NasTrace, MgAnalyzedUnderEverySimilarityInOnePassAsAlone) {
+  TempDir tmp;
+  const auto traced = TraceApp("nas_mg_pattern", 16, {"32", "4", "16"}, tmp.path() / "mg16");
+  ASSERT_FALSE(traced.trace_dir.empty());
+  const auto trace = OpenTrace(traced.trace_dir);
+  std::vector<phases::AnalyzeOptions> ladder;
+  for (const double similarity : {0.3, 0.0, 0.05, 0.15, 1.0}) {
+    phases::AnalyzeOptions o;
+    o.similarity = similarity;
+    o.compute_floor_ns = 0;
+    ladder.push_back(o);
+  }
+  const std::vector<phases::Signature> together = phases::AnalyzeTraceUnder(*trace, ladder);
+  ASSERT_EQ(together.size(), ladder.size());
+  std::set<std::size_t> phase_counts;
+  for (std::size_t k = 0; k < ladder.size(); ++k) {
+    const phases::Signature alone = phases::AnalyzeTrace(*trace, ladder[k]);
+    EXPECT_TRUE(together[k] == alone) << "similarity " << ladder[k].similarity << ":\n"
+                                      << phases::FormatSignatureTable(together[k]) << "alone:\n"
+                                      << phases::FormatSignatureTable(alone);
+    phase_counts.insert(together[k].phases.size());
+  }
+  EXPECT_GT(phase_counts.size(), 1u) << "the similarities found the same phases";
 }
 
 }  // namespace

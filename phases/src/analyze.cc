@@ -1985,127 +1985,16 @@ void FindTaskCosts(const TraceSource& source, int master, Signature* sig) {
   }
 }
 
-Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options) {
-  std::string error;
-  if (!options.IsValid(&error)) throw UserError(error);
-  const int n = source.nprocs();
-  if (n <= 0) throw TraceError(source.description() + ": the trace has no ranks");
+namespace {
 
-  std::vector<RankCompressor> compressors;
-  std::map<CommId, std::vector<std::int32_t>> comms;
-  std::map<CommId, std::int32_t> comm_origins;
-  std::vector<SyncPoints> sync;
-  // One pass over the trace: every rank's calls through its compressor, which is then
-  // finished. `whole_run` (from an earlier pass): the ranks' gaps between receive waits.
-  auto pass = [&](const std::vector<RankCompressor::WaitGaps>* whole_run) {
-    compressors.clear();
-    compressors.reserve(static_cast<std::size_t>(n));
-    for (int r = 0; r < n; ++r) {
-      compressors.emplace_back(r, n, options);
-      if (whole_run)
-        compressors.back().SetWholeRunWaitGaps((*whole_run)[static_cast<std::size_t>(r)]);
-    }
-    comms.clear();
-    comm_origins.clear();
-    sync.assign(static_cast<std::size_t>(n), SyncPoints{});
-    LogicalTraceSummary result = RunLogicalClock(
-        source,
-        [&](const LogicalEvent& le) {
-          const Event& e = *le.event;
-          if (e.kind == EventKind::kCommCreate && !comms.count(e.new_comm)) {
-            comms[e.new_comm] = e.members;
-            comm_origins[e.new_comm] = static_cast<std::int32_t>(e.value);
-          }
-          if (IsCollective(e.kind)) {
-            auto it = comms.find(e.comm);
-            const bool everyone =
-                e.comm == kCommWorld || (it != comms.end() && it->second.size() == std::size_t(n));
-            if (everyone) {
-              SyncPoints& sp = sync[static_cast<std::size_t>(le.rank)];
-              auto& list = Synchronizes(e.kind) ? sp.full[e.comm] : sp.rooted[e.comm];
-              if (list.size() < kMaxSyncPoints) list.push_back(static_cast<double>(e.wall_end_ns));
-            }
-          }
-          compressors[static_cast<std::size_t>(le.rank)].Add(le.step, *le.event);
-        },
-        options.clock);
-    for (RankCompressor& c : compressors) c.Finish();
-    return result;
-  };
-  LogicalTraceSummary summary = pass(nullptr);
-  // A rank's first halo waits, split where the rank had not yet shown whether such gaps are
-  // noise, and noise by its whole run (RankCompressor::waits_split_early): once more, every
-  // rank deciding on its whole run's gaps (rare: small counts' first exchange).
-  if (std::any_of(compressors.begin(), compressors.end(),
-                  [](const RankCompressor& c) { return c.waits_split_early(); })) {
-    std::vector<RankCompressor::WaitGaps> gaps;
-    for (const RankCompressor& c : compressors) gaps.push_back(c.wait_gaps());
-    summary = pass(&gaps);
-  }
-
-  Signature sig;
-  // Without a count in it (bin/cg.S.16 -> cg.S), so runs built per count relate.
-  sig.application = ApplicationBaseName(source.metadata().application, n);
-  sig.nprocs = n;
-  sig.trace = source.description();
-  sig.relevance_threshold = options.relevance_threshold;
-  sig.cut = summary.cut || !source.metadata().IsComplete();
-  sig.counters = source.metadata().counters;
-  sig.warnings = summary.warnings;
-  if (!source.metadata().untraced_calls.empty()) {
-    // Calls the tracer counted but did not record (one-sided, MPI-IO, neighbourhood
-    // collectives): their time is inside the compute bursts, so the phases hold it as compute.
-    std::string calls;
-    for (const auto& [name, count] : source.metadata().untraced_calls) {
-      calls += (calls.empty() ? "" : ", ") + name + " x" + std::to_string(count);
-    }
-    sig.warnings.push_back(std::string(kUntracedCallsWarning) + " (" + calls +
-                           ", over all ranks): their time is counted as compute, so a "
-                           "prediction scales it like compute");
-  }
-  if (std::string w = OversubscriptionWarning(source.metadata()); !w.empty()) {
-    sig.warnings.push_back(std::move(w));
-  }
-  if (!source.metadata().IsComplete() && !summary.cut) {
-    sig.warnings.push_back("the trace metadata says the run is " + source.metadata().status +
-                           (source.metadata().status_reason.empty()
-                                ? std::string()
-                                : " (" + source.metadata().status_reason + ")"));
-  }
-  for (const auto& [id, members] : comms)
-    sig.communicators.push_back(Communicator{id, members, comm_origins[id]});
-
-  double traced_ns = 0;
-  std::vector<std::vector<Instance>> seqs(static_cast<std::size_t>(n));
-  std::vector<std::vector<double>> group_end_ns(static_cast<std::size_t>(n));
-  std::vector<Sequence> orders(static_cast<std::size_t>(n));
-  std::vector<std::string> short_ranks;  // the first few ranks whose calls are not all held
-  int short_count = 0;
-  for (int r = 0; r < n; ++r) {
-    if (std::abs(compressors[r].HeldCalls() - static_cast<double>(compressors[r].calls())) > 0.5 &&
-        ++short_count <= 4) {
-      char held[32];
-      std::snprintf(held, sizeof held, "%.0f", compressors[r].HeldCalls());
-      short_ranks.push_back("rank " + std::to_string(r) + ": " + held + " of " +
-                            std::to_string(compressors[r].calls()));
-    }
-    traced_ns = std::max(traced_ns, compressors[r].total_time_ns());
-    seqs[r] = std::move(compressors[r].instances());
-    orders[r] = std::move(compressors[r].order());
-    group_end_ns[r] = compressors[r].group_end_ns();
-  }
-  compressors.clear();
-  if (short_count > 0) {
-    std::string list;
-    for (const std::string& s : short_ranks) list += (list.empty() ? "" : "; ") + s;
-    if (short_count > 4) list += "; " + std::to_string(short_count - 4) + " more ranks";
-    sig.warnings.push_back(
-        "the phases do not hold every call the ranks made (" + list +
-        "): the loops were folded inconsistently, so the phases' weights and the prediction "
-        "miss those calls; please report this trace");
-  }
-  const std::vector<double> offsets = ClockOffsets(sync);
-  sync.clear();
+// The phases of a run from its compressed ranks (AnalyzeTraceUnder): `sig` holds what the
+// pass over the trace found (metadata, communicators, warnings), `seqs` and `orders` each
+// rank's instances and run under `options`.
+Signature PhasesOf(Signature sig, const TraceSource& source, const AnalyzeOptions& options,
+                   const int n, std::vector<std::vector<Instance>> seqs,
+                   std::vector<Sequence> orders,
+                   const std::vector<std::vector<double>>& group_end_ns,
+                   const std::vector<double>& offsets, const double traced_ns) {
   TimeOnGlobalClock(&seqs, group_end_ns, offsets);
   if (std::getenv("PAS2P_PHASES_DEBUG") != nullptr) {
     for (int r = 0; r < n; ++r) {
@@ -2339,6 +2228,166 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options)
         " of weight 1 (a signature without repetition predicts no better than the trace)");
   }
   return sig;
+}
+
+}  // namespace
+
+std::vector<Signature> AnalyzeTraceUnder(const TraceSource& source,
+                                         const std::vector<AnalyzeOptions>& analyses) {
+  if (analyses.empty()) return {};
+  std::string error;
+  std::vector<double> similarities;
+  for (const AnalyzeOptions& o : analyses) {
+    if (!o.IsValid(&error)) throw UserError(error);
+    AnalyzeOptions same = o;
+    same.similarity = analyses.front().similarity;
+    if (!(same == analyses.front())) {
+      // Options that differ in more than the similarity: each analysis on its own.
+      std::vector<Signature> out;
+      for (const AnalyzeOptions& each : analyses)
+        out.push_back(std::move(AnalyzeTraceUnder(source, {each}).front()));
+      return out;
+    }
+    similarities.push_back(o.similarity);
+  }
+  const AnalyzeOptions& options = analyses.front();
+  const int n = source.nprocs();
+  if (n <= 0) throw TraceError(source.description() + ": the trace has no ranks");
+
+  std::vector<RankCompressor> compressors;
+  std::map<CommId, std::vector<std::int32_t>> comms;
+  std::map<CommId, std::int32_t> comm_origins;
+  std::vector<SyncPoints> sync;
+  // One pass over the trace: every rank's calls through its compressor, which is then
+  // finished. `whole_run` (from an earlier pass): the ranks' gaps between receive waits.
+  auto pass = [&](const std::vector<RankCompressor::WaitGaps>* whole_run) {
+    compressors.clear();
+    compressors.reserve(static_cast<std::size_t>(n));
+    for (int r = 0; r < n; ++r) {
+      compressors.emplace_back(r, n, options, similarities);
+      if (whole_run)
+        compressors.back().SetWholeRunWaitGaps((*whole_run)[static_cast<std::size_t>(r)]);
+    }
+    comms.clear();
+    comm_origins.clear();
+    sync.assign(static_cast<std::size_t>(n), SyncPoints{});
+    LogicalTraceSummary result = RunLogicalClock(
+        source,
+        [&](const LogicalEvent& le) {
+          const Event& e = *le.event;
+          if (e.kind == EventKind::kCommCreate && !comms.count(e.new_comm)) {
+            comms[e.new_comm] = e.members;
+            comm_origins[e.new_comm] = static_cast<std::int32_t>(e.value);
+          }
+          if (IsCollective(e.kind)) {
+            auto it = comms.find(e.comm);
+            const bool everyone =
+                e.comm == kCommWorld || (it != comms.end() && it->second.size() == std::size_t(n));
+            if (everyone) {
+              SyncPoints& sp = sync[static_cast<std::size_t>(le.rank)];
+              auto& list = Synchronizes(e.kind) ? sp.full[e.comm] : sp.rooted[e.comm];
+              if (list.size() < kMaxSyncPoints) list.push_back(static_cast<double>(e.wall_end_ns));
+            }
+          }
+          compressors[static_cast<std::size_t>(le.rank)].Add(le.step, *le.event);
+        },
+        options.clock);
+    for (RankCompressor& c : compressors) c.Finish();
+    return result;
+  };
+  LogicalTraceSummary summary = pass(nullptr);
+  // A rank's first halo waits, split where the rank had not yet shown whether such gaps are
+  // noise, and noise by its whole run (RankCompressor::waits_split_early): once more, every
+  // rank deciding on its whole run's gaps (rare: small counts' first exchange).
+  if (std::any_of(compressors.begin(), compressors.end(),
+                  [](const RankCompressor& c) { return c.waits_split_early(); })) {
+    std::vector<RankCompressor::WaitGaps> gaps;
+    for (const RankCompressor& c : compressors) gaps.push_back(c.wait_gaps());
+    summary = pass(&gaps);
+  }
+
+  Signature sig;
+  // Without a count in it (bin/cg.S.16 -> cg.S), so runs built per count relate.
+  sig.application = ApplicationBaseName(source.metadata().application, n);
+  sig.nprocs = n;
+  sig.trace = source.description();
+  sig.relevance_threshold = options.relevance_threshold;
+  sig.cut = summary.cut || !source.metadata().IsComplete();
+  sig.counters = source.metadata().counters;
+  sig.warnings = summary.warnings;
+  if (!source.metadata().untraced_calls.empty()) {
+    // Calls the tracer counted but did not record (one-sided, MPI-IO, neighbourhood
+    // collectives): their time is inside the compute bursts, so the phases hold it as compute.
+    std::string calls;
+    for (const auto& [name, count] : source.metadata().untraced_calls) {
+      calls += (calls.empty() ? "" : ", ") + name + " x" + std::to_string(count);
+    }
+    sig.warnings.push_back(std::string(kUntracedCallsWarning) + " (" + calls +
+                           ", over all ranks): their time is counted as compute, so a "
+                           "prediction scales it like compute");
+  }
+  if (std::string w = OversubscriptionWarning(source.metadata()); !w.empty()) {
+    sig.warnings.push_back(std::move(w));
+  }
+  if (!source.metadata().IsComplete() && !summary.cut) {
+    sig.warnings.push_back("the trace metadata says the run is " + source.metadata().status +
+                           (source.metadata().status_reason.empty()
+                                ? std::string()
+                                : " (" + source.metadata().status_reason + ")"));
+  }
+  for (const auto& [id, members] : comms)
+    sig.communicators.push_back(Communicator{id, members, comm_origins[id]});
+
+  double traced_ns = 0;
+  std::vector<std::vector<double>> group_end_ns(static_cast<std::size_t>(n));
+  std::vector<std::string> short_ranks;  // the first few ranks whose calls are not all held
+  int short_count = 0;
+  for (int r = 0; r < n; ++r) {
+    if (std::abs(compressors[r].HeldCalls() - static_cast<double>(compressors[r].calls())) > 0.5 &&
+        ++short_count <= 4) {
+      char held[32];
+      std::snprintf(held, sizeof held, "%.0f", compressors[r].HeldCalls());
+      short_ranks.push_back("rank " + std::to_string(r) + ": " + held + " of " +
+                            std::to_string(compressors[r].calls()));
+    }
+    traced_ns = std::max(traced_ns, compressors[r].total_time_ns());
+    group_end_ns[r] = compressors[r].group_end_ns();
+  }
+  if (short_count > 0) {
+    std::string list;
+    for (const std::string& s : short_ranks) list += (list.empty() ? "" : "; ") + s;
+    if (short_count > 4) list += "; " + std::to_string(short_count - 4) + " more ranks";
+    sig.warnings.push_back(
+        "the phases do not hold every call the ranks made (" + list +
+        "): the loops were folded inconsistently, so the phases' weights and the prediction "
+        "miss those calls; please report this trace");
+  }
+  const std::vector<double> offsets = ClockOffsets(sync);
+  sync.clear();
+  // The phases under each analysis, from its merges of the runs.
+  const std::size_t k_count = analyses.size();
+  std::vector<std::vector<std::vector<Instance>>> seqs(
+      k_count, std::vector<std::vector<Instance>>(static_cast<std::size_t>(n)));
+  std::vector<std::vector<Sequence>> orders(k_count,
+                                            std::vector<Sequence>(static_cast<std::size_t>(n)));
+  for (std::size_t k = 0; k < k_count; ++k) {
+    for (int r = 0; r < n; ++r) {
+      seqs[k][r] = compressors[r].TakeInstances(k);
+      orders[k][r] = compressors[r].OrderOf(k);
+    }
+  }
+  compressors.clear();
+  std::vector<Signature> out;
+  for (std::size_t k = 0; k < k_count; ++k) {
+    out.push_back(PhasesOf(k + 1 < k_count ? sig : std::move(sig), source, analyses[k], n,
+                           std::move(seqs[k]), std::move(orders[k]), group_end_ns, offsets,
+                           traced_ns));
+  }
+  return out;
+}
+
+Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options) {
+  return std::move(AnalyzeTraceUnder(source, {options}).front());
 }
 
 // ---------------------------------------------------------------------------------------

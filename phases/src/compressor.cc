@@ -205,8 +205,14 @@ bool SimilarRuns(const RunCompute& a, const RunCompute& b, const AnalyzeOptions&
          options.similarity * std::max(merged_ns, loop.total_ns());
 }
 
-RankCompressor::RankCompressor(int rank, int nprocs, const AnalyzeOptions& options)
+RankCompressor::RankCompressor(int rank, int nprocs, const AnalyzeOptions& options,
+                               const std::vector<double>& merge_similarities)
     : rank_(rank), options_(options), nprocs_(nprocs) {
+  for (const double similarity : merge_similarities) {
+    merges_.push_back(Merge{options, {}, {}});
+    merges_.back().options.similarity = similarity;
+  }
+  if (merges_.empty()) merges_.push_back(Merge{options, {}, {}});
   pow_.resize(options_.window + 2);
   pow_[0] = 1;
   for (std::size_t i = 1; i < pow_.size(); ++i) pow_[i] = pow_[i - 1] * kBase;
@@ -559,8 +565,9 @@ void RankCompressor::AddEvent(std::int64_t step, const Event& e) {
 }
 
 double RankCompressor::HeldCalls() const {
+  // The same under every merge similarity: a merge adds the weights of runs of as many calls.
   double held = 0;
-  for (const Instance& inst : instances_) {
+  for (const Instance& inst : merges_.front().instances) {
     held += inst.weight * static_cast<double>(inst.leaves.size() + inst.dropped_calls);
   }
   return held;
@@ -1536,22 +1543,43 @@ void RankCompressor::FlushPlain() {
 }
 
 std::size_t RankCompressor::PushInstance(Instance inst) {
-  if (!instances_.empty()) {
-    Instance& prev = instances_.back();
-    if (prev.hash == inst.hash && prev.leaves.size() == inst.leaves.size() &&
-        prev.dropped_calls == 0 && inst.dropped_calls == 0) {
-      if (SimilarRuns(ComputeOfRun(prev), ComputeOfRun(inst), options_)) {
+  for (std::size_t k = 0; k < merges_.size(); ++k) {
+    Merge& m = merges_[k];
+    const bool last = k + 1 == merges_.size();
+    if (!m.instances.empty()) {
+      Instance& prev = m.instances.back();
+      if (prev.hash == inst.hash && prev.leaves.size() == inst.leaves.size() &&
+          prev.dropped_calls == 0 && inst.dropped_calls == 0 &&
+          SimilarRuns(ComputeOfRun(prev), ComputeOfRun(inst), m.options)) {
         for (std::size_t i = 0; i < prev.leaves.size(); ++i) prev.leaves[i].Merge(inst.leaves[i]);
         prev.weight += inst.weight;
         prev.time_ns += inst.time_ns;
         prev.last_step = std::max(prev.last_step, inst.last_step);
         AppendParts(&prev.parts, inst.parts);
-        return instances_.size() - 1;
+        m.instance_of_push.push_back(static_cast<int>(m.instances.size()) - 1);
+        continue;
       }
     }
+    m.instance_of_push.push_back(static_cast<int>(m.instances.size()));
+    m.instances.push_back(last ? std::move(inst) : inst);
   }
-  instances_.push_back(std::move(inst));
-  return instances_.size() - 1;
+  return pushes_++;
+}
+
+Sequence RankCompressor::OrderOf(std::size_t k) const {
+  const std::vector<int>& instance_of_push = merges_[k].instance_of_push;
+  Sequence order = order_;
+  std::function<void(Sequence*)> rename = [&](Sequence* items) {
+    for (SequenceItem& item : *items) {
+      if (item.is_loop()) {
+        rename(&item.body);
+      } else {
+        item.phase = instance_of_push[static_cast<std::size_t>(item.phase)];
+      }
+    }
+  };
+  rename(&order);
+  return order;
 }
 
 }  // namespace pas2p::phases::internal

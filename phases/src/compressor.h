@@ -180,7 +180,12 @@ bool SimilarRuns(const RunCompute& a, const RunCompute& b, const AnalyzeOptions&
 
 class RankCompressor {
  public:
-  RankCompressor(int rank, int nprocs, const AnalyzeOptions& options);
+  // `merge_similarities`: the AnalyzeOptions::similarity values under which consecutive
+  // runs of one structure merge (PushInstance), each kept apart: the folding of loops does
+  // not depend on it, so one pass serves every value (AnalyzeTraceUnder). Empty: just
+  // options.similarity.
+  RankCompressor(int rank, int nprocs, const AnalyzeOptions& options,
+                 const std::vector<double>& merge_similarities = {});
   void Add(std::int64_t step, const Event& event);
   // Flushes everything; the instances are then complete.
   void Finish();
@@ -197,7 +202,10 @@ class RankCompressor {
   // Decide whether a gap between waits is noise on these gaps (the rank's whole run, from an
   // earlier pass) rather than on the gaps seen so far. Before the first Add.
   void SetWholeRunWaitGaps(WaitGaps gaps) { whole_run_gaps_ = gaps; }
-  std::vector<Instance>& instances() { return instances_; }
+  // How many merge similarities the compressor keeps (see the constructor).
+  std::size_t merges() const { return merges_.size(); }
+  // The instances under the k-th merge similarity; taken once.
+  std::vector<Instance> TakeInstances(std::size_t k) { return std::move(merges_[k].instances); }
   // The calls this rank made (after the folding of partial waitsome calls), and how many of
   // them its instances hold (calls x weight, dropped plain calls included): equal unless the
   // folding lost calls, which the analysis reports.
@@ -208,11 +216,11 @@ class RankCompressor {
   const std::vector<double>& group_end_ns() const { return group_end_ns_; }
   // Rank-local wall time at which the rank's timed span ends (finalize: its start).
   double end_ns() const { return span_end_ns_; }
-  // The rank's run in order, with its nested loops: runs name indices into instances()
-  // (SequenceItem::phase = instance index), a loop's body runs `total` times (see
-  // SequenceItem). Each emission of an instance is a run of total = its weight there, so
-  // the totals of an instance's runs add up to its weight.
-  Sequence& order() { return order_; }
+  // The rank's run in order under the k-th merge similarity, with its nested loops: runs
+  // name indices into TakeInstances(k) (SequenceItem::phase = instance index), a loop's body
+  // runs `total` times (see SequenceItem). Each emission of an instance is a run of total =
+  // its weight there, so the totals of an instance's runs add up to its weight.
+  Sequence OrderOf(std::size_t k) const;
 
  private:
   // Add without the folding of partial waitsome calls (see Add).
@@ -267,7 +275,8 @@ class RankCompressor {
               std::int64_t modulus = 1, std::int64_t residue = 0) const;
   void AppendPlain(const Leaf& leaf);
   void FlushPlain();
-  // Returns the index of the instance that holds it (it may join the previous one).
+  // Returns the number of the push; under each merge similarity the instance may join the
+  // previous one (Merge::instance_of_push says which instance holds it).
   std::size_t PushInstance(Instance instance);
   std::int64_t OpenGroup(double end_ns);
 
@@ -329,7 +338,16 @@ class RankCompressor {
   // Output.
   Instance plain_;
   bool plain_open_ = false;
-  std::vector<Instance> instances_;
+  // Per merge similarity: the options it merges runs under, the instances, and for each
+  // push the instance that holds it.
+  struct Merge {
+    AnalyzeOptions options;
+    std::vector<Instance> instances;
+    std::vector<int> instance_of_push;
+  };
+  std::vector<Merge> merges_;
+  std::size_t pushes_ = 0;
+  // Runs name pushes (SequenceItem::phase = push number); OrderOf names instances.
   Sequence order_;
   std::vector<double> group_end_ns_;
   std::int64_t loop_group_ = 0;  // group of the top-level loop being flattened

@@ -1123,3 +1123,57 @@ TEST(Phases, ARanksOwnCommunicatorsDoNotTakeItsCollectivesOutOfThePhase) {
 
 }  // namespace
 }  // namespace pas2p::phases
+
+namespace pas2p::phases {
+namespace {
+
+// One pass over a trace for several similarities (the values `pas2p model` tries when the
+// counts' phases differ in shape) gives each the signature AnalyzeTrace gives it alone: only
+// the merging of runs of one structure depends on the similarity, and each value merges on
+// its own. Options that differ in more than the similarity are analyzed one by one.
+TEST(AnalyzeTraceUnder, GivesEveryAnalysisWhatItGivesAlone) {
+  testing::StencilSpec drifting;
+  drifting.drift = 0.004;
+  drifting.noise = 0.02;
+  drifting.allreduce_every = 25;
+  std::vector<std::pair<std::string, TraceData>> traces;
+  traces.emplace_back("stencil", testing::MakeStencil(drifting));
+  traces.emplace_back("nested", testing::MakeNested(6, {3, 5, 2, 5, 4}));
+  traces.emplace_back("warm-up", testing::MakeLinePipelines(6, 20, 4000000));
+  traces.emplace_back("cg-like", testing::MakeCgLike(8, 3, 2));
+  std::vector<AnalyzeOptions> ladder;
+  for (const double similarity : {0.3, 0.0, 0.02, 0.1, 0.6, 1.0}) {
+    AnalyzeOptions o;
+    o.similarity = similarity;
+    o.compute_floor_ns = 0;  // so that the similarity decides even between small bursts
+    ladder.push_back(o);
+  }
+  int differ = 0;
+  for (const auto& [name, data] : traces) {
+    MemoryTrace trace{TraceData(data)};
+    const std::vector<Signature> together = AnalyzeTraceUnder(trace, ladder);
+    ASSERT_EQ(together.size(), ladder.size());
+    for (std::size_t k = 0; k < ladder.size(); ++k) {
+      const Signature alone = AnalyzeTrace(trace, ladder[k]);
+      EXPECT_TRUE(together[k] == alone)
+          << name << " under similarity " << ladder[k].similarity << ":\ntogether\n"
+          << FormatSignatureTable(together[k]) << "alone\n"
+          << FormatSignatureTable(alone);
+      differ += k > 0 && !(together[k] == together[0]);
+    }
+  }
+  // The similarities gave different signatures somewhere, so each was analyzed as itself.
+  EXPECT_GT(differ, 0);
+  // Options that differ in more than the similarity.
+  AnalyzeOptions sized = ladder[0];
+  sized.bytes_tolerance = 0.1;
+  MemoryTrace trace{TraceData(traces.front().second)};
+  const std::vector<Signature> mixed = AnalyzeTraceUnder(trace, {ladder[1], sized});
+  ASSERT_EQ(mixed.size(), 2u);
+  EXPECT_TRUE(mixed[0] == AnalyzeTrace(trace, ladder[1]));
+  EXPECT_TRUE(mixed[1] == AnalyzeTrace(trace, sized));
+  EXPECT_TRUE(AnalyzeTraceUnder(trace, {}).empty());
+}
+
+}  // namespace
+}  // namespace pas2p::phases

@@ -138,24 +138,29 @@ std::vector<TraceInput> ExpandTraceArgs(const std::vector<std::string>& args) {
 namespace {
 
 // The signatures of the inputs under each of `analyses`, [analysis][input]: every input is
-// read and analyzed under every analysis on a few threads, and what they give (or throw) is
-// taken in that order, as if one after another.
+// read and analyzed under every analysis on a few threads (one trace's analyses together, see
+// phases::AnalyzeTraceUnder), and what they give (or throw) is taken in that order, as if one
+// after another.
 std::vector<std::vector<phases::Signature>> LoadSignaturesEach(
     const std::vector<TraceInput>& inputs, const std::vector<phases::AnalyzeOptions>& analyses,
     std::vector<std::string>* progress, int threads) {
   const std::size_t n = inputs.size();
-  std::vector<Outcome<phases::Signature>> done = RunInParallel<phases::Signature>(
-      n * analyses.size(), threads > 0 ? threads : DefaultThreads(), [&](std::size_t k) {
-        const TraceInput& in = inputs[k % n];
-        if (!in.signature_file.empty()) return phases::LoadSignature(in.signature_file);
-        auto trace = OpenTrace(in.path);
-        return phases::AnalyzeTrace(*trace, analyses[k / n]);
-      });
+  std::vector<Outcome<std::vector<phases::Signature>>> done =
+      RunInParallel<std::vector<phases::Signature>>(
+          n, threads > 0 ? threads : DefaultThreads(), [&](std::size_t i) {
+            const TraceInput& in = inputs[i];
+            if (!in.signature_file.empty()) {
+              return std::vector<phases::Signature>(analyses.size(),
+                                                    phases::LoadSignature(in.signature_file));
+            }
+            auto trace = OpenTrace(in.path);
+            return phases::AnalyzeTraceUnder(*trace, analyses);
+          });
   std::vector<std::vector<phases::Signature>> out(analyses.size());
-  for (std::size_t k = 0; k < done.size(); ++k) {
+  for (std::size_t k = 0; k < n * analyses.size(); ++k) {
     const TraceInput& in = inputs[k % n];
     std::vector<phases::Signature>& sigs = out[k / n];
-    sigs.push_back(std::move(done[k].Get()));
+    sigs.push_back(std::move(done[k % n].Get()[k / n]));
     if (progress) {
       progress->push_back(in.signature_file.empty() ? "analyzed " + in.path.string()
                                                     : "loaded " + in.signature_file.string());

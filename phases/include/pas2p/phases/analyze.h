@@ -105,6 +105,7 @@ struct AnalyzeOptions {
   LogicalClockOptions clock;
 
   bool IsValid(std::string* error) const;
+  bool operator==(const AnalyzeOptions&) const = default;
 };
 
 // The start of the warning a signature carries when the run made MPI calls the tracer counted
@@ -128,6 +129,14 @@ std::string OversubscriptionWarning(const TraceMetadata& metadata);
 // Problems that do not stop the analysis (a cut trace, no repetition) are in
 // Signature::warnings.
 Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options = {});
+
+// The signatures of one trace under each of `analyses`, as AnalyzeTrace gives them one by
+// one. When the analyses differ only in `similarity` (the values `pas2p model` tries when
+// the counts' phases differ in shape), the trace is read, clocked and its loops folded once:
+// only the merging of runs of one structure depends on the similarity, and it is made under
+// each value apart.
+std::vector<Signature> AnalyzeTraceUnder(const TraceSource& source,
+                                         const std::vector<AnalyzeOptions>& analyses);
 
 // Words for what a phase communicates, e.g. "4 isends to 4 neighbours (+-1, +-4),
 // 4 irecvs, 1 waitall, 1 allreduce (8 B)"; built from all ranks' events of one occurrence.

@@ -30,6 +30,7 @@ namespace pas2p::phases {
 struct LogicalClockOptions {
   // How many events one rank may run ahead before the others get a turn.
   std::size_t max_lead_events = 4096;
+  bool operator==(const LogicalClockOptions&) const = default;
 };
 
 // One event of the logical trace, handed to the consumer in an order where every event
