@@ -119,7 +119,8 @@ TEST_F(NasTrace, LuKeepsEveryRanksExchangesInsideTheSweepLoop) {
 // (a level's exchanges after the loop of them): whether they are one run depends on the
 // similarity. The similarities `pas2p model` tries when the counts' phases differ are
 // analyzed in one pass over the trace (phases::AnalyzeTraceUnder); each must give what it
-// gives alone, from exact compute (no floor: similarity 0 merges nothing, 1 everything).
+// gives alone, from exact compute (no floor: similarity 0 merges nothing, 1 everything),
+// also with the phases under each similarity built on threads.
 TEST_F(NasTrace, MgAnalyzedUnderEverySimilarityInOnePassAsAlone) {
   TempDir tmp;
   const auto traced = TraceApp("nas_mg_pattern", 16, {"32", "4", "16"}, tmp.path() / "mg16");
@@ -132,7 +133,7 @@ TEST_F(NasTrace, MgAnalyzedUnderEverySimilarityInOnePassAsAlone) {
     o.compute_floor_ns = 0;
     ladder.push_back(o);
   }
-  const std::vector<phases::Signature> together = phases::AnalyzeTraceUnder(*trace, ladder);
+  const std::vector<phases::Signature> together = phases::AnalyzeTraceUnder(*trace, ladder, 3);
   ASSERT_EQ(together.size(), ladder.size());
   std::set<std::size_t> phase_counts;
   for (std::size_t k = 0; k < ladder.size(); ++k) {

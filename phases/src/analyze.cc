@@ -13,6 +13,7 @@
 
 #include "compressor.h"
 #include "pas2p/core/error.h"
+#include "pas2p/core/parallel.h"
 #include "pas2p/core/trace.h"
 
 namespace pas2p::phases {
@@ -2233,7 +2234,8 @@ Signature PhasesOf(Signature sig, const TraceSource& source, const AnalyzeOption
 }  // namespace
 
 std::vector<Signature> AnalyzeTraceUnder(const TraceSource& source,
-                                         const std::vector<AnalyzeOptions>& analyses) {
+                                         const std::vector<AnalyzeOptions>& analyses,
+                                         const int threads) {
   if (analyses.empty()) return {};
   std::string error;
   std::vector<double> similarities;
@@ -2243,9 +2245,12 @@ std::vector<Signature> AnalyzeTraceUnder(const TraceSource& source,
     same.similarity = analyses.front().similarity;
     if (!(same == analyses.front())) {
       // Options that differ in more than the similarity: each analysis on its own.
+      std::vector<Outcome<Signature>> done =
+          RunInParallel<Signature>(analyses.size(), threads, [&](std::size_t k) {
+            return std::move(AnalyzeTraceUnder(source, {analyses[k]}).front());
+          });
       std::vector<Signature> out;
-      for (const AnalyzeOptions& each : analyses)
-        out.push_back(std::move(AnalyzeTraceUnder(source, {each}).front()));
+      for (Outcome<Signature>& d : done) out.push_back(std::move(d.Get()));
       return out;
     }
     similarities.push_back(o.similarity);
@@ -2377,12 +2382,14 @@ std::vector<Signature> AnalyzeTraceUnder(const TraceSource& source,
     }
   }
   compressors.clear();
+  // Each on its own copy of what the pass found, so they may run at once.
+  std::vector<Outcome<Signature>> done =
+      RunInParallel<Signature>(k_count, threads, [&](std::size_t k) {
+        return PhasesOf(sig, source, analyses[k], n, std::move(seqs[k]), std::move(orders[k]),
+                        group_end_ns, offsets, traced_ns);
+      });
   std::vector<Signature> out;
-  for (std::size_t k = 0; k < k_count; ++k) {
-    out.push_back(PhasesOf(k + 1 < k_count ? sig : std::move(sig), source, analyses[k], n,
-                           std::move(seqs[k]), std::move(orders[k]), group_end_ns, offsets,
-                           traced_ns));
-  }
+  for (Outcome<Signature>& d : done) out.push_back(std::move(d.Get()));
   return out;
 }
 

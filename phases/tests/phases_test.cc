@@ -1151,7 +1151,7 @@ TEST(AnalyzeTraceUnder, GivesEveryAnalysisWhatItGivesAlone) {
   int differ = 0;
   for (const auto& [name, data] : traces) {
     MemoryTrace trace{TraceData(data)};
-    const std::vector<Signature> together = AnalyzeTraceUnder(trace, ladder);
+    const std::vector<Signature> together = AnalyzeTraceUnder(trace, ladder, 2);
     ASSERT_EQ(together.size(), ladder.size());
     for (std::size_t k = 0; k < ladder.size(); ++k) {
       const Signature alone = AnalyzeTrace(trace, ladder[k]);

@@ -145,17 +145,32 @@ std::vector<std::vector<phases::Signature>> LoadSignaturesEach(
     const std::vector<TraceInput>& inputs, const std::vector<phases::AnalyzeOptions>& analyses,
     std::vector<std::string>* progress, int threads) {
   const std::size_t n = inputs.size();
-  std::vector<Outcome<std::vector<phases::Signature>>> done =
-      RunInParallel<std::vector<phases::Signature>>(
-          n, threads > 0 ? threads : DefaultThreads(), [&](std::size_t i) {
-            const TraceInput& in = inputs[i];
-            if (!in.signature_file.empty()) {
-              return std::vector<phases::Signature>(analyses.size(),
-                                                    phases::LoadSignature(in.signature_file));
-            }
-            auto trace = OpenTrace(in.path);
-            return phases::AnalyzeTraceUnder(*trace, analyses);
-          });
+  const int workers = threads > 0 ? threads : DefaultThreads();
+  auto analyze = [&](std::size_t i, int inner) {
+    const TraceInput& in = inputs[i];
+    if (!in.signature_file.empty()) {
+      return std::vector<phases::Signature>(analyses.size(),
+                                            phases::LoadSignature(in.signature_file));
+    }
+    auto trace = OpenTrace(in.path);
+    return phases::AnalyzeTraceUnder(*trace, analyses, inner);
+  };
+  // One analysis each: the inputs at once. Several: one input at a time, its analyses at
+  // once (the inputs' sizes differ too much to share the threads well).
+  std::vector<Outcome<std::vector<phases::Signature>>> done;
+  if (analyses.size() == 1) {
+    done = RunInParallel<std::vector<phases::Signature>>(
+        n, workers, [&](std::size_t i) { return analyze(i, 1); });
+  } else {
+    for (std::size_t i = 0; i < n; ++i) {
+      Outcome<std::vector<phases::Signature>>& d = done.emplace_back();
+      try {
+        d.value.emplace(analyze(i, workers));
+      } catch (...) {
+        d.error = std::current_exception();
+      }
+    }
+  }
   std::vector<std::vector<phases::Signature>> out(analyses.size());
   for (std::size_t k = 0; k < n * analyses.size(); ++k) {
     const TraceInput& in = inputs[k % n];

@@ -134,9 +134,11 @@ Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options 
 // one. When the analyses differ only in `similarity` (the values `pas2p model` tries when
 // the counts' phases differ in shape), the trace is read, clocked and its loops folded once:
 // only the merging of runs of one structure depends on the similarity, and it is made under
-// each value apart.
+// each value apart. The phases under each analysis are then built on up to `threads`
+// threads (the result is the same whatever the number; `source` is read from them too).
 std::vector<Signature> AnalyzeTraceUnder(const TraceSource& source,
-                                         const std::vector<AnalyzeOptions>& analyses);
+                                         const std::vector<AnalyzeOptions>& analyses,
+                                         int threads = 1);
 
 // Words for what a phase communicates, e.g. "4 isends to 4 neighbours (+-1, +-4),
 // 4 irecvs, 1 waitall, 1 allreduce (8 B)"; built from all ranks' events of one occurrence.
