@@ -155,22 +155,13 @@ std::vector<std::vector<phases::Signature>> LoadSignaturesEach(
     auto trace = OpenTrace(in.path);
     return phases::AnalyzeTraceUnder(*trace, analyses, inner);
   };
-  // One analysis each: the inputs at once. Several: one input at a time, its analyses at
-  // once (the inputs' sizes differ too much to share the threads well).
-  std::vector<Outcome<std::vector<phases::Signature>>> done;
-  if (analyses.size() == 1) {
-    done = RunInParallel<std::vector<phases::Signature>>(
-        n, workers, [&](std::size_t i) { return analyze(i, 1); });
-  } else {
-    for (std::size_t i = 0; i < n; ++i) {
-      Outcome<std::vector<phases::Signature>>& d = done.emplace_back();
-      try {
-        d.value.emplace(analyze(i, workers));
-      } catch (...) {
-        d.error = std::current_exception();
-      }
-    }
-  }
+  // The inputs at once, and with several analyses each input's analyses at once too: the
+  // inputs' sizes differ too much to share the threads well alone (PETSc multigrid's 8 to 27
+  // ranks), and their analyses wait for the input's one pass over its trace.
+  std::vector<Outcome<std::vector<phases::Signature>>> done =
+      RunInParallel<std::vector<phases::Signature>>(n, workers, [&](std::size_t i) {
+        return analyze(i, analyses.size() == 1 ? 1 : workers);
+      });
   std::vector<std::vector<phases::Signature>> out(analyses.size());
   for (std::size_t k = 0; k < n * analyses.size(); ++k) {
     const TraceInput& in = inputs[k % n];
