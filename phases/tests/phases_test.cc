@@ -1121,12 +1121,6 @@ TEST(Phases, ARanksOwnCommunicatorsDoNotTakeItsCollectivesOutOfThePhase) {
   }
 }
 
-}  // namespace
-}  // namespace pas2p::phases
-
-namespace pas2p::phases {
-namespace {
-
 // One pass over a trace for several similarities (the values `pas2p model` tries when the
 // counts' phases differ in shape) gives each the signature AnalyzeTrace gives it alone: only
 // the merging of runs of one structure depends on the similarity, and each value merges on
