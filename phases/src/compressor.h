@@ -202,8 +202,6 @@ class RankCompressor {
   // Decide whether a gap between waits is noise on these gaps (the rank's whole run, from an
   // earlier pass) rather than on the gaps seen so far. Before the first Add.
   void SetWholeRunWaitGaps(WaitGaps gaps) { whole_run_gaps_ = gaps; }
-  // How many merge similarities the compressor keeps (see the constructor).
-  std::size_t merges() const { return merges_.size(); }
   // The instances under the k-th merge similarity; taken once.
   std::vector<Instance> TakeInstances(std::size_t k) { return std::move(merges_[k].instances); }
   // The calls this rank made (after the folding of partial waitsome calls), and how many of

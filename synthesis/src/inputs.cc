@@ -146,21 +146,18 @@ std::vector<std::vector<phases::Signature>> LoadSignaturesEach(
     std::vector<std::string>* progress, int threads) {
   const std::size_t n = inputs.size();
   const int workers = threads > 0 ? threads : DefaultThreads();
-  auto analyze = [&](std::size_t i, int inner) {
-    const TraceInput& in = inputs[i];
-    if (!in.signature_file.empty()) {
-      return std::vector<phases::Signature>(analyses.size(),
-                                            phases::LoadSignature(in.signature_file));
-    }
-    auto trace = OpenTrace(in.path);
-    return phases::AnalyzeTraceUnder(*trace, analyses, inner);
-  };
   // The inputs at once, and with several analyses each input's analyses at once too: the
   // inputs' sizes differ too much to share the threads well alone (PETSc multigrid's 8 to 27
   // ranks), and their analyses wait for the input's one pass over its trace.
   std::vector<Outcome<std::vector<phases::Signature>>> done =
       RunInParallel<std::vector<phases::Signature>>(n, workers, [&](std::size_t i) {
-        return analyze(i, analyses.size() == 1 ? 1 : workers);
+        const TraceInput& in = inputs[i];
+        if (!in.signature_file.empty()) {
+          return std::vector<phases::Signature>(analyses.size(),
+                                                phases::LoadSignature(in.signature_file));
+        }
+        auto trace = OpenTrace(in.path);
+        return phases::AnalyzeTraceUnder(*trace, analyses, analyses.size() == 1 ? 1 : workers);
       });
   std::vector<std::vector<phases::Signature>> out(analyses.size());
   for (std::size_t k = 0; k < n * analyses.size(); ++k) {
