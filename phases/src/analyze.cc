@@ -2231,6 +2231,13 @@ Signature PhasesOf(Signature sig, const TraceSource& source, const AnalyzeOption
   return sig;
 }
 
+// The signatures, in order; rethrows the first that failed.
+std::vector<Signature> Taken(std::vector<Outcome<Signature>> done) {
+  std::vector<Signature> out;
+  for (Outcome<Signature>& d : done) out.push_back(std::move(d.Get()));
+  return out;
+}
+
 }  // namespace
 
 std::vector<Signature> AnalyzeTraceUnder(const TraceSource& source,
@@ -2249,9 +2256,7 @@ std::vector<Signature> AnalyzeTraceUnder(const TraceSource& source,
           RunInParallel<Signature>(analyses.size(), threads, [&](std::size_t k) {
             return std::move(AnalyzeTraceUnder(source, {analyses[k]}).front());
           });
-      std::vector<Signature> out;
-      for (Outcome<Signature>& d : done) out.push_back(std::move(d.Get()));
-      return out;
+      return Taken(std::move(done));
     }
     similarities.push_back(o.similarity);
   }
@@ -2388,9 +2393,7 @@ std::vector<Signature> AnalyzeTraceUnder(const TraceSource& source,
         return PhasesOf(sig, source, analyses[k], n, std::move(seqs[k]), std::move(orders[k]),
                         group_end_ns, offsets, traced_ns);
       });
-  std::vector<Signature> out;
-  for (Outcome<Signature>& d : done) out.push_back(std::move(d.Get()));
-  return out;
+  return Taken(std::move(done));
 }
 
 Signature AnalyzeTrace(const TraceSource& source, const AnalyzeOptions& options) {
