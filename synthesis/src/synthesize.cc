@@ -87,7 +87,8 @@ struct SynthesizedTrace::SlotAt {
   std::int64_t cpu_ns = 0;
   std::int64_t root_cpu_ns = 0;  // a root that moves: the burst at the root on its turn
   std::int64_t instructions = kNotMeasured;
-  std::uint64_t id = 0;  // (phase, slot) as one number, for the spread's random stream
+  std::uint64_t id = 0;         // (phase, slot) as one number, for the spread's random stream
+  std::uint64_t phase_key = 0;  // the phase's alone, for the shared factor's (SharedFactor)
   double spread_between = 0, spread_within = 0, spread_shared = 0;
   NoiseShape within_shape;  // the own part's shape (SlotModel::cpu_noise_shape)
   // 1 / the mean of max(0, 1 + spread x z) (a spread over ~0.3 clips the factor at 0, which
@@ -753,13 +754,23 @@ class SynthRank : public RankEventSource {
   // occurrence, the ranks do not average it out, so a run of R repetitions is stratified
   // rather than drawn independently: repetition k takes the quantile of Normalish's variable
   // at (pi(k) + 1/2) / R, pi a permutation of 0..R-1 (a stride near R x 0.618 coprime to R,
-  // from an offset keyed by the slot, the run item and the block iteration), and the factors
+  // from an offset keyed by the phase, the run item and the block iteration), and the factors
   // max(0, 1 + spread z) are normed over those R strata. The run's total compute is then the
   // model's, whatever R, instead of drifting by spread / sqrt(R): a phase whose shared
   // bursts shrink over its 29 iterations (an LU's trailing update) came out 3% off at 16
   // ranks from independent antithetic pairs (the unpaired one and the clipped ones). A run
   // of one repetition takes the middle stratum, the mean; so the first k repetitions of a
   // phase simulated alone cost k times its mean, whatever k (predict's per-phase times).
+  // Every slot of the phase takes the same quantile in the same occurrence: what the ranks
+  // share is shared in time, and an occurrence is the time they share, whichever of its
+  // calls each rank is at (a multigrid cycle's coarse level is small in every burst of its
+  // halo exchange; the host that slows every rank for a while slows the burst each is in).
+  // Keyed by the slot, each burst of an occurrence drew its own quantile, a large burst
+  // before one send and a small one before the next, and as the ranks make their sends in
+  // orders of their own, a rank's large burst met its partner's small one at every step:
+  // SpreadTest.OccurrencesThatAreMultigridLevelsCostWhatTheyCostInTheTrace replayed 2.2 times
+  // as long as its trace at 32 ranks (now 2.6% over it); HPCG's pattern traced at 4-32
+  // ranks and predicted at 48 came out 70% over its trace (now 41%).
   // A rank that starts the occurrence at another slot (PhaseModel::reordered_ranks: a
   // red-black exchange, an odd-even sort's odd ranks) takes the factor of the slot the other
   // ranks are at in the same step of the body, not of its own call's slot: the work both
@@ -770,7 +781,7 @@ class SynthRank : public RankEventSource {
   double SharedFactor() const {
     const SlotAt* at = &InStep();
     const double spread = at->spread_shared;
-    std::uint64_t key = SplitMix(at->id ^ 0x5348415245440000ULL);
+    std::uint64_t key = SplitMix(at->phase_key ^ 0x5348415245440000ULL);
     key = SplitMix(key ^ runs_done_);
     key = SplitMix(key ^ static_cast<std::uint64_t>(iter_));
     const auto reps = static_cast<std::uint64_t>(std::max<std::int64_t>(reps_, 0));
@@ -1452,7 +1463,12 @@ SynthesizedTrace::SynthesizedTrace(AppModel model, std::int64_t nprocs, const Sy
       SlotAt& at = slots[s];
       at.model = &sm;
       at.id = (static_cast<std::uint64_t>(ph) << 32) | static_cast<std::uint64_t>(s);
-      if (options_.noise_seed != 0) at.id ^= SplitMix(options_.noise_seed ^ 0x4E4F495345ULL);
+      at.phase_key = static_cast<std::uint64_t>(ph) << 32;
+      if (options_.noise_seed != 0) {
+        const std::uint64_t seed = SplitMix(options_.noise_seed ^ 0x4E4F495345ULL);
+        at.id ^= seed;
+        at.phase_key ^= seed;
+      }
       if (options_.spread) {
         // A quiet machine keeps only the part of the ranks' differences their own noise
         // does not explain. The noisy run keeps all of it: its draws add their own spread

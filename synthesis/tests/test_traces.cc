@@ -913,15 +913,24 @@ TraceData HpcgHalo(int nprocs, const AppParams& p) {
     }
     RequestId next = 1;
     for (int it = 0; it < p.iterations; ++it) {
-      d.ranks[r].push_back(MakeCompute(cpu));
+      double level = 1;  // the iteration's share of level 0's work
+      if (p.level_cycle > 1) {
+        const int period = 2 * p.level_cycle - 2, at = it % period;
+        level = std::pow(8.0, -(at < p.level_cycle ? at : period - at));
+      }
+      auto scaled = [level](double ns) { return std::llround(ns * level); };
+      d.ranks[r].push_back(MakeCompute(scaled(static_cast<double>(cpu))));
       std::vector<RequestId> reqs;
       for (const auto& [q, bytes] : near) {
         reqs.push_back(next++);
         d.ranks[r].push_back(MakeIrecv(q, 99, bytes, reqs.back()));
       }
-      for (const auto& [q, bytes] : near) d.ranks[r].push_back(MakeSend(q, 99, bytes));
+      for (const auto& [q, bytes] : near) {
+        if (p.level_cycle > 1) d.ranks[r].push_back(MakeCompute(scaled(p.compute_ns / 64)));
+        d.ranks[r].push_back(MakeSend(q, 99, bytes));
+      }
       for (std::size_t k = 0; k < near.size(); ++k) {
-        d.ranks[r].push_back(MakeCompute(it == 0 && r == 1 && k == 2 ? 60000 : 200));
+        d.ranks[r].push_back(MakeCompute(it == 0 && r == 1 && k == 2 ? 60000 : scaled(200)));
         Event w = MakeWaitall({reqs[k]});
         w.kind = EventKind::kWait;
         w.completed.front().peer = near[k].first;

@@ -62,6 +62,11 @@ struct AppParams {
   // receives, this many ns per byte (the first sendrecv's burst holds the volume's compute
   // too).
   double pack_ns_per_byte = 0;
+  // HpcgHalo: > 0: the iterations are the levels of multigrid V-cycles of this many levels
+  // (down and up: level 0, 1, ..., L - 1, ..., 1, then again), every burst of an iteration at
+  // level l 8^-l of level 0's (a coarser grid has an eighth of the points), and a rank packs
+  // each face before its send (compute_ns / 64 at level 0).
+  int level_cycle = 0;
 };
 
 // 2-D 5-point halo exchange on a periodic sqrt(P) x sqrt(P) torus: irecv N, S, W, E (tags
