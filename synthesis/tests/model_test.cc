@@ -2045,6 +2045,16 @@ TEST(FaceBytesTest, PaddedFacesKeepTheirHaloAtLargerCounts) {
   EXPECT_EQ(SlotsWith(BuildModel(AnalyzeAtCubicCounts(testing::SwapHalo3D, bare)), with_halo), 0);
 }
 
+// SwapHaloSteps' parameters in the carried-request tests: 40 steps, a re-neighbouring every 10.
+testing::AppParams ReneighbouringSteps() {
+  testing::AppParams steps;
+  steps.iterations = 40;
+  steps.check_every = 0;
+  steps.domain = 96;
+  steps.reneighbor_every = 10;
+  return steps;
+}
+
 // Steps of halo swaps (irecv, send, wait, tag 0) with a re-neighbouring step every 10 (its
 // forward swaps after sendrecvs of counts), as LAMMPS's: the phases cut the swaps where the
 // loop of steps meets the re-neighbouring step, a swap's receive at the end of one phase and
@@ -2053,11 +2063,7 @@ TEST(FaceBytesTest, PaddedFacesKeepTheirHaloAtLargerCounts) {
 // 72% of the messages to the wrong peer by position). They are kept when the phases around
 // carry the same requests, and left out only when a phase is simulated alone.
 TEST(CarriedRequestTest, SwapsCutByAPhaseBoundaryAreKept) {
-  testing::AppParams steps;
-  steps.iterations = 40;
-  steps.check_every = 0;
-  steps.domain = 96;
-  steps.reneighbor_every = 10;
+  const testing::AppParams steps = ReneighbouringSteps();
   const auto sigs = AnalyzeAtCubicCounts(testing::SwapHaloSteps, steps);
   const AppModel m = BuildModel(sigs);
   EXPECT_GT(SlotsWith(m, [](const SlotModel& s) { return s.carried; }), 0) << DescribeModel(m);
@@ -2079,11 +2085,7 @@ TEST(CarriedRequestTest, SwapsCutByAPhaseBoundaryAreKept) {
 // the synthesized run replays balanced at 64. Without that pass 4 calls stayed carried and
 // the replay at 64 stopped on receives that no phase sends to.
 TEST(CarriedRequestTest, ALoopIsBuiltAgainWhenThePhaseItCarriedIntoIsLeftOut) {
-  testing::AppParams steps;
-  steps.iterations = 40;
-  steps.check_every = 0;
-  steps.domain = 96;
-  steps.reneighbor_every = 10;
+  const testing::AppParams steps = ReneighbouringSteps();
   // The analysis of the real steps, then the re-neighbouring's partners shuffled in the
   // signature (the phases stay those of the steps: a shuffle in the trace would change where
   // the analysis cuts them).
@@ -2132,11 +2134,7 @@ TEST(CarriedRequestTest, ALoopIsBuiltAgainWhenThePhaseItCarriedIntoIsLeftOut) {
 // order twice, the borders' sends after both sendrecvs (LAMMPS at 64: 2.7% of the messages to
 // the wrong peer by position). Only non-blocking posts and completions may change places.
 TEST(CarriedRequestTest, BordersAfterTheExchangeKeepTheirOrder) {
-  testing::AppParams steps;
-  steps.iterations = 40;
-  steps.check_every = 0;
-  steps.domain = 96;
-  steps.reneighbor_every = 10;
+  testing::AppParams steps = ReneighbouringSteps();
   steps.borders = true;
   const auto sigs = AnalyzeAtCubicCounts(testing::SwapHaloSteps, steps);
   const Validation v = testing::QuickValidate(sigs, testing::SwapHaloSteps(64, steps));

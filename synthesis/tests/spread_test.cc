@@ -503,6 +503,23 @@ std::vector<phases::Signature> RampSignatures() {
   return sigs;
 }
 
+// HpcgHalo in 4-level V-cycles (24 iterations, an allreduce every 6) and its signatures at
+// 4-24 ranks.
+testing::AppParams LevelCycles() {
+  testing::AppParams p = testing::SmallHpcgHalo();
+  p.level_cycle = 4;
+  p.iterations = 24;
+  p.check_every = 6;
+  return p;
+}
+std::vector<phases::Signature> LevelCycleSignatures() {
+  std::vector<phases::Signature> sigs;
+  for (int n : {4, 8, 12, 16, 24}) {
+    sigs.push_back(testing::Analyze(testing::HpcgHalo(n, LevelCycles())));
+  }
+  return sigs;
+}
+
 // HPCG's halo exchanges in multigrid V-cycles of 4 levels: each iteration's bursts (the work
 // before the receives, the packing before each send, the unpacking after each wait) are an
 // eighth of the level above's. What the ranks share in an occurrence is its level, in every
@@ -514,12 +531,8 @@ std::vector<phases::Signature> RampSignatures() {
 // coarse one's, its partners waited for the large ones, and the runs came out 2.2 and 2.0
 // times as long as the traces.
 TEST(SpreadTest, OccurrencesThatAreMultigridLevelsCostWhatTheyCostInTheTrace) {
-  testing::AppParams p = testing::SmallHpcgHalo();
-  p.level_cycle = 4;
-  p.iterations = 24;
-  p.check_every = 6;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 8, 12, 16, 24}) sigs.push_back(testing::Analyze(testing::HpcgHalo(n, p)));
+  const testing::AppParams p = LevelCycles();
+  const std::vector<phases::Signature> sigs = LevelCycleSignatures();
   for (int target : {32, 48}) {
     const Validation v = testing::QuickValidate(sigs, testing::HpcgHalo(target, p));
     EXPECT_EQ(v.pattern_match, 1.0) << target;
@@ -533,13 +546,7 @@ TEST(SpreadTest, OccurrencesThatAreMultigridLevelsCostWhatTheyCostInTheTrace) {
 // shared spread takes the same quantile of it, so one slot's factors and another's rise and
 // fall together from one occurrence to the next (with the same spread, they are equal).
 TEST(SpreadTest, EverySlotOfAnOccurrenceTakesTheOccurrencesSharedFactor) {
-  testing::AppParams p = testing::SmallHpcgHalo();
-  p.level_cycle = 4;
-  p.iterations = 24;
-  p.check_every = 6;
-  std::vector<phases::Signature> sigs;
-  for (int n : {4, 8, 12, 16}) sigs.push_back(testing::Analyze(testing::HpcgHalo(n, p)));
-  AppModel model = BuildModel(sigs);
+  AppModel model = BuildModel(LevelCycleSignatures());
   for (auto& ph : model.phases) {
     for (auto& s : ph.slots) {
       s.cpu_spread_between = s.cpu_spread_persistent = s.cpu_spread_within = 0;
